@@ -1,0 +1,1 @@
+"""Salamander behavior package."""

@@ -1,0 +1,1 @@
+"""Salamander arm control: kinematics library, trajectory generation, nodes and simulated hardware."""

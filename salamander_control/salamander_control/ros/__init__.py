@@ -1,0 +1,1 @@
+"""The thin ROS shell shared by the nodes: parameter binding, message conversions."""

@@ -1,0 +1,143 @@
+"""Declare, validate and atomically apply a node's parameters as one frozen snapshot.
+
+Each node lists its parameters as `ParamSpec`s and gives a `build` function that turns a complete
+{name: value} dict into its frozen snapshot (e.g. `ArmParams`), raising ValueError when the combination
+is invalid. `ParamBinding` declares the parameters with descriptors (description, FloatingPointRange),
+refuses a change that is not finite, out of range or rejected by `build` (the reason is what
+`ros2 param set` prints; the old value stays), and otherwise swaps the snapshot in one assignment, so
+the control loop, which reads `binding.snapshot` once per cycle, never sees half an update.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter: name, default (its type is the parameter's type), description, optional range."""
+
+    name: str
+    default: Any
+    description: str
+    min_value: float | None = None
+    max_value: float | None = None
+    read_only: bool = False
+
+    def descriptor(self) -> ParameterDescriptor:
+        """The ParameterDescriptor `ros2 param describe` shows."""
+        desc = ParameterDescriptor(name=self.name, description=self.description, read_only=self.read_only)
+        if self.min_value is not None and self.max_value is not None:
+            if isinstance(self.default, bool):
+                pass
+            elif isinstance(self.default, int):
+                desc.integer_range = [
+                    IntegerRange(from_value=int(self.min_value), to_value=int(self.max_value), step=0)
+                ]
+            elif isinstance(self.default, float):
+                desc.floating_point_range = [
+                    FloatingPointRange(
+                        from_value=float(self.min_value), to_value=float(self.max_value), step=0.0
+                    )
+                ]
+        return desc
+
+    def check(self, value: Any) -> str | None:
+        """Why `value` is unacceptable for this parameter, or None when it is fine."""
+        if isinstance(self.default, float):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return f"{self.name} must be a floating-point number, got {value!r}"
+            if not math.isfinite(value):
+                return f"{self.name} must be a finite number, got {value}"
+        if self.min_value is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not self.min_value <= value <= self.max_value:
+                return f"{self.name} must lie in [{self.min_value}, {self.max_value}], got {value}"
+        return None
+
+
+class ParamBinding(Generic[T]):
+    """Parameters of one node bound to a frozen snapshot that changes atomically.
+
+    Args:
+        node: the node to declare the parameters on.
+        specs: the parameters.
+        build: turns {name: value} into the snapshot; raises ValueError to refuse a combination.
+        warn: optional; returns warnings (accepted, but worth saying) for a new snapshot, e.g. that a
+            narrowed alpha_max no longer admits the rest posture. They are logged and returned as the
+            reason of the successful set, which `ros2 param set` prints.
+        on_change: optional; called with (old, new) after a change is applied.
+    """
+
+    def __init__(
+        self,
+        node: Node,
+        specs: Sequence[ParamSpec],
+        build: Callable[[dict[str, Any]], T],
+        warn: Callable[[T], list[str]] | None = None,
+        on_change: Callable[[T, T], None] | None = None,
+    ) -> None:
+        self._node = node
+        self._specs = {s.name: s for s in specs}
+        self._build = build
+        self._warn = warn
+        self._on_change = on_change
+        for spec in specs:
+            node.declare_parameter(spec.name, spec.default, spec.descriptor())
+        values = {name: node.get_parameter(name).value for name in self._specs}
+        for name, value in values.items():
+            problem = self._specs[name].check(value)
+            if problem:
+                raise ValueError(f"{node.get_fully_qualified_name()}: {problem}")
+        self._values = values
+        self._snapshot: T = build(dict(values))
+        for text in self._warnings(self._snapshot):
+            node.get_logger().warning(text)
+        node.add_on_set_parameters_callback(self._on_set)
+
+    @property
+    def snapshot(self) -> T:
+        """The current frozen snapshot; read it once per cycle."""
+        return self._snapshot
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """A copy of the current parameter values."""
+        return dict(self._values)
+
+    def _warnings(self, snapshot: T) -> list[str]:
+        return list(self._warn(snapshot)) if self._warn else []
+
+    def _on_set(self, params: list[Parameter]) -> SetParametersResult:
+        candidate = dict(self._values)
+        for param in params:
+            spec = self._specs.get(param.name)
+            if spec is None:
+                continue  # not ours (e.g. use_sim_time); rclpy handles it
+            problem = spec.check(param.value)
+            if problem:
+                return SetParametersResult(successful=False, reason=problem)
+            candidate[param.name] = param.value
+        try:
+            snapshot = self._build(dict(candidate))
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        old = self._snapshot
+        self._values, self._snapshot = candidate, snapshot
+        warnings = self._warnings(snapshot)
+        for text in warnings:
+            self._node.get_logger().warning(text)
+        changed = ", ".join(f"{p.name}={p.value}" for p in params if p.name in self._specs)
+        if changed:
+            self._node.get_logger().info(f"parameters applied: {changed}")
+        if self._on_change is not None:
+            self._on_change(old, snapshot)
+        return SetParametersResult(successful=True, reason="; ".join(warnings))
