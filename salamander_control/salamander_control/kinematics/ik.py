@@ -258,10 +258,12 @@ def solve_ik_pitched(
                         failure = status
                     continue
                 if s is not None:
-                    cost = (q0 - s[0]) ** 2 + (q1 - s[1]) ** 2 + (q2 - s[2]) ** 2 + (q4 - s[4]) ** 2
+                    # Products, not ** 2: a huge finite seed then costs inf instead of raising OverflowError.
+                    d0, d1, d2, d4 = q0 - s[0], q1 - s[1], q2 - s[2], q4 - s[4]
+                    cost = d0 * d0 + d1 * d1 + d2 * d2 + d4 * d4
                 else:
                     cost = 0.0 if br is preferred else 1.0  # without a seed the preferred branch wins
-                if cost < best_cost:
+                if cost < best_cost or best_q is None:  # None: even an inf cost beats no answer
                     best_cost, best_q, best_branch = cost, (q0, q1, q2, q3, q4), br
         # Try the flipped representation only when nothing else solved (and it was not tried already).
         if best_q is not None or seed_behind or rho == 0.0 or pass_no == 1:

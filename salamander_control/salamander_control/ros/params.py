@@ -6,6 +6,11 @@ is invalid. `ParamBinding` declares the parameters with descriptors (description
 refuses a change that is not finite, out of range or rejected by `build` (the reason is what
 `ros2 param set` prints; the old value stays), and otherwise swaps the snapshot in one assignment, so
 the control loop, which reads `binding.snapshot` once per cycle, never sees half an update.
+
+An accepted change can carry warnings (e.g. "no longer admits the rest posture"). rclpy (Kilted) drops
+the reason of a *successful* on-set callback, so the binding wraps the node's `set_parameters_atomically`
+(which both parameter services call) to put the warnings back into the result that `ros2 param set`
+prints as "Set parameter successful: <reason>" and `salamanderctl param set` likewise.
 """
 
 from __future__ import annotations
@@ -102,6 +107,9 @@ class ParamBinding(Generic[T]):
         for text in self._warnings(self._snapshot):
             node.get_logger().warning(text)
         node.add_on_set_parameters_callback(self._on_set)
+        self._accepted_reason = ""
+        self._node_set_atomically = node.set_parameters_atomically
+        node.set_parameters_atomically = self._set_atomically_with_reason  # type: ignore[method-assign]
 
     @property
     def snapshot(self) -> T:
@@ -115,6 +123,13 @@ class ParamBinding(Generic[T]):
 
     def _warnings(self, snapshot: T) -> list[str]:
         return list(self._warn(snapshot)) if self._warn else []
+
+    def _set_atomically_with_reason(self, parameter_list: list[Parameter]) -> SetParametersResult:
+        self._accepted_reason = ""
+        result = self._node_set_atomically(parameter_list)
+        if result.successful and self._accepted_reason:
+            result.reason = self._accepted_reason
+        return result
 
     def _on_set(self, params: list[Parameter]) -> SetParametersResult:
         candidate = dict(self._values)
@@ -140,4 +155,5 @@ class ParamBinding(Generic[T]):
             self._node.get_logger().info(f"parameters applied: {changed}")
         if self._on_change is not None:
             self._on_change(old, snapshot)
-        return SetParametersResult(successful=True, reason="; ".join(warnings))
+        self._accepted_reason = "; ".join(warnings)
+        return SetParametersResult(successful=True, reason=self._accepted_reason)

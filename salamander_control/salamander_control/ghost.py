@@ -1,0 +1,151 @@
+"""The IK ghost's core: from the measured joints to what the ghost shows (no rclpy).
+
+The ghost answers one question for the operator: could the autonomous IK reach the pose the arm is in
+right now? It takes the TCP pose of the measured joints (library FK: tool pitch = wrist pitch, tool yaw
+= base yaw + pad mount yaw + wrist yaw), solves it with `solve_ik_pitched` seeded with the measured
+joints, and reports the IK's status and answer. Inside all limits the answer is the measured pose
+itself (the IK is exact and keeps the arm's own elbow branch and yaw turns), so a green ghost sits on
+the arm; a red one means the IK would refuse this pose, and why.
+
+The ghost's drawing is the chain base -> shoulder -> elbow -> wrist -> TCP (`arm_points`). When the IK
+fails there is no IK answer to draw: the red ghost is drawn on the measured joints, labelled with the
+reason, and no ghost joint state is claimed (`Ghost.joints` is None).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from salamander_control.kinematics import (
+    ArmParams,
+    IkStatus,
+    forward_kinematics,
+    solve_ik_pitched,
+    wrist_position,
+)
+
+Vec3 = tuple[float, float, float]
+Rgba = tuple[float, float, float, float]
+
+GREEN: Rgba = (0.15, 0.85, 0.25, 0.6)
+"""Colour of a solvable ghost (translucent, so the real arm shows through)."""
+RED: Rgba = (0.95, 0.1, 0.1, 0.85)
+"""Colour of an unsolvable ghost and its label."""
+LABEL_LIFT = 0.08
+"""Height of the reason label above the arm's highest drawn point, m."""
+
+
+@dataclass(frozen=True)
+class ArmPoints:
+    """The arm's joint points in base_link, m: what a stick-figure drawing of the arm needs.
+
+    Attributes:
+        base: base_link origin.
+        shoulder: shoulder axis (base_height above the base).
+        elbow: elbow axis (end of the upper arm).
+        wrist: wrist axis (end of the beam), as the library's `wrist_position`.
+        tcp: suction pad tip, as the library's `forward_kinematics`.
+    """
+
+    base: Vec3
+    shoulder: Vec3
+    elbow: Vec3
+    wrist: Vec3
+    tcp: Vec3
+
+    def chain(self) -> tuple[Vec3, ...]:
+        """The points in link order, base first: the polyline of the links."""
+        return (self.base, self.shoulder, self.elbow, self.wrist, self.tcp)
+
+
+def arm_points(q: Sequence[float], params: ArmParams) -> ArmPoints:
+    """Joint points of joints `q` (motor order) from the model of kinematics.md.
+
+    Each motor angle is its link's absolute attitude (parallelogram linkage): the upper arm leaves the
+    shoulder at q1 from vertical, the beam leaves the elbow at q2 below horizontal, both in the vertical
+    plane at base yaw q0. The wrist and TCP come from the library itself, so the drawing can never
+    disagree with the FK the IK inverts.
+
+    Raises:
+        ValueError: `q` is not five finite numbers.
+    """
+    tcp = forward_kinematics(q, params).tcp
+    wrist = wrist_position(q, params)
+    q0, q1 = float(q[0]), float(q[1])
+    h, l1 = params.base_height, params.upper_arm_length
+    reach = l1 * math.sin(q1)
+    elbow = (reach * math.cos(q0), reach * math.sin(q0), h + l1 * math.cos(q1))
+    return ArmPoints((0.0, 0.0, 0.0), (0.0, 0.0, h), elbow, wrist, tcp)
+
+
+@dataclass(frozen=True)
+class Ghost:
+    """What the ghost shows for one measured joint vector.
+
+    Attributes:
+        status: the IK's answer for the measured TCP pose.
+        tcp: the measured TCP, base_link, m.
+        tool_pitch: the measured tool pitch (= wrist pitch), rad.
+        tool_yaw: the measured tool yaw, wrapped into [-pi, pi], rad.
+        joints: the IK's joints (motor order) when solvable, else None (no fake answer).
+        points: the drawn arm: the IK's joints when solvable, else the measured joints.
+    """
+
+    status: IkStatus
+    tcp: Vec3
+    tool_pitch: float
+    tool_yaw: float
+    joints: tuple[float, ...] | None
+    points: ArmPoints
+
+    @property
+    def ok(self) -> bool:
+        """Whether the IK can solve the measured pose."""
+        return self.status is IkStatus.OK
+
+    @property
+    def reason(self) -> str:
+        """The spec's reason string for `status`."""
+        return self.status.reason
+
+    @property
+    def color(self) -> Rgba:
+        """GREEN when solvable, RED when not."""
+        return GREEN if self.ok else RED
+
+    @property
+    def label(self) -> str | None:
+        """Text to show next to the ghost: the reason when unsolvable, None when solvable."""
+        return None if self.ok else self.reason
+
+    @property
+    def label_position(self) -> Vec3:
+        """Where the label goes: above the arm's highest point, over the TCP."""
+        top = max(p[2] for p in self.points.chain())
+        return (self.tcp[0], self.tcp[1], top + LABEL_LIFT)
+
+
+def evaluate_ghost(measured: Sequence[float], params: ArmParams) -> Ghost:
+    """The ghost of the measured joints `measured` (motor order) under the arm model `params`.
+
+    A measured pose beyond a limit gives the IK's reason for it (e.g. ``coupled_limit`` past
+    alpha_max). Base or wrist yaw beyond their range by a whole turn are the same physical pose as an
+    in-range yaw, so the IK solves them and the ghost shows the in-range representation.
+
+    Raises:
+        ValueError: `measured` is not five finite numbers, or so large that the tool yaw overflows
+            (the library refuses both; callers skip such a joint state).
+    """
+    pose = forward_kinematics(measured, params)
+    result = solve_ik_pitched(pose.tcp, pose.tool_pitch, pose.tool_yaw, params, seed=measured)
+    shown = result.q if result.ok else measured
+    return Ghost(
+        status=result.status,
+        tcp=pose.tcp,
+        tool_pitch=pose.tool_pitch,
+        tool_yaw=pose.tool_yaw,
+        joints=result.q,
+        points=arm_points(shown, params),
+    )

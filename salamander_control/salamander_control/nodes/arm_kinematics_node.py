@@ -1,0 +1,59 @@
+"""`/arm/arm_kinematics_node`: the kinematics library as ROS services (SolveIk, ComputeFk).
+
+A thin shell: parameters (the arm model, `alpha_max`/`beta_max` live) through `ParamBinding`, two
+services whose answers are the pure functions of `ros/kinematics_services.py`. Each request reads the
+parameter snapshot once, so a parameter change applies from the next request on and never half-way
+through one.
+"""
+
+from __future__ import annotations
+
+from rclpy.node import Node
+
+from salamander_control import names
+from salamander_control.ros.arm_params import arm_param_specs, arm_params_warnings, build_arm_params
+from salamander_control.ros.conversions import INVALID_REQUEST
+from salamander_control.ros.kinematics_services import compute_fk_response, solve_ik_response
+from salamander_control.ros.params import ParamBinding
+from salamander_control.ros.run import run_node
+from salamander_msgs.srv import ComputeFk, SolveIk
+
+WARN_THROTTLE_S = 2.0
+"""At most one log line per kind of refused request per this many seconds."""
+
+
+class ArmKinematicsNode(Node):
+    """Serves `names.SOLVE_IK` and `names.COMPUTE_FK` with the current arm parameters."""
+
+    def __init__(self) -> None:
+        ns, _, name = names.KINEMATICS_NODE.rpartition("/")
+        super().__init__(name, namespace=ns)
+        self._params = ParamBinding(self, arm_param_specs(), build_arm_params, warn=arm_params_warnings)
+        self.create_service(SolveIk, names.SOLVE_IK, self._on_solve_ik)
+        self.create_service(ComputeFk, names.COMPUTE_FK, self._on_compute_fk)
+        self.get_logger().info(f"serving {names.SOLVE_IK} and {names.COMPUTE_FK}")
+
+    def _on_solve_ik(self, request: SolveIk.Request, response: SolveIk.Response) -> SolveIk.Response:
+        answer = solve_ik_response(request, self._params.snapshot)
+        if answer.status == INVALID_REQUEST:
+            self.get_logger().warning(
+                f"SolveIk refused: {answer.reason}", throttle_duration_sec=WARN_THROTTLE_S
+            )
+        return answer
+
+    def _on_compute_fk(self, request: ComputeFk.Request, response: ComputeFk.Response) -> ComputeFk.Response:
+        answer = compute_fk_response(request, self._params.snapshot)
+        if not answer.success:
+            self.get_logger().warning(
+                f"ComputeFk refused: {answer.message}", throttle_duration_sec=WARN_THROTTLE_S
+            )
+        return answer
+
+
+def main(args: list[str] | None = None) -> None:
+    """Console-script entry point (`arm_kinematics_node`)."""
+    run_node(ArmKinematicsNode, args)
+
+
+if __name__ == "__main__":
+    main()
