@@ -44,3 +44,18 @@ GHOST_MARKERS = "/salamander/ik_ghost/markers"  # visualization_msgs/MarkerArray
 OPERATOR_JOG = "/salamander/operator/jog"  # geometry_msgs/Twist, m/s in base_link
 OPERATOR_CONFIRM = "/salamander/operator/confirm"  # std_msgs/Bool
 JOY = "/joy"  # sensor_msgs/Joy
+
+# Simulated cell.
+CELL_SIM = "/salamander/cell_sim"
+CELL_VACUUM = "/salamander/cell/vacuum"  # std_srvs/SetBool, true = vacuum on
+CELL_STATE = "/salamander/cell/state"  # std_msgs/String, JSON (format in salamander_control/cell/report.py)
+CELL_MARKERS = "/salamander/cell/markers"  # visualization_msgs/MarkerArray, base_link
+CELL_VACUUM_STATE = "/salamander/cell/vacuum_state"  # std_msgs/Bool, latched (transient local)
+
+# Gamepad teleop (salamander_teleop).
+CONTROLLER_NODE = "/salamander/controller_node"
+GAMEPAD_NODE = "/salamander/gamepad_node"
+TELEOP_MODE = "/salamander/teleop/mode"  # std_msgs/String, latched (transient local): "manual" or "auto"
+
+# Behaviour server.
+BEHAVIOR_TREE = "/salamander/behavior/tree"  # std_msgs/String, latched: the pick-and-place tree with statuses

@@ -1,0 +1,205 @@
+"""`/salamander/cell_sim`: cans, a compartment box and a suction pad, simulated for a robot-less laptop.
+
+A thin shell around `salamander_control.cell.CellModel`. Run it with the cell config::
+
+    cell_sim --ros-args --params-file config/cell.yaml
+    python -m salamander_control.nodes.cell_sim --ros-args --params-file config/cell.yaml
+
+- subscribes `/joint_states`: the callback only files the newest message (by stamp) in a one-slot
+  mailbox; the step timer reads it, refuses a malformed one with a throttled warning, and computes the
+  TCP with the kinematics library (the arm model is a parameter set, as in the other nodes);
+- serves `names.CELL_VACUUM` (std_srvs/SetBool, true = on): the command is queued with its time and
+  applied by the next step (within 1/update_rate s); the reply says what follows;
+- publishes `names.CELL_STATE` (std_msgs/String, JSON; format in `salamander_control.cell.report`) at
+  `state_rate` and on every change (pad contact, grip, release, knock-off, vacuum), `names.CELL_MARKERS`
+  (MarkerArray in base_link; colours in `salamander_control.cell.scene`) at `marker_rate` and on every
+  change, and `names.CELL_VACUUM_STATE` (std_msgs/Bool, transient local) on change.
+
+The layout (cans, box, targets) and the rates are read-only parameters: a can cannot teleport and a box
+cannot grow while the cell runs. Suction tolerances, settle times and the arm model are live.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool, String
+from std_srvs.srv import SetBool
+from visualization_msgs.msg import Marker, MarkerArray
+
+from salamander_control import names
+from salamander_control.cell.config import PARAMETERS, CellConfig, config_from_values
+from salamander_control.cell.model import CellModel
+from salamander_control.cell.scene import Shape, scene
+from salamander_control.kinematics import ArmParams, forward_kinematics
+from salamander_control.latest_sample import LatestSample, PutResult
+from salamander_control.ros.arm_params import arm_param_specs, build_arm_params
+from salamander_control.ros.conversions import BASE_FRAME, JointStateError, joint_state_to_vector, stamp_to_ns
+from salamander_control.ros.params import ParamBinding, ParamSpec
+from salamander_control.ros.run import run_node
+
+WARN_THROTTLE_S = 2.0
+"""At most one warning per kind of problem per this many seconds."""
+
+_KINDS = {"cylinder": Marker.CYLINDER, "cube": Marker.CUBE, "text": Marker.TEXT_VIEW_FACING}
+
+
+@dataclass(frozen=True)
+class CellSimSettings:
+    """The node's parameter snapshot: the cell config and the arm model for FK."""
+
+    config: CellConfig
+    arm: ArmParams
+
+
+def cell_sim_param_specs() -> list[ParamSpec]:
+    """The cell's parameters (read-only unless live) and the arm model's."""
+    cell = [
+        ParamSpec(p.name, p.default, p.description, p.min_value, p.max_value, not p.live) for p in PARAMETERS
+    ]
+    return [*cell, *arm_param_specs()]
+
+
+def build_settings(values: dict[str, Any]) -> CellSimSettings:
+    """The snapshot from parameter values; raises ValueError (the refusal reason) when inconsistent."""
+    return CellSimSettings(config_from_values(values), build_arm_params(values))
+
+
+def shape_marker(shape: Shape, stamp: Any) -> Marker:
+    """A Marker in base_link for one scene shape."""
+    m = Marker(ns=shape.ns, id=shape.id, type=_KINDS[shape.kind], action=Marker.ADD, text=shape.text)
+    m.header.frame_id = BASE_FRAME
+    m.header.stamp = stamp
+    m.pose.position.x, m.pose.position.y, m.pose.position.z = shape.position
+    m.pose.orientation.z, m.pose.orientation.w = math.sin(shape.yaw / 2), math.cos(shape.yaw / 2)
+    m.scale.x, m.scale.y, m.scale.z = shape.size
+    m.color.r, m.color.g, m.color.b, m.color.a = shape.rgba
+    return m
+
+
+class CellSimNode(Node):
+    """Steps the cell model at `update_rate` on the newest joint state and the queued vacuum commands."""
+
+    def __init__(self) -> None:
+        ns, _, name = names.CELL_SIM.rpartition("/")
+        super().__init__(name, namespace=ns)
+        self._params: ParamBinding[CellSimSettings] = ParamBinding(
+            self, cell_sim_param_specs(), build_settings
+        )
+        settings = self._params.snapshot
+        config = settings.config
+        self._t0 = time.monotonic()
+        self._model = CellModel(config.layout, config.suction, t=self._now())
+        self._latest: LatestSample[tuple[JointState, float]] = LatestSample()
+        self._lock = threading.Lock()
+        self._vacuum_commands: list[tuple[bool, float]] = []
+        self._q: tuple[float, ...] | None = None
+        self._q_time = -math.inf
+        self._next_state = self._next_markers = 0.0
+        self._loggers: dict[str, Any] = {}
+        self._summary: tuple[bool, str | None, str | None] = (False, None, None)
+
+        latched = QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+        )
+        self._state_pub = self.create_publisher(String, names.CELL_STATE, 10)
+        self._markers_pub = self.create_publisher(MarkerArray, names.CELL_MARKERS, 10)
+        self._vacuum_pub = self.create_publisher(Bool, names.CELL_VACUUM_STATE, latched)
+        self._vacuum_pub.publish(Bool(data=False))
+        self.create_subscription(
+            JointState, names.JOINT_STATES, self._on_joint_state, qos_profile_sensor_data
+        )
+        self.create_service(SetBool, names.CELL_VACUUM, self._on_vacuum)
+        self.create_timer(1.0 / config.node["update_rate"], self._on_timer)
+        ids = ", ".join(
+            f"{cid} at ({x:.3f}, {y:.3f})"
+            for cid, (x, y) in zip(config.layout.can_ids, config.layout.can_xy, strict=True)
+        )
+        self.get_logger().info(
+            f"cell ready: {ids}; box at ({config.layout.box_x:.3f}, {config.layout.box_y:.3f})"
+        )
+
+    def _now(self) -> float:
+        """Seconds since the simulator started, monotonic (the model's and the state's clock)."""
+        return time.monotonic() - self._t0
+
+    # --- callbacks: file the input, decide nothing ------------------------------------------------------
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        if self._latest.put(stamp_to_ns(msg.header.stamp), (msg, self._now())) is PutResult.OUT_OF_ORDER:
+            self._warn("out_of_order", "skipped a /joint_states stamped before the newest one received")
+
+    def _on_vacuum(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
+        with self._lock:
+            self._vacuum_commands.append((bool(request.data), self._now()))
+        suction = self._params.snapshot.config.suction
+        response.success = True
+        if request.data:
+            response.message = f"vacuum on: a can under the pad is held after {suction.attach_settle:.2f} s"
+        else:
+            response.message = f"vacuum off: a held can lets go after {suction.release_settle:.2f} s"
+        return response
+
+    def _warn(self, kind: str, text: str) -> None:
+        logger = self._loggers.get(kind)
+        if logger is None:
+            logger = self._loggers[kind] = self.get_logger().get_child(kind)
+        logger.warning(text, throttle_duration_sec=WARN_THROTTLE_S)
+
+    # --- the step: all decisions -------------------------------------------------------------------------
+
+    def _on_timer(self) -> None:
+        now = self._now()
+        settings = self._params.snapshot
+        model = self._model
+        model.set_suction(settings.config.suction)
+        with self._lock:
+            commands, self._vacuum_commands = self._vacuum_commands, []
+        for on, stamp in commands:
+            model.set_vacuum(on, max(stamp, model.t))
+        taken = self._latest.take()
+        if taken is not None:
+            msg, received = taken
+            try:
+                self._q, self._q_time = joint_state_to_vector(msg), received
+            except JointStateError as exc:
+                self._warn(exc.problem.value, f"skipped a /joint_states: {exc}")
+        pose = None
+        if self._q is not None and now - self._q_time <= settings.config.node["joint_state_timeout"]:
+            pose = forward_kinematics(self._q, settings.arm)
+        elif self._q is not None and model.held is not None:
+            self._warn("stale", "no fresh /joint_states: the held can stays where it was")
+        model.step(pose, now)
+        events = model.drain_events()
+        for event in events:
+            self.get_logger().info(event.text)
+            if event.kind == "vacuum":
+                self._vacuum_pub.publish(Bool(data=model.vacuum))
+        node = settings.config.node
+        summary = (model.vacuum, model.held, model.contact)
+        changed = bool(events) or summary != self._summary
+        self._summary = summary
+        if changed or now >= self._next_state:
+            self._state_pub.publish(String(data=json.dumps(model.state(), separators=(",", ":"))))
+            self._next_state = now + 1.0 / node["state_rate"]
+        if changed or now >= self._next_markers:
+            stamp = self.get_clock().now().to_msg()
+            self._markers_pub.publish(MarkerArray(markers=[shape_marker(s, stamp) for s in scene(model)]))
+            self._next_markers = now + 1.0 / node["marker_rate"]
+
+
+def main(args: list[str] | None = None) -> None:
+    """Console-script entry point (`cell_sim`)."""
+    run_node(CellSimNode, args)
+
+
+if __name__ == "__main__":
+    main()
