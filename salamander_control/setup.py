@@ -1,8 +1,23 @@
 """ament_python package setup of salamander_control."""
 
+import os
+from glob import glob
+
 from setuptools import find_packages, setup
 
 PACKAGE = "salamander_control"
+# launch/ and config/ live at the repository root, next to this package folder. colcon runs setup.py
+# from the source folder (plain build, package identification) but from build/<pkg>/ through a symlink
+# (--symlink-install), so paths are taken from this file's real location and made relative to the
+# current directory (colcon requires relative data_files). Installed as share/<pkg>/launch and
+# share/<pkg>/config, so the launch file's $(dirname)/../config paths hold there as in the tree.
+_REPO = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+
+def _repo_files(pattern: str) -> list[str]:
+    """Files of the repository root matching `pattern`, relative to the current directory."""
+    return sorted(os.path.relpath(f) for f in glob(os.path.join(_REPO, pattern)))
+
 
 setup(
     name=PACKAGE,
@@ -11,6 +26,9 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", _repo_files("launch/*.launch.xml")),
+        (f"share/{PACKAGE}/config", _repo_files("config/*.yaml")),
+        (f"share/{PACKAGE}/urdf", _repo_files("urdf/*.urdf")),
     ],
     install_requires=["setuptools"],
     zip_safe=True,
@@ -25,6 +43,7 @@ setup(
             "arm_kinematics_node = salamander_control.nodes.arm_kinematics_node:main",
             "arm_cartesian_motion_node = salamander_control.nodes.arm_cartesian_motion_node:main",
             "ik_ghost_node = salamander_control.nodes.ik_ghost_node:main",
+            "cell_sim = salamander_control.nodes.cell_sim:main",
             "salamanderctl = salamander_control.tools.ctl:main",
             "workspace_plot = salamander_control.tools.workspace_plot:main",
         ],

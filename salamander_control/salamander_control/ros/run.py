@@ -30,11 +30,18 @@ def run_node(
         if events_executor:
             from rclpy.experimental import EventsExecutor
 
+            # rclpy 9.1.2: EventsExecutor.spin() dispatches nothing and ignores signals, and a shutdown
+            # from the SIGTERM handler mid-callback leaves that callback with destroyed handles. So spin
+            # in short slices, and let SIGTERM take Ctrl-C's KeyboardInterrupt path instead.
+            signal.signal(signal.SIGTERM, signal.default_int_handler)
             executor = EventsExecutor()
+            executor.add_node(node)
+            while rclpy.ok():
+                executor.spin_once(timeout_sec=0.1)
         else:
             executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
+            executor.add_node(node)
+            executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

@@ -1,0 +1,316 @@
+"""Read a ROS 2 launch XML file into a plan of node processes, without the `launch` package.
+
+The fresh machine has no `ros2 launch` (see the project notes on ROS 2 from wheels), yet the launch file
+must stay the single source of truth for which nodes run, with which names, namespaces and parameter
+files. This module understands the subset of launch_xml the project uses and refuses everything else
+with a message naming it, so a launch file never runs differently here than under `ros2 launch`:
+
+- ``<launch>`` holding ``<arg name default description>`` and ``<node>`` elements;
+- ``<node pkg exec name namespace output args ros_args if unless>`` with ``<param from>``,
+  ``<param name value>`` and ``<remap from to>`` children;
+- the substitutions ``$(var NAME)``, ``$(find-pkg-share PKG)`` and ``$(dirname)``, nested or not.
+
+Each node becomes the command line ``ros2 run`` and launch_ros would build:
+``<prefix>/lib/<pkg>/<exec> [args] --ros-args [ros_args] -r __node:=N -r __ns:=NS --params-file F ...``.
+Pure: no processes, no rclpy; the package lookups read AMENT_PREFIX_PATH like ament_index does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+SUPPORTED_SUBSTITUTIONS = ("var", "find-pkg-share", "dirname")
+_NODE_ATTRS = {"pkg", "exec", "name", "namespace", "output", "args", "ros_args", "if", "unless"}
+_ARG_ATTRS = {"name", "default", "description"}
+_OUTPUTS = {"screen", "log", "both"}  # launch's values; the runner shows every node on its screen
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NS_RE = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)+$|^/$")
+_ARG_OVERRIDE_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):=(.*)$", re.S)
+
+
+class LaunchFileError(ValueError):
+    """The launch file (or an argument) cannot be turned into a plan; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class LaunchArg:
+    """A declared ``<arg>``: `default` None means the caller must give it."""
+
+    name: str
+    default: str | None
+    description: str
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    """One node process, every substitution resolved."""
+
+    pkg: str
+    executable: str
+    name: str
+    namespace: str
+    param_files: tuple[str, ...] = ()
+    params: tuple[tuple[str, str], ...] = ()
+    remaps: tuple[tuple[str, str], ...] = ()
+    args: tuple[str, ...] = ()
+    ros_args: tuple[str, ...] = ()
+
+    @property
+    def fqn(self) -> str:
+        """Fully qualified node name, e.g. /arm/trajectory_generator (what params files are keyed by)."""
+        return f"{self.namespace.rstrip('/')}/{self.name}"
+
+    def command(self, executable_path: str) -> list[str]:
+        """The argv that starts this node, in launch_ros's order."""
+        cmd = [executable_path, *self.args]
+        if self.ros_args:
+            cmd += ["--ros-args", *self.ros_args]
+        cmd += ["--ros-args", "-r", f"__node:={self.name}", "-r", f"__ns:={self.namespace}"]
+        for path in self.param_files:
+            cmd += ["--params-file", path]
+        for name, value in self.params:
+            cmd += ["-p", f"{name}:={value}"]
+        for src, dst in self.remaps:
+            cmd += ["-r", f"{src}:={dst}"]
+        return cmd
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """What a launch file starts for given arguments."""
+
+    path: str
+    declared: tuple[LaunchArg, ...]
+    values: Mapping[str, str]
+    nodes: tuple[NodePlan, ...]
+
+
+def parse_overrides(tokens: Sequence[str]) -> dict[str, str]:
+    """``name:=value`` command-line tokens (as ros2 launch takes them) to a dict."""
+    out: dict[str, str] = {}
+    for token in tokens:
+        match = _ARG_OVERRIDE_RE.match(token)
+        if not match:
+            raise LaunchFileError(f"launch argument {token!r} is not of the form name:=value")
+        out[match.group(1)] = match.group(2)
+    return out
+
+
+def package_prefix(pkg: str, ament_prefix_path: str | None = None) -> str:
+    """The install prefix holding `pkg`, found through the ament resource index like ament_index does."""
+    search = os.environ.get("AMENT_PREFIX_PATH", "") if ament_prefix_path is None else ament_prefix_path
+    for prefix in filter(None, search.split(os.pathsep)):
+        if os.path.isfile(os.path.join(prefix, "share", "ament_index", "resource_index", "packages", pkg)):
+            return prefix
+    raise LaunchFileError(
+        f"package {pkg!r} not found in AMENT_PREFIX_PATH (source scripts/env.sh; build with scripts/setup.sh)"
+    )
+
+
+def find_package_share(pkg: str) -> str:
+    """``$(find-pkg-share pkg)``: <prefix>/share/<pkg>."""
+    return os.path.join(package_prefix(pkg), "share", pkg)
+
+
+def find_executable(pkg: str, executable: str) -> str:
+    """Path of `executable` of `pkg` as ``ros2 run`` finds it: <prefix>/lib/<pkg>/<executable>."""
+    path = os.path.join(package_prefix(pkg), "lib", pkg, executable)
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise LaunchFileError(
+            f"executable {executable!r} of package {pkg!r} not found at {path} "
+            "(rebuild with scripts/setup.sh)"
+        )
+    return path
+
+
+def _closing_paren(text: str, start: int) -> int:
+    """Index of the ')' closing the '$(' whose body starts at `start`, honouring nesting."""
+    depth, i = 1, start
+    while i < len(text):
+        if text.startswith("$(", i):
+            depth, i = depth + 1, i + 2
+            continue
+        if text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise LaunchFileError(f"unterminated substitution in {text!r}")
+
+
+class _Resolver:
+    """Evaluates substitutions for one launch file with the launch configurations known so far."""
+
+    def __init__(self, launch_dir: str, values: dict[str, str], find_share: Callable[[str], str]) -> None:
+        self._dir = launch_dir
+        self.values = values
+        self._find_share = find_share
+
+    def __call__(self, text: str, where: str) -> str:
+        out, i = [], 0
+        while True:
+            j = text.find("$(", i)
+            if j < 0:
+                out.append(text[i:])
+                return "".join(out)
+            out.append(text[i:j])
+            end = _closing_paren(text, j + 2)
+            out.append(self._evaluate(self(text[j + 2 : end], where), where))
+            i = end + 1
+
+    def _evaluate(self, body: str, where: str) -> str:
+        kind, *args = body.split() or [""]
+        if kind == "var" and len(args) == 1:
+            if args[0] not in self.values:
+                raise LaunchFileError(f"{where}: $(var {args[0]}) names no declared argument")
+            return self.values[args[0]]
+        if kind == "find-pkg-share" and len(args) == 1:
+            return self._find_share(args[0])
+        if kind == "dirname" and not args:
+            return self._dir
+        if kind in SUPPORTED_SUBSTITUTIONS:
+            raise LaunchFileError(f"{where}: wrong arguments in $({body})")
+        raise LaunchFileError(
+            f"{where}: unsupported substitution $({body}); the runner supports "
+            + ", ".join(f"$({s} ...)" for s in SUPPORTED_SUBSTITUTIONS)
+        )
+
+
+def _condition(value: str, where: str) -> bool:
+    """Evaluate like launch's IfCondition: 'true'/'1' or 'false'/'0' (any case); anything else is an error."""
+    lowered = value.strip().lower()
+    if lowered in ("true", "1"):
+        return True
+    if lowered in ("false", "0"):
+        return False
+    raise LaunchFileError(f"{where}: condition {value!r} is neither true/1 nor false/0")
+
+
+def _check_attrs(elem: ET.Element, allowed: set[str], where: str) -> None:
+    unknown = sorted(set(elem.attrib) - allowed)
+    if unknown:
+        raise LaunchFileError(
+            f"{where}: unsupported attribute(s) {', '.join(unknown)} "
+            f"(supported: {', '.join(sorted(allowed))})"
+        )
+
+
+def _declare_arg(elem: ET.Element, resolve: _Resolver, overrides: Mapping[str, str]) -> LaunchArg:
+    where = f"<arg name={elem.get('name')!r}>"
+    _check_attrs(elem, _ARG_ATTRS, where)
+    if list(elem):
+        raise LaunchFileError(f"{where}: <arg> takes no child elements")
+    name = elem.get("name")
+    if not name:
+        raise LaunchFileError("<arg> without a name")
+    default = elem.get("default")
+    if name in overrides:
+        resolve.values[name] = overrides[name]
+    elif default is not None:
+        resolve.values[name] = resolve(default, where)
+    else:
+        raise LaunchFileError(f"launch argument {name!r} is required (give {name}:=VALUE)")
+    return LaunchArg(name, default, elem.get("description", ""))
+
+
+def _node(elem: ET.Element, resolve: _Resolver) -> NodePlan | None:
+    where = f"<node name={elem.get('name')!r}>"
+    _check_attrs(elem, _NODE_ATTRS, where)
+    if "if" in elem.attrib and not _condition(resolve(elem.get("if", ""), where), where):
+        return None
+    if "unless" in elem.attrib and _condition(resolve(elem.get("unless", ""), where), where):
+        return None
+    attrs = {key: resolve(value, where) for key, value in elem.attrib.items() if key not in ("if", "unless")}
+    for required in ("pkg", "exec", "name"):
+        if not attrs.get(required):
+            raise LaunchFileError(f"{where}: the runner needs a non-empty {required}= on every node")
+    if not _NAME_RE.match(attrs["name"]):
+        raise LaunchFileError(f"{where}: invalid node name {attrs['name']!r}")
+    namespace = attrs.get("namespace", "/")
+    namespace = namespace if namespace.startswith("/") else "/" + namespace
+    if not _NS_RE.match(namespace):
+        raise LaunchFileError(f"{where}: invalid namespace {namespace!r}")
+    if attrs.get("output", "screen") not in _OUTPUTS:
+        raise LaunchFileError(f"{where}: output must be one of {', '.join(sorted(_OUTPUTS))}")
+    files: list[str] = []
+    params: list[tuple[str, str]] = []
+    remaps: list[tuple[str, str]] = []
+    for child in elem:
+        cwhere = f"{where} <{child.tag}>"
+        if list(child):
+            raise LaunchFileError(f"{cwhere}: nested elements are not supported")
+        if child.tag == "param" and set(child.attrib) == {"from"}:
+            files.append(resolve(child.attrib["from"], cwhere))
+        elif child.tag == "param" and set(child.attrib) == {"name", "value"}:
+            params.append((resolve(child.attrib["name"], cwhere), resolve(child.attrib["value"], cwhere)))
+        elif child.tag == "remap" and set(child.attrib) == {"from", "to"}:
+            remaps.append((resolve(child.attrib["from"], cwhere), resolve(child.attrib["to"], cwhere)))
+        else:
+            raise LaunchFileError(
+                f"{cwhere} {dict(child.attrib)}: unsupported; the runner takes <param from>, "
+                "<param name value> and <remap from to>"
+            )
+    return NodePlan(
+        pkg=attrs["pkg"],
+        executable=attrs["exec"],
+        name=attrs["name"],
+        namespace=namespace,
+        param_files=tuple(files),
+        params=tuple(params),
+        remaps=tuple(remaps),
+        args=tuple(shlex.split(attrs.get("args", ""))),
+        ros_args=tuple(shlex.split(attrs.get("ros_args", ""))),
+    )
+
+
+def load_plan(
+    path: str | os.PathLike[str],
+    overrides: Mapping[str, str] | None = None,
+    find_share: Callable[[str], str] = find_package_share,
+) -> LaunchPlan:
+    """Parse the launch file at `path` with `overrides` (name -> value) into a LaunchPlan.
+
+    Raises:
+        LaunchFileError: unreadable XML, an unsupported tag/attribute/substitution, an unknown or
+            missing argument, an invalid or duplicate node name, or a parameter file that is missing.
+    """
+    path = os.path.abspath(path)
+    overrides = dict(overrides or {})
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as exc:
+        raise LaunchFileError(f"{path}: {exc}") from exc
+    if root.tag != "launch":
+        raise LaunchFileError(f"{path}: the root element is <{root.tag}>, not <launch>")
+    resolve = _Resolver(os.path.dirname(path), {}, find_share)
+    declared: list[LaunchArg] = []
+    nodes: list[NodePlan] = []
+    for elem in root:
+        if elem.tag == "arg":
+            declared.append(_declare_arg(elem, resolve, overrides))
+        elif elem.tag == "node":
+            node = _node(elem, resolve)
+            if node is not None:
+                nodes.append(node)
+        else:
+            raise LaunchFileError(
+                f"{path}: unsupported element <{elem.tag}> (the runner takes <arg> and <node>)"
+            )
+    unknown = sorted(set(overrides) - {a.name for a in declared})
+    if unknown:
+        names = ", ".join(a.name for a in declared) or "none"
+        raise LaunchFileError(f"unknown launch argument(s) {', '.join(unknown)} (declared: {names})")
+    fqns = [n.fqn for n in nodes]
+    duplicates = sorted({f for f in fqns if fqns.count(f) > 1})
+    if duplicates:
+        raise LaunchFileError(f"{path}: more than one node named {', '.join(duplicates)}")
+    missing = [f"{n.fqn}: {f}" for n in nodes for f in n.param_files if not Path(f).is_file()]
+    if missing:
+        raise LaunchFileError("parameter file(s) not found:\n  " + "\n  ".join(missing))
+    return LaunchPlan(path, tuple(declared), dict(resolve.values), tuple(nodes))

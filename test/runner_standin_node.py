@@ -1,0 +1,64 @@
+"""Stand-in node for the runner tests (test_launch_runner.py), started through a fake ament prefix.
+
+Default: an rclpy node (via the project's run_node, like the real nodes) that prints its fully qualified
+name, its `greeting` parameter and its pid once it is up, and "stopped cleanly" after a clean shutdown.
+`--exit-after S --exit-code N`: the node dies on its own after S seconds with code N.
+`--ignore-sigint`: no ROS; ignores SIGINT (a hung node) so the runner must kill it.
+`--plain`: no ROS; up within milliseconds, exits 0 on SIGINT (for timing-sensitive runner tests).
+"""
+
+import argparse
+import os
+import signal
+import sys
+
+
+def main() -> int:
+    own_args = sys.argv[1 : sys.argv.index("--ros-args")] if "--ros-args" in sys.argv else sys.argv[1:]
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--exit-after", type=float)
+    parser.add_argument("--exit-code", type=int, default=3)
+    parser.add_argument("--ignore-sigint", action="store_true")
+    parser.add_argument("--plain", action="store_true")
+    opts = parser.parse_args(own_args)
+
+    if opts.plain:
+        try:
+            print(f"up pid={os.getpid()}", flush=True)
+            while True:
+                signal.pause()
+        except KeyboardInterrupt:
+            print("stopped cleanly", flush=True)
+            return 0
+
+    if opts.ignore_sigint:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        print(f"ignoring SIGINT pid={os.getpid()}", flush=True)
+        while True:
+            signal.pause()
+
+    from rclpy.node import Node
+
+    from salamander_control.ros.run import run_node
+
+    def make() -> Node:
+        node = Node("standin")
+        node.declare_parameter("greeting", "unset")
+        greeting = node.get_parameter("greeting").value
+        print(f"up as {node.get_fully_qualified_name()} greeting={greeting} pid={os.getpid()}", flush=True)
+        if opts.exit_after is not None:
+
+            def crash() -> None:
+                print(f"crashing with code {opts.exit_code}", flush=True)
+                raise SystemExit(opts.exit_code)
+
+            node.create_timer(opts.exit_after, crash)
+        return node
+
+    run_node(make)
+    print("stopped cleanly", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
