@@ -1,0 +1,149 @@
+"""Which goals on /arm/joint_target may move the arm: the lease, message order, well-formedness.
+
+Pure state machine (clocks passed in), so the trajectory generator's acceptance rules are tested
+without ROS. It owns the `ArmLease` and routes every lease operation through one place, so that a
+lease expiring inside any call (a goal, a heartbeat, a timer tick) is noticed exactly once by the
+control loop, which must then bring the arm to a stop.
+
+Rules, in order:
+1. Lease: while someone holds it, only the holder's goals count (sender = `header.frame_id`; "" is
+   the anonymous gamepad/preset sender). A client whose lease expired is refused until it acquires
+   the lease again: a controller that lost its heartbeat must not resume moving the arm by accident.
+2. Order: a goal stamped earlier than the last accepted goal is stale and dropped. A zero stamp means
+   "now" and is always in order; a stamp more than `max_future` s ahead of the clock is refused (it
+   would make every later goal look stale).
+3. Form: names, lengths and values are checked by `joint_goal.merge_goal`; the goal is merged onto
+   the current goal (a subset of joints is a valid goal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+from typing import NamedTuple
+
+from salamander_control.joint_goal import GoalError, merge_goal
+from salamander_control.lease import ArmLease, LeaseReply
+
+
+class Verdict(Enum):
+    """Outcome of a goal check; the node logs each refusal kind on its own throttled line."""
+
+    ACCEPTED = "accepted"
+    MALFORMED = "malformed"
+    STALE = "stale"
+    LEASE = "lease"
+
+
+class GoalDecision(NamedTuple):
+    """A verdict, the merged five-joint goal when accepted, and the reason when not."""
+
+    verdict: Verdict
+    goal: tuple[float, ...] | None
+    reason: str
+
+
+class GoalGate:
+    """Lease holder, goal ordering and goal parsing of the trajectory generator.
+
+    Args:
+        max_future: how far ahead of the receiver's clock a goal stamp may be, s.
+    """
+
+    def __init__(self, max_future: float = 1.0) -> None:
+        self._lease = ArmLease()
+        self._max_future_ns = int(max_future * 1e9)
+        self._last_stamp_ns = 0
+        self._locked_out = ""  # the holder whose lease expired, until it acquires again
+        self._unreported = ""  # an expiry the control loop has not yet been told about
+
+    @property
+    def holder(self) -> str:
+        """Current lease holder ("" when free), as of the last call that passed the clock."""
+        return self._lease.holder
+
+    @property
+    def timeout(self) -> float:
+        """Heartbeat timeout of the holder, s (0 when free)."""
+        return self._lease.timeout
+
+    def seconds_left(self, now: float) -> float:
+        """Time before the lease expires without a heartbeat, s (0 when free)."""
+        return self._lease.seconds_left(now)
+
+    def acquire(self, client: str, timeout: float, now: float) -> LeaseReply:
+        """Take (or refresh) the lease; lifts the lock-out of a client whose lease had expired."""
+        self.expire(now)
+        reply = self._lease.acquire(client, timeout, now)
+        if reply.success and client == self._locked_out:
+            self._locked_out = ""
+        return reply
+
+    def heartbeat(self, client: str, now: float) -> LeaseReply:
+        """Keep the lease alive."""
+        self.expire(now)
+        return self._lease.heartbeat(client, now)
+
+    def release(self, client: str, now: float) -> LeaseReply:
+        """Give the lease back (the arm keeps going to its goal: a release is not a stop)."""
+        self.expire(now)
+        return self._lease.release(client, now)
+
+    def expire(self, now: float) -> str:
+        """Drop a holder whose heartbeat is overdue; returns that holder or ""."""
+        gone = self._lease.expire(now)
+        if gone:
+            self._locked_out = gone
+            self._unreported = gone
+        return gone
+
+    def poll_expired(self, now: float) -> str:
+        """The holder whose lease expired since the last poll (whichever call noticed it), or ""."""
+        self.expire(now)
+        gone, self._unreported = self._unreported, ""
+        return gone
+
+    def check(
+        self,
+        names: Sequence[str],
+        positions: Sequence[float],
+        stamp_ns: int,
+        sender: str,
+        current_goal: Sequence[float],
+        now: float,
+        now_ns: int,
+    ) -> GoalDecision:
+        """Decide about one goal message; only an accepted goal changes the gate's state.
+
+        Args:
+            names: joint names of the goal.
+            positions: one position per name, rad.
+            stamp_ns: header stamp, ns (0 = "now").
+            sender: header.frame_id, the sender's lease client id ("" = anonymous).
+            current_goal: the five-joint goal the unnamed joints keep.
+            now: monotonic time for the lease, s.
+            now_ns: the clock the stamps are compared with, ns.
+        """
+        self.expire(now)
+        holder = self._lease.holder
+        who = repr(sender) if sender else "anonymous sender"
+        if holder and sender != holder:
+            return GoalDecision(Verdict.LEASE, None, f"goal from {who} refused: lease held by {holder!r}")
+        if sender and sender == self._locked_out:
+            return GoalDecision(
+                Verdict.LEASE, None, f"goal from {who} refused: its lease expired; acquire the lease again"
+            )
+        if stamp_ns > now_ns + self._max_future_ns:
+            ahead = (stamp_ns - now_ns) * 1e-9
+            return GoalDecision(Verdict.STALE, None, f"goal from {who} stamped {ahead:.3f} s in the future")
+        if stamp_ns and stamp_ns < self._last_stamp_ns:
+            behind = (self._last_stamp_ns - stamp_ns) * 1e-9
+            return GoalDecision(
+                Verdict.STALE, None, f"goal from {who} is {behind:.3f} s older than the last accepted goal"
+            )
+        try:
+            goal = merge_goal(names, positions, current_goal)
+        except GoalError as exc:
+            return GoalDecision(Verdict.MALFORMED, None, f"goal from {who} refused: {exc}")
+        self._last_stamp_ns = max(self._last_stamp_ns, stamp_ns or now_ns)
+        return GoalDecision(Verdict.ACCEPTED, goal, "")

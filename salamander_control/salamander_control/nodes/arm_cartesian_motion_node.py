@@ -1,0 +1,353 @@
+"""/arm/arm_cartesian_motion_node: MoveCartesian goals as straight TCP lines (or joint moves).
+
+The thin ROS shell around `cartesian_goal` / `cartesian_motion` / `cartesian_path`:
+- action `/arm/move_cartesian` (salamander_msgs/action/MoveCartesian). The goal callback rejects
+  malformed goals (NaN, unknown path, speed_scale outside [0, 1]) and any goal before a valid
+  /joint_states arrived, with the reason in the log. Accepted goals check their whole path first and end
+  at once (ABORTED, the IK status of the first bad point) when it is infeasible, before any joint target.
+  A new feasible goal preempts the running one (which ends ABORTED, "preempted"); see cartesian_goal.
+- service `/arm/retarget_cartesian` swaps the running goal's target if the new path is feasible;
+  an infeasible one is refused with the IK status of its first bad point, a request that cannot be
+  tried (no active goal, NaN, goal stopping) with `conversions.INVALID_REQUEST` like the other services.
+- results carry the IK status of an early fail; a failure that is not the IK's (timeout, preempted,
+  cancel) has status Ok, success false and the reason in `message`.
+- the control timer (`control_rate`) samples the Cartesian trajectory, solves the IK and publishes the
+  joints on `/arm/joint_target` with header.frame_id = the goal's client_id (the lease identity), the
+  positions and, as a feed-forward a generator may use, the joint velocities at that point. The timer
+  runs only while a goal is active. Plans are slowed until their joint motion fits
+  `joint_limit_fraction` of the per-joint limits (`max_velocity.<joint>`, ...; the generator's).
+- every parameter lives in one frozen `MotionConfig` snapshot (ParamBinding), read once per cycle.
+
+Everything runs on one SingleThreadedExecutor: the execute callback is a coroutine that awaits a future
+the timer completes, so no callback ever blocks.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action.server import ServerGoalHandle
+from rclpy.node import Node
+from rclpy.qos import qos_profile_sensor_data
+from rclpy.task import Future
+from rclpy.time import Time
+from rclpy.timer import Timer
+from sensor_msgs.msg import JointState
+
+from salamander_control import names
+from salamander_control.cartesian_config import (
+    CartesianGoal,
+    GoalRejected,
+    MotionConfig,
+    build_motion_config,
+    parse_goal,
+)
+from salamander_control.cartesian_goal import GoalRun, Outcome, start_goal
+from salamander_control.joint_goal import GoalError, joint_vector
+from salamander_control.kinematics import JOINT_NAMES, IkStatus
+from salamander_control.otg import MotionLimits
+from salamander_control.ros.arm_params import arm_param_specs, arm_params_warnings
+from salamander_control.ros.conversions import INVALID_REQUEST, invalid_reason, point_to_tuple, tuple_to_point
+from salamander_control.ros.motion_params import MOTION_GROUPS, per_joint_specs
+from salamander_control.ros.params import ParamBinding, ParamSpec
+from salamander_control.ros.run import run_node
+from salamander_msgs.action import MoveCartesian
+from salamander_msgs.srv import RetargetCartesian
+
+NODE_NAME = "arm_cartesian_motion_node"
+_THROTTLE = 2.0  # s between repeated warnings about bad input
+
+
+def motion_param_specs() -> list[ParamSpec]:
+    """The node's own parameters (the arm model's come from `arm_param_specs`)."""
+    return [
+        ParamSpec(
+            "max_linear_velocity", 1.0, "TCP speed limit along the line at speed_scale 1 (m/s)", 0.001, 5.0
+        ),
+        ParamSpec(
+            "max_linear_acceleration", 4.0, "TCP acceleration limit at speed_scale 1 (m/s^2)", 0.01, 50.0
+        ),
+        ParamSpec("max_linear_jerk", 40.0, "TCP jerk limit at speed_scale 1 (m/s^3)", 0.1, 1000.0),
+        ParamSpec(
+            "max_angular_velocity", 1.5, "tool pitch/yaw rate limit at speed_scale 1 (rad/s)", 0.01, 10.0
+        ),
+        ParamSpec("max_angular_acceleration", 6.0, "tool pitch/yaw acceleration limit (rad/s^2)", 0.1, 100.0),
+        ParamSpec("max_angular_jerk", 60.0, "tool pitch/yaw jerk limit (rad/s^3)", 1.0, 2000.0),
+        ParamSpec(
+            "control_rate", 100.0, "rate of Cartesian sampling, IK and joint targets (Hz)", 10.0, 1000.0
+        ),
+        ParamSpec("feedback_rate", 20.0, "rate of MoveCartesian feedback (Hz)", 1.0, 100.0),
+        ParamSpec("position_tolerance", 0.001, "measured TCP to target distance for success (m)", 1e-5, 0.05),
+        ParamSpec("angle_tolerance", 0.01, "measured tool pitch/yaw error for success (rad)", 1e-4, 0.2),
+        ParamSpec(
+            "joint_tolerance", 0.001, "measured joint error for success of a joint path (rad)", 1e-5, 0.1
+        ),
+        ParamSpec(
+            "settle_timeout", 3.0, "time after the trajectory ends for the arm to arrive (s)", 0.1, 60.0
+        ),
+        ParamSpec("joint_path_timeout", 30.0, "time a joint path goal may take (s)", 1.0, 600.0),
+        ParamSpec("joint_state_timeout", 1.0, "older /joint_states count as missing (s)", 0.05, 60.0),
+        ParamSpec(
+            "path_sample_spacing", 0.002, "largest TCP step between path check samples (m)", 1e-4, 0.01
+        ),
+        ParamSpec(
+            "path_angle_spacing", 0.01, "largest tool angle step between path check samples (rad)", 1e-3, 0.1
+        ),
+        ParamSpec("path_min_samples", 50, "fewest samples of a path check", 2, 100000),
+        ParamSpec("max_joint_step", 0.2, "largest joint change between path samples (rad)", 0.01, 3.2),
+        ParamSpec(
+            "joint_limit_fraction",
+            0.9,
+            "fraction of the generator's joint limits Cartesian plans may use (the rest is headroom)",
+            0.1,
+            1.0,
+        ),
+    ]
+
+
+def joint_limit_specs() -> list[ParamSpec]:
+    """The trajectory generator's per-joint limits (`max_velocity.<joint>`, ...), same names and defaults.
+
+    Cartesian plans are slowed down until their joint motion fits these (times `joint_limit_fraction`);
+    set them to the generator's values when those change.
+    """
+    defaults = MotionLimits()
+    specs: list[ParamSpec] = []
+    for group, (unit, value_range) in MOTION_GROUPS.items():
+        what = f"the trajectory generator's {group.replace('max_', '')} limit"
+        specs += per_joint_specs(group, getattr(defaults, group), what, unit, value_range)
+    return specs
+
+
+@dataclass
+class _Active:
+    """The running goal: its pure run, its action handle, and the future its execute coroutine awaits."""
+
+    run: GoalRun
+    handle: ServerGoalHandle
+    done: Future
+
+
+class CartesianMotionNode(Node):
+    """MoveCartesian action server, retarget service and the Cartesian control loop."""
+
+    def __init__(self) -> None:
+        super().__init__(NODE_NAME, namespace=names.ARM_NS)
+        self._binding: ParamBinding[MotionConfig] = ParamBinding(
+            self,
+            [*arm_param_specs(), *motion_param_specs(), *joint_limit_specs()],
+            build_motion_config,
+            warn=lambda cfg: arm_params_warnings(cfg.arm),
+            on_change=self._on_params,
+        )
+        self._lock = threading.Lock()
+        self._joints: tuple[float, ...] | None = None  # last valid measured joints, motor order
+        self._joints_stamp = 0  # header stamp (ns) of that message, 0 when unstamped
+        self._joints_time = -math.inf  # monotonic receive time
+        self._active: _Active | None = None
+        self._last_feedback = -math.inf
+        self.create_subscription(
+            JointState, names.JOINT_STATES, self._on_joint_state, qos_profile_sensor_data
+        )
+        self._target_pub = self.create_publisher(JointState, names.JOINT_TARGET, 10)
+        self._server = ActionServer(
+            self,
+            MoveCartesian,
+            names.MOVE_CARTESIAN,
+            execute_callback=self._execute,
+            goal_callback=self._on_goal,
+            cancel_callback=lambda _handle: CancelResponse.ACCEPT,
+        )
+        self.create_service(RetargetCartesian, names.RETARGET_CARTESIAN, self._on_retarget)
+        self._timer = self._make_timer(self._binding.snapshot.control_rate)
+        self.get_logger().info(
+            f"ready: {names.MOVE_CARTESIAN}, {names.RETARGET_CARTESIAN} -> {names.JOINT_TARGET} "
+            f"at {self._binding.snapshot.control_rate:.0f} Hz"
+        )
+
+    # Inputs -------------------------------------------------------------------------------------------
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        """Cache a valid measured joint state; refuse NaN, missing joints and out-of-order stamps."""
+        try:
+            vec = joint_vector(msg.name, msg.position, msg.velocity)
+        except GoalError as exc:
+            self.get_logger().warning(
+                f"ignoring {names.JOINT_STATES}: {exc}", throttle_duration_sec=_THROTTLE
+            )
+            return
+        stamp = Time.from_msg(msg.header.stamp).nanoseconds
+        with self._lock:
+            if stamp and stamp < self._joints_stamp:
+                self.get_logger().warning(
+                    f"ignoring {names.JOINT_STATES}: stamp older than the last one",
+                    throttle_duration_sec=_THROTTLE,
+                )
+                return
+            self._joints, self._joints_stamp, self._joints_time = vec.positions, stamp, time.monotonic()
+
+    def _measured(self, cfg: MotionConfig, now: float) -> tuple[float, ...] | None:
+        """The last valid joint state, or None when there is none or it is older than the timeout."""
+        with self._lock:
+            if self._joints is None or now - self._joints_time > cfg.joint_state_timeout:
+                return None
+            return self._joints
+
+    def _make_timer(self, rate: float) -> Timer:
+        """The control timer; it only runs while a goal is active (an idle node costs no CPU)."""
+        timer = self.create_timer(1.0 / rate, self._on_timer)
+        if self._active is None:
+            timer.cancel()
+        return timer
+
+    def _on_params(self, old: MotionConfig, new: MotionConfig) -> None:
+        """Apply a control-rate change; re-check a running path against changed arm limits."""
+        if new.control_rate != old.control_rate:
+            self.destroy_timer(self._timer)
+            self._timer = self._make_timer(new.control_rate)
+        if new.arm != old.arm and self._active is not None:
+            problem = self._active.run.on_params(time.monotonic(), new)
+            if problem:
+                self.get_logger().warning(problem)
+
+    # Action -------------------------------------------------------------------------------------------
+
+    def _on_goal(self, request: MoveCartesian.Goal) -> GoalResponse:
+        """Reject malformed goals and goals before a valid joint state, with the reason in the log."""
+        try:
+            _parse(request)
+        except GoalRejected as exc:
+            self.get_logger().warning(f"rejected MoveCartesian goal: {exc}")
+            return GoalResponse.REJECT
+        cfg = self._binding.snapshot
+        if self._measured(cfg, time.monotonic()) is None:
+            with self._lock:
+                never = self._joints is None
+            why = "no joint state yet" if never else f"joint state older than {cfg.joint_state_timeout} s"
+            self.get_logger().warning(f"rejected MoveCartesian goal: {why} on {names.JOINT_STATES}")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    async def _execute(self, handle: ServerGoalHandle) -> MoveCartesian.Result:
+        """Check and start the goal, then wait (without blocking) for the timer to decide its outcome."""
+        goal = _parse(handle.request)
+        cfg = self._binding.snapshot
+        now = time.monotonic()
+        measured = self._measured(cfg, now)
+        if measured is None:
+            return self._finish(handle, Outcome("aborted", IkStatus.OK, "no joint state", (math.nan,) * 3))
+        active = self._active
+        run, outcome = start_goal(goal, cfg, now, measured, active.run if active else None)
+        if outcome is not None:
+            self.get_logger().warning(f"MoveCartesian goal failed: {outcome.message}")
+            return self._finish(handle, outcome)
+        if active is not None:
+            self._active = None
+            active.done.set_result(
+                Outcome("aborted", IkStatus.OK, "preempted by a new goal", (math.nan,) * 3)
+            )
+        self.get_logger().info(f"MoveCartesian {goal.path} goal to {goal.pose[:3]} for {goal.client_id!r}")
+        done = Future()
+        self._active = _Active(run, handle, done)
+        if self._timer.is_canceled():
+            self._timer.reset()
+        return self._finish(handle, await done)
+
+    def _finish(self, handle: ServerGoalHandle, outcome: Outcome) -> MoveCartesian.Result:
+        """Set the goal's terminal state and build its result."""
+        if outcome.result == "succeeded":
+            handle.succeed()
+        elif outcome.result == "canceled" and handle.is_cancel_requested:
+            handle.canceled()
+        else:
+            handle.abort()
+        return MoveCartesian.Result(
+            success=outcome.result == "succeeded",
+            status=int(outcome.status),
+            message=outcome.message,
+            final_tcp=tuple_to_point(outcome.final_tcp),
+        )
+
+    # Retarget -----------------------------------------------------------------------------------------
+
+    def _on_retarget(
+        self, request: RetargetCartesian.Request, response: RetargetCartesian.Response
+    ) -> RetargetCartesian.Response:
+        """Swap the running goal's target when the new path is feasible; refuse otherwise."""
+        pose = (*point_to_tuple(request.tcp), request.tool_pitch, request.tool_yaw)
+        active = self._active
+        status: IkStatus | None = None  # None: not tried, answered as INVALID_REQUEST
+        if not all(math.isfinite(v) for v in pose):
+            ok, message = False, invalid_reason(f"retarget pose must be finite, got {pose}")
+        elif active is None:
+            ok, message = False, invalid_reason("no active MoveCartesian goal to retarget")
+        else:
+            ok, status, message = active.run.retarget(pose, time.monotonic(), self._binding.snapshot)
+        (self.get_logger().info if ok else self.get_logger().warning)(f"retarget: {message}")
+        response.success, response.message = ok, message
+        response.status = INVALID_REQUEST if status is None else int(status)
+        return response
+
+    # Control loop -------------------------------------------------------------------------------------
+
+    def _on_timer(self) -> None:
+        """One cycle of the running goal: cancel handling, joint target, feedback, outcome."""
+        active = self._active
+        if active is None:
+            return
+        cfg = self._binding.snapshot
+        now = time.monotonic()
+        measured = self._measured(cfg, now)
+        if active.handle.is_cancel_requested and not active.run.cancelling:
+            active.run.cancel(now, cfg, measured)
+            self.get_logger().info("MoveCartesian goal cancel requested: stopping")
+        cycle = active.run.step(now, cfg, measured)
+        if cycle.target is not None:
+            self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.client_id)
+        if cycle.feedback is not None and now - self._last_feedback >= 1.0 / cfg.feedback_rate:
+            self._last_feedback = now
+            fb = cycle.feedback
+            active.handle.publish_feedback(
+                MoveCartesian.Feedback(
+                    tcp=tuple_to_point(fb.tcp), distance_remaining=fb.distance_remaining, progress=fb.progress
+                )
+            )
+        if cycle.outcome is not None:
+            log = self.get_logger().info if cycle.outcome.result == "succeeded" else self.get_logger().warning
+            log(f"MoveCartesian goal {cycle.outcome.result}: {cycle.outcome.message}")
+            self._active = None
+            self._timer.cancel()
+            active.done.set_result(cycle.outcome)
+
+    def _publish_target(self, q: tuple[float, ...], qd: tuple[float, ...] | None, client_id: str) -> None:
+        msg = JointState()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.frame_id = client_id  # the lease identity (docs/architecture.md)
+        msg.name = list(JOINT_NAMES)
+        msg.position = [float(v) for v in q]
+        msg.velocity = [float(v) for v in qd] if qd is not None else []
+        self._target_pub.publish(msg)
+
+
+def _parse(request: MoveCartesian.Goal) -> CartesianGoal:
+    return parse_goal(
+        point_to_tuple(request.tcp),
+        request.tool_pitch,
+        request.tool_yaw,
+        request.path,
+        request.speed_scale,
+        request.client_id,
+    )
+
+
+def main(args: list[str] | None = None) -> None:
+    """Console-script entry point (`arm_cartesian_motion_node`)."""
+    run_node(CartesianMotionNode, args)
+
+
+if __name__ == "__main__":
+    main()

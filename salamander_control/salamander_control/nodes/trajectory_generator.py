@@ -1,0 +1,252 @@
+"""`/arm/trajectory_generator`: goals on /arm/joint_target -> jerk-limited, clamped /arm/joint_command.
+
+A thin ROS shell: `GoalGate` decides which goals count (lease, order, form), `TrajectoryCore` runs the
+control cycle (goal projection, Ruckig, post-clamp), `ParamBinding` holds the parameters as one frozen
+snapshot read once per cycle. This module only wires them to topics, the lease service and the timers.
+
+Choices worth knowing:
+- Start: no command is sent before the first valid /joint_states; the generator starts from that
+  measurement (at rest), so bringing it up never makes the arm jump.
+- After that it runs open loop (Ruckig's state is the command, not the measurement) and stops
+  listening to /joint_states. Position-controlled motors follow the command within their own loop,
+  and a stop (lease expiry) is planned from the command, which is continuous by construction; feeding
+  the measurement back would only add its noise and the motors' lag to the plan.
+- Lease expiry: the arm brakes within its limits (Ruckig velocity interface) and holds; the goal
+  becomes where it stopped, and the expired holder must acquire the lease again to move it.
+- Narrowing alpha_max/beta_max (or a joint limit) under the arm: see trajectory_core.py; the arm
+  returns inside on a Ruckig trajectory, never by a jump, and the WARN says how far outside it is.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from builtin_interfaces.msg import Time as TimeMsg
+from rclpy.node import Node
+from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy, qos_profile_sensor_data
+from rclpy.time import Time
+from sensor_msgs.msg import JointState
+
+from salamander_control import names
+from salamander_control.clamp import clamp_joints
+from salamander_control.goal_gate import GoalGate, Verdict
+from salamander_control.joint_goal import GoalError, joint_vector
+from salamander_control.kinematics import JOINT_NAMES
+from salamander_control.lease import LeaseReply
+from salamander_control.ros.arm_params import arm_param_specs, arm_params_warnings, build_arm_params
+from salamander_control.ros.motion_params import build_motion_limits, motion_limit_specs
+from salamander_control.ros.params import ParamBinding, ParamSpec
+from salamander_control.ros.run import run_node
+from salamander_control.trajectory_core import ROUNDING, CycleOutput, TrajectoryConfig, TrajectoryCore
+from salamander_msgs.msg import ClampReport, LeaseState
+from salamander_msgs.srv import ArmLease
+
+LEASE_STATE_PERIOD = 0.5  # s; LeaseState is also published on every change
+THROTTLE = 1.0  # s between two log lines of one kind
+LATCHED = QoSProfile(
+    depth=1, reliability=QoSReliabilityPolicy.RELIABLE, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL
+)
+
+
+def parameter_specs() -> list[ParamSpec]:
+    """Every parameter of the node: the arm model, the motion limits and the (read-only) rate."""
+    rate = ParamSpec(
+        "control_rate_hz", 500.0, "control loop rate (Hz); Ruckig's time step is its inverse", 10.0, 2000.0,
+        read_only=True,
+    )
+    return [*arm_param_specs(), *motion_limit_specs(), rate]
+
+
+def build_config(values: dict[str, Any]) -> TrajectoryConfig:
+    """The frozen snapshot for a complete set of parameter values; ValueError refuses the set."""
+    return TrajectoryConfig(
+        arm=build_arm_params(values),
+        limits=build_motion_limits(values),
+        control_rate_hz=float(values["control_rate_hz"]),
+    )
+
+
+class TrajectoryGenerator(Node):
+    """The trajectory generator node (see the module docstring)."""
+
+    def __init__(self) -> None:
+        super().__init__("trajectory_generator", namespace=names.ARM_NS)
+        self._lock = threading.Lock()
+        self._core: TrajectoryCore | None = None
+        self._measured: tuple[float, ...] | None = None
+        self._gate = GoalGate()
+        self._clamp_count = 0
+        self._params = ParamBinding(
+            self, parameter_specs(), build_config, warn=lambda c: arm_params_warnings(c.arm),
+            on_change=self._on_params,
+        )
+        self._cmd_pub = self.create_publisher(JointState, names.JOINT_COMMAND, 10)
+        self._clamp_pub = self.create_publisher(ClampReport, names.CLAMP_REPORT, 10)
+        self._lease_pub = self.create_publisher(LeaseState, names.LEASE_STATE, LATCHED)
+        self._js_sub = self.create_subscription(
+            JointState, names.JOINT_STATES, self._on_joint_states, qos_profile_sensor_data
+        )
+        self.create_subscription(JointState, names.JOINT_TARGET, self._on_goal, 10)
+        self.create_service(ArmLease, names.LEASE_SERVICE, self._on_lease)
+        self._cmd_msg = JointState(name=list(JOINT_NAMES))
+        self.create_timer(1.0 / self._params.snapshot.control_rate_hz, self._on_cycle)
+        self.create_timer(LEASE_STATE_PERIOD, self._publish_lease)
+        self._publish_lease()
+        self.get_logger().info(
+            f"waiting for {names.JOINT_STATES} to start at {self._params.snapshot.control_rate_hz:.0f} Hz"
+        )
+
+    # --- callbacks that only cache or decide small things -------------------------------------------
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        try:
+            measured = joint_vector(msg.name, msg.position, msg.velocity).positions
+        except GoalError as exc:
+            self.get_logger().error(f"ignoring {names.JOINT_STATES}: {exc}", throttle_duration_sec=THROTTLE)
+            return
+        with self._lock:
+            self._measured = measured
+
+    def _on_goal(self, msg: JointState) -> None:
+        now, now_ns = time.monotonic(), self.get_clock().now().nanoseconds
+        stamp_ns = Time.from_msg(msg.header.stamp).nanoseconds
+        with self._lock:
+            if self._core is None:
+                self.get_logger().warning(
+                    f"goal ignored: no {names.JOINT_STATES} received yet", throttle_duration_sec=THROTTLE
+                )
+                return
+            decision = self._gate.check(
+                msg.name, msg.position, stamp_ns, msg.header.frame_id, self._core.goal, now, now_ns
+            )
+            projected = None
+            if decision.verdict is Verdict.ACCEPTED:
+                projected = self._core.set_goal(decision.goal, self._params.snapshot.arm)
+        log = self.get_logger()
+        if decision.verdict is Verdict.MALFORMED:
+            log.error(decision.reason, throttle_duration_sec=THROTTLE)
+        elif decision.verdict is Verdict.STALE:
+            log.warning(f"stale goal dropped: {decision.reason}", throttle_duration_sec=THROTTLE)
+        elif decision.verdict is Verdict.LEASE:
+            log.warning(decision.reason, throttle_duration_sec=THROTTLE)
+        elif projected is not None and projected.amount > ROUNDING:  # not the rounding of a goal on a bound
+            log.warning(
+                f"goal outside the limits ({', '.join(projected.active)}): projected by "
+                f"{projected.amount:.4f} rad", throttle_duration_sec=THROTTLE,
+            )
+
+    def _on_lease(self, request: ArmLease.Request, response: ArmLease.Response) -> ArmLease.Response:
+        now = time.monotonic()
+        with self._lock:
+            before = self._gate.holder
+            if request.operation == ArmLease.Request.ACQUIRE:
+                reply = self._gate.acquire(request.client_id, request.timeout, now)
+            elif request.operation == ArmLease.Request.HEARTBEAT:
+                reply = self._gate.heartbeat(request.client_id, now)
+            elif request.operation == ArmLease.Request.RELEASE:
+                reply = self._gate.release(request.client_id, now)
+            else:
+                reply = LeaseReply(False, f"unknown lease operation {request.operation}", before)
+            after = self._gate.holder
+        response.success, response.message, response.holder = reply.success, reply.message, reply.holder
+        if before != after:
+            self.get_logger().info(f"lease: {reply.message}")
+            self._publish_lease()
+        return response
+
+    def _on_params(self, old: TrajectoryConfig, new: TrajectoryConfig) -> None:
+        with self._lock:
+            command = self._core.command if self._core is not None else None
+        if command is not None and new.arm is not old.arm:
+            outside = clamp_joints(command, new.arm, command)
+            if outside.clamped:
+                self.get_logger().warning(
+                    f"the new limits exclude the current command ({', '.join(outside.active)}, "
+                    f"{outside.amount:.4f} rad outside): moving back inside within the motion limits"
+                )
+
+    # --- timers: the decisions -----------------------------------------------------------------------
+
+    def _on_cycle(self) -> None:
+        with self._lock:
+            if self._core is None and not self._start():
+                return
+            expired = self._gate.poll_expired(time.monotonic())
+            if expired:
+                self._core.stop()
+            out = self._core.step(self._params.snapshot)
+        stamp = self.get_clock().now().to_msg()
+        msg = self._cmd_msg
+        msg.header.stamp = stamp
+        msg.position = list(out.position)
+        msg.velocity = list(out.velocity)
+        self._cmd_pub.publish(msg)
+        if expired:
+            self.get_logger().warning(f"lease of {expired!r} expired (missed heartbeat): stopping the arm")
+            self._publish_lease()
+        self._report(out, stamp)
+
+    def _start(self) -> bool:
+        """Create the core from the first measurement (called under the lock); False while waiting."""
+        if self._measured is None:
+            return False
+        config = self._params.snapshot
+        self._core = TrajectoryCore(config, self._measured)
+        self.destroy_subscription(self._js_sub)  # open loop from here on (module docstring)
+        start = ", ".join(f"{v:.4f}" for v in self._measured)
+        self.get_logger().info(f"started from the measured joint state [{start}]")
+        outside = clamp_joints(self._measured, config.arm, self._measured)
+        if outside.clamped:
+            self.get_logger().warning(
+                f"the arm starts outside its limits ({', '.join(outside.active)}, {outside.amount:.4f} rad): "
+                "moving it inside within the motion limits"
+            )
+            self._core.set_goal(self._measured, config.arm)
+        return True
+
+    def _report(self, out: CycleOutput, stamp: TimeMsg) -> None:
+        log = self.get_logger()
+        if out.clamp.clamped:
+            self._clamp_count += 1
+            log.warning(
+                f"post-clamp: {', '.join(out.clamp.active)} moved the command by {out.clamp.amount:.5f} rad "
+                f"(clamped cycles: {self._clamp_count})", throttle_duration_sec=THROTTLE,
+            )
+            report = ClampReport(
+                active_bounds=list(out.clamp.active), requested=list(out.requested),
+                clamped=list(out.position), amount=out.clamp.amount, clamp_count=self._clamp_count,
+            )
+            report.header.stamp = stamp
+            self._clamp_pub.publish(report)
+        if out.outside > 0.0:
+            log.warning(
+                f"command {out.outside:.4f} rad outside the limits (narrowed under it): returning inside",
+                throttle_duration_sec=THROTTLE,
+            )
+        if out.error:
+            log.error(f"ruckig failed ({out.error}): holding, then braking", throttle_duration_sec=THROTTLE)
+        if out.stop_finished:
+            log.info(f"arm stopped at [{', '.join(f'{v:.4f}' for v in out.position)}]; holding there")
+
+    def _publish_lease(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._gate.expire(now)  # the control cycle reports (and acts on) an expiry noticed here
+            msg = LeaseState(
+                holder=self._gate.holder,
+                seconds_to_expiry=self._gate.seconds_left(now),
+                timeout=self._gate.timeout,
+            )
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self._lease_pub.publish(msg)
+
+
+def main(args: list[str] | None = None) -> None:
+    """Console-script entry point: run the node on the EventsExecutor (500 Hz timer, low CPU)."""
+    run_node(TrajectoryGenerator, args, events_executor=True)
+
+
+if __name__ == "__main__":
+    main()
