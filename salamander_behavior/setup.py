@@ -18,5 +18,9 @@ setup(
     maintainer_email="salamander-dev@example.com",
     description="salamander_behavior of the Salamander arm.",
     license="Apache-2.0",
-    entry_points={"console_scripts": []},
+    entry_points={
+        "console_scripts": [
+            "behavior_server_node = salamander_behavior.behavior_server_node:main",
+        ]
+    },
 )

@@ -287,7 +287,11 @@ class CartesianMotionNode(Node):
             ok, message = False, invalid_reason("no active MoveCartesian goal to retarget")
         else:
             ok, status, message = active.run.retarget(pose, time.monotonic(), self._binding.snapshot)
-        (self.get_logger().info if ok else self.get_logger().warning)(f"retarget: {message}")
+        # One call site per severity: rclpy refuses a call site whose severity changes between calls.
+        if ok:
+            self.get_logger().info(f"retarget: {message}")
+        else:
+            self.get_logger().warning(f"retarget: {message}")
         response.success, response.message = ok, message
         response.status = INVALID_REQUEST if status is None else int(status)
         return response
@@ -317,8 +321,11 @@ class CartesianMotionNode(Node):
                 )
             )
         if cycle.outcome is not None:
-            log = self.get_logger().info if cycle.outcome.result == "succeeded" else self.get_logger().warning
-            log(f"MoveCartesian goal {cycle.outcome.result}: {cycle.outcome.message}")
+            text = f"MoveCartesian goal {cycle.outcome.result}: {cycle.outcome.message}"
+            if cycle.outcome.result == "succeeded":
+                self.get_logger().info(text)
+            else:
+                self.get_logger().warning(text)
             self._active = None
             self._timer.cancel()
             active.done.set_result(cycle.outcome)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 
 def run_node(
@@ -21,27 +22,26 @@ def run_node(
         events_executor: use rclpy's EventsExecutor (much less CPU for high-rate timers; see the
             project notes on timer behaviour) instead of the SingleThreadedExecutor.
     """
-    rclpy.init(args=args)
-    # SIGTERM (the runner's stop, systemd) takes the same clean path as Ctrl-C.
-    signal.signal(signal.SIGTERM, lambda *_: rclpy.try_shutdown())
+    # Ctrl-C and SIGTERM (the runner's stop, systemd) both raise KeyboardInterrupt in the spin loop, so
+    # the node is destroyed while its context still works (a goal can be cancelled, a lease released)
+    # and no callback runs against a context that rclpy's own SIGINT handler already shut down.
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     node = None
     try:
         node = factory()
         if events_executor:
             from rclpy.experimental import EventsExecutor
 
-            # rclpy 9.1.2: EventsExecutor.spin() dispatches nothing and ignores signals, and a shutdown
-            # from the SIGTERM handler mid-callback leaves that callback with destroyed handles. So spin
-            # in short slices, and let SIGTERM take Ctrl-C's KeyboardInterrupt path instead.
-            signal.signal(signal.SIGTERM, signal.default_int_handler)
             executor = EventsExecutor()
-            executor.add_node(node)
-            while rclpy.ok():
-                executor.spin_once(timeout_sec=0.1)
         else:
             executor = SingleThreadedExecutor()
-            executor.add_node(node)
-            executor.spin()
+        executor.add_node(node)
+        # Short slices, not spin(): without rclpy's signal handler a blocking wait would not wake up for
+        # Ctrl-C, and in rclpy 9.1.2 EventsExecutor.spin() dispatches nothing at all.
+        while rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

@@ -1,0 +1,142 @@
+"""Leaves that shape the run: wait for the stack, pause, and decide what a can's failure means.
+
+`CanOutcome` is the fallback of each can's selector. It reads the can's stage from the blackboard:
+
+- unset (the vacuum never came on for it): the can was never touched. It is **skipped**, the reason
+  (the failed leaf's name and feedback) is logged and recorded, and the run goes on with the next can.
+- "holding" / "released": the can may be on the pad (or the arm stands in the box after letting go).
+  The can is **aborted** and so is the run: the arm stays where it stopped, the vacuum stays as it is
+  (on while holding), and nothing is ever put down outside the box. The log says what to do.
+"""
+
+from __future__ import annotations
+
+import py_trees
+from py_trees.common import Access, Status
+
+from salamander_behavior.behaviours.base import (
+    STAGE_HOLDING,
+    PortBehaviour,
+    Ports,
+    blackboard_client,
+    offset_key,
+    stage_key,
+)
+from salamander_behavior.report import CanResult
+
+
+def failure_reason(root: py_trees.behaviour.Behaviour) -> str:
+    """``<leaf>: <feedback>`` of the deepest FAILURE under `root` (a failed condition or leaf).
+
+    After a composite fails, its failed child keeps the FAILURE status until the next tick, so the
+    path of FAILURE statuses leads to the leaf that caused it (a guard's condition or a motion).
+    """
+    node = root
+    while node.children:
+        failed = [c for c in node.children if c.status is Status.FAILURE]
+        if not failed:
+            break
+        node = failed[-1]
+    message = node.feedback_message or "failed"
+    return f"{node.name}: {message}"
+
+
+class WaitUntilReady(PortBehaviour):
+    """RUNNING until arm (lease, action server, joint states) and cell are ready; FAILURE on timeout."""
+
+    def step(self, ports: Ports) -> Status:
+        """Poll both ports."""
+        arm_ok, arm_why = ports.motion.ready()
+        cell_ok, cell_why = ports.cell.ready()
+        if arm_ok and cell_ok:
+            self.feedback_message = "arm and cell ready"
+            ports.log.info("arm and cell ready: starting the run")
+            return Status.SUCCESS
+        waiting = "; ".join(w for ok, w in ((arm_ok, arm_why), (cell_ok, cell_why)) if not ok)
+        timeout = ports.settings().ready_timeout_s
+        if self.elapsed() > timeout:
+            self.feedback_message = f"not ready after {timeout:.0f} s: {waiting}"
+            ports.log.error(self.feedback_message)
+            return Status.FAILURE
+        self.feedback_message = f"waiting: {waiting}"
+        return Status.RUNNING
+
+
+class Wait(PortBehaviour):
+    """Hold still for a time given by a BehaviorSettings field (read when the wait starts)."""
+
+    def __init__(self, name: str, duration_field: str) -> None:
+        super().__init__(name)
+        self.duration_field = duration_field
+        self._duration = 0.0
+
+    def start(self, ports: Ports) -> None:
+        """Read the duration."""
+        self._duration = float(getattr(ports.settings(), self.duration_field))
+
+    def step(self, ports: Ports) -> Status:
+        """SUCCESS once the time is up."""
+        waited = self.elapsed()
+        if waited >= self._duration:
+            self.feedback_message = f"waited {self._duration:.2f} s"
+            return Status.SUCCESS
+        self.feedback_message = f"{waited:.2f} of {self._duration:.2f} s"
+        return Status.RUNNING
+
+
+class CanPlaced(PortBehaviour):
+    """The last leaf of a successful cycle: record and log the can as placed (with its offset)."""
+
+    def __init__(self, name: str, can: str) -> None:
+        super().__init__(name)
+        self.can = can
+        self._key = offset_key(can)
+        self._bb = blackboard_client(f"CanPlaced[{can}]", {self._key: Access.READ})
+
+    def step(self, ports: Ports) -> Status:
+        """Always SUCCESS."""
+        dx, dy = self._bb.get(self._key) if self._bb.exists(self._key) else (0.0, 0.0)
+        where = ports.cell.outcome(self.can) or "cell outcome not reported yet"
+        detail = f"released over the box at offset [{dx * 1000:.1f}, {dy * 1000:.1f}, 0.0] mm: {where}"
+        ports.report.record(self.can, CanResult.PLACED, detail)
+        ports.log.info(f"{self.can}: placed ({detail})")
+        self.feedback_message = detail
+        return Status.SUCCESS
+
+
+class CanOutcome(PortBehaviour):
+    """Fallback of a can: skip it (never touched) or abort the run (see the module docstring).
+
+    Args:
+        name: leaf name.
+        can: the can.
+        attempt: the can's attempt subtree, whose failed leaf gives the reason.
+    """
+
+    def __init__(self, name: str, can: str, attempt: py_trees.behaviour.Behaviour) -> None:
+        super().__init__(name)
+        self.can = can
+        self.attempt = attempt
+        self._key = stage_key(can)
+        self._bb = blackboard_client(f"CanOutcome[{can}]", {self._key: Access.READ})
+
+    def step(self, ports: Ports) -> Status:
+        """SUCCESS for a skip, FAILURE (the run stops) for an abort."""
+        reason = failure_reason(self.attempt)
+        stage = self._bb.get(self._key) if self._bb.exists(self._key) else None
+        if stage is None:
+            ports.report.record(self.can, CanResult.SKIPPED, reason)
+            ports.log.warning(f"{self.can}: skipped, never touched: {reason}")
+            self.feedback_message = f"skipped: {reason}"
+            return Status.SUCCESS
+        if stage == STAGE_HOLDING:
+            what = (
+                "the arm holds it where it stopped, vacuum on; take it off the pad by hand (vacuum off: "
+                "/salamander/cell/vacuum) and restart the behaviour server"
+            )
+        else:
+            what = "it was let go over the box, but the arm did not get clear; check the cell and restart"
+        ports.report.record(self.can, CanResult.ABORTED, reason)
+        ports.log.error(f"{self.can}: aborted, run stopped: {reason}; {what}")
+        self.feedback_message = f"aborted: {reason}"
+        return Status.FAILURE

@@ -1,0 +1,113 @@
+"""The client side of the arm lease: when to acquire, heartbeat or give up, and whether we hold it (pure).
+
+The trajectory generator only moves the arm for the lease holder, and drops a holder whose heartbeat is
+overdue. `LeaseKeeper` decides, from a clock passed in, which request to send next (one at a time) and
+keeps a *conservative* view of the lease: a grant confirmed for a request sent at time t is counted
+valid until t + timeout (the server started its deadline no earlier than t), so the tree never believes
+in a lease the generator has already dropped. A refused heartbeat (the generator restarted, the lease
+expired) makes the next request an ACQUIRE; an answer that never comes is given up after `timeout`.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import IntEnum
+
+
+class LeaseOp(IntEnum):
+    """ArmLease operations (the values of salamander_msgs/srv/ArmLease's constants)."""
+
+    ACQUIRE = 0
+    HEARTBEAT = 1
+    RELEASE = 2
+
+
+class LeaseKeeper:
+    """Acquire on start, heartbeat every `timeout / 4`, re-acquire after a refusal.
+
+    Args:
+        client_id: our lease identity.
+        timeout: the heartbeat timeout asked for, s.
+        retry: seconds between two ACQUIRE attempts while the lease is refused.
+    """
+
+    def __init__(self, client_id: str, timeout: float, retry: float = 0.5) -> None:
+        if not client_id:
+            raise ValueError("client_id must not be empty")
+        if not (math.isfinite(timeout) and timeout > 0.0):
+            raise ValueError(f"timeout must be a positive number, got {timeout}")
+        self.client_id = client_id
+        self.timeout = timeout
+        self.period = timeout / 4.0
+        self.retry = retry
+        self._held_until = -math.inf
+        self._confirmed_at = -math.inf
+        self._in_flight: tuple[LeaseOp, float] | None = None
+        self._last_attempt = -math.inf
+        self._problem = "lease not requested yet"
+        self._stopped = False
+
+    def held(self, now: float) -> bool:
+        """Whether the lease is ours at `now` (conservatively)."""
+        return now < self._held_until
+
+    @property
+    def problem(self) -> str:
+        """Why the lease is not held (the last refusal or what is awaited)."""
+        return self._problem
+
+    def next_request(self, now: float) -> LeaseOp | None:
+        """The request to send now, or None; the caller must send it (it is marked in flight)."""
+        if self._stopped:
+            return None
+        if self._in_flight is not None:
+            if now - self._in_flight[1] <= self.timeout:
+                return None
+            self._problem = f"no answer to {self._in_flight[0].name} within {self.timeout:.2f} s"
+            self._in_flight = None
+        op: LeaseOp | None = None
+        if not self.held(now):
+            if now - self._last_attempt >= self.retry:
+                op = LeaseOp.ACQUIRE
+        elif now - self._confirmed_at >= self.period:
+            op = LeaseOp.HEARTBEAT
+        if op is not None:
+            self._in_flight = (op, now)
+            self._last_attempt = now if op is LeaseOp.ACQUIRE else self._last_attempt
+        return op
+
+    def on_reply(self, op: LeaseOp, success: bool, message: str, holder: str) -> str | None:
+        """Take the answer to the request in flight; returns a line worth logging when the state changed.
+
+        An answer to anything but the request in flight (a late one, given up on) is ignored.
+        """
+        if self._in_flight is None or self._in_flight[0] is not op:
+            return None
+        sent_at = self._in_flight[1]
+        self._in_flight = None
+        was_held = self._held_until > -math.inf
+        if success:
+            self._held_until = sent_at + self.timeout
+            self._confirmed_at = sent_at
+            self._problem = ""
+            return None if was_held else f"arm lease acquired as {self.client_id!r}: {message}"
+        self._held_until = -math.inf
+        self._confirmed_at = -math.inf
+        self._problem = f"{op.name.lower()} refused: {message} (holder {holder!r})"
+        if was_held:
+            return f"arm lease lost: {self._problem}; acquiring again"
+        return None
+
+    def on_error(self, op: LeaseOp, error: str) -> None:
+        """The call failed without an answer (service gone): try again on the next request."""
+        if self._in_flight is not None and self._in_flight[0] is op:
+            self._in_flight = None
+            self._problem = f"{op.name.lower()} failed: {error}"
+
+    def stop(self) -> bool:
+        """Stop requesting (shutdown); returns whether a RELEASE is worth sending (we held the lease)."""
+        self._stopped = True
+        held = self._held_until > -math.inf
+        self._held_until = -math.inf
+        self._problem = "stopped"
+        return held

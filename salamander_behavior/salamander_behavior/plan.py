@@ -1,0 +1,79 @@
+"""The pick-and-place jobs: one `CanJob` per can, from the cell config's targets (pure).
+
+The targets themselves (above-can, contact, place_above, place_release and their conventions) are
+`salamander_control.cell.targets`' business: the simulator and the tree read the same file through it.
+This module only turns them into pad-down `CartesianTarget`s (tool yaw = atan2(y, x), so wrist_yaw
+stays at zero) in the order the tree works through them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from salamander_behavior.ports import CartesianTarget
+from salamander_control.cell.targets import CellTargets, load_cell_targets
+
+
+@dataclass(frozen=True)
+class CanJob:
+    """Everything the tree needs for one can: its name and the four TCP targets of its cycle."""
+
+    can: str
+    compartment: int
+    above: CartesianTarget
+    contact: CartesianTarget
+    place_above: CartesianTarget
+    place_release: CartesianTarget
+
+    @property
+    def adjust_name(self) -> str:
+        """The name in ManualAdjust's log line, e.g. ``place_can_0``."""
+        return f"place_{self.can}"
+
+
+def jobs_from_targets(targets: CellTargets) -> tuple[CanJob, ...]:
+    """One job per (pick, place) pair of the cell, in config order (can i into compartment i)."""
+    return tuple(
+        CanJob(
+            can=pick.can,
+            compartment=place.compartment,
+            above=CartesianTarget.pad_down(*pick.above),
+            contact=CartesianTarget.pad_down(*pick.contact),
+            place_above=CartesianTarget.pad_down(*place.place_above),
+            place_release=CartesianTarget.pad_down(*place.place_release),
+        )
+        for pick, place in targets.pairs()
+    )
+
+
+def load_jobs(path: str | Path) -> tuple[CanJob, ...]:
+    """Jobs from a cell params file (config/cell.yaml).
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: the file or a value in it is invalid (the message names both).
+    """
+    return jobs_from_targets(load_cell_targets(path))
+
+
+def default_cell_config() -> Path:
+    """config/cell.yaml: installed (share/salamander_control/config) or in the source tree.
+
+    Raises:
+        FileNotFoundError: neither exists (the node then asks for the `cell_config` parameter).
+    """
+    candidates = []
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        candidates.append(Path(get_package_share_directory("salamander_control")) / "config" / "cell.yaml")
+    except (ImportError, LookupError, ValueError):  # not installed: the source tree below
+        pass
+    candidates.append(Path(__file__).resolve().parents[2] / "config" / "cell.yaml")
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise FileNotFoundError(
+        f"no cell config found (looked at {', '.join(map(str, candidates))}); set cell_config"
+    )

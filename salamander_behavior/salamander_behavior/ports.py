@@ -1,0 +1,220 @@
+"""What the behaviours need from the outside world, as small value types and protocols (no rclpy).
+
+The tree's leaves never talk to ROS themselves: they go through a `MotionPort` (the arm: lease, Cartesian
+goals, retargets) and a `CellPort` (vacuum, what the pad holds). The behaviour server gives them the ROS
+implementations (`arm_motion_core.ArmMotionCore`, `cell_io.CellIO`); the unit tests and the benchmark
+give them the fakes of `salamander_behavior.testing`. Every call here returns at once: a request is
+started and then *polled* on later ticks, so a tick never blocks the executor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+from typing import Any, Protocol
+
+Clock = Callable[[], float]
+"""Monotonic seconds; injected so that tests run on a fake clock."""
+
+
+@dataclass(frozen=True)
+class CartesianTarget:
+    """A TCP pose in base_link: position (m), tool pitch and tool yaw (rad), as MoveCartesian takes it."""
+
+    x: float
+    y: float
+    z: float
+    tool_pitch: float = 0.0
+    tool_yaw: float = 0.0
+
+    def __post_init__(self) -> None:
+        """Refuse a non-finite pose: the arm never gets a target computed from bad data."""
+        values = (self.x, self.y, self.z, self.tool_pitch, self.tool_yaw)
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError(f"a Cartesian target must be finite, got {values}")
+
+    @classmethod
+    def pad_down(cls, x: float, y: float, z: float) -> CartesianTarget:
+        """The pad pointing straight down with tool yaw = atan2(y, x), which keeps wrist_yaw at zero."""
+        yaw = math.atan2(y, x) if (x or y) else 0.0
+        return cls(x, y, z, 0.0, yaw)
+
+    def shifted(self, dx: float, dy: float) -> CartesianTarget:
+        """The same pose moved by (dx, dy) in XY; the tool attitude is kept (a nudge is a translation)."""
+        return CartesianTarget(self.x + dx, self.y + dy, self.z, self.tool_pitch, self.tool_yaw)
+
+    @property
+    def position(self) -> tuple[float, float, float]:
+        """(x, y, z), m."""
+        return (self.x, self.y, self.z)
+
+    def describe(self) -> str:
+        """Short text for logs: position in m to 0.1 mm."""
+        return f"({self.x:.4f}, {self.y:.4f}, {self.z:.4f})"
+
+
+class MotionPath(StrEnum):
+    """MoveCartesian's path field."""
+
+    LINEAR = "linear"
+    JOINT = "joint"
+
+
+@dataclass(frozen=True)
+class MotionRequest:
+    """One MoveCartesian goal as the tree asks for it; `label` names it in logs."""
+
+    target: CartesianTarget
+    path: MotionPath
+    speed_scale: float
+    label: str
+
+
+class MotionPhase(Enum):
+    """Where a goal stands; SUCCEEDED and FAILED are final."""
+
+    PENDING = "pending"  # sent, not accepted yet
+    ACTIVE = "active"  # accepted and moving
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class MotionOutcome:
+    """What polling a goal says.
+
+    Attributes:
+        phase: where the goal stands.
+        status: the IkStatus value of an early fail (0 = Ok: the failure was not the IK's).
+        message: the action's message, or why the goal never ran (rejected, server missing).
+        progress: 0..1 from the action feedback while ACTIVE.
+    """
+
+    phase: MotionPhase
+    status: int = 0
+    message: str = ""
+    progress: float = 0.0
+
+    @property
+    def done(self) -> bool:
+        """Whether the goal has ended (either way)."""
+        return self.phase in (MotionPhase.SUCCEEDED, MotionPhase.FAILED)
+
+
+@dataclass(frozen=True)
+class RetargetReply:
+    """The answer of one RetargetCartesian call: `target` is the pose that was asked for."""
+
+    accepted: bool
+    status: int
+    message: str
+    target: CartesianTarget
+
+
+class MotionHandle(Protocol):
+    """One goal in flight; every method returns at once."""
+
+    request: MotionRequest
+
+    def poll(self) -> MotionOutcome:
+        """The goal's state now."""
+        ...
+
+    def cancel(self) -> None:
+        """Ask the server to stop the goal (no-op once it has ended)."""
+        ...
+
+    def retarget(self, target: CartesianTarget) -> bool:
+        """Start swapping the goal's target; False (nothing sent) while an earlier retarget is unanswered."""
+        ...
+
+    @property
+    def retarget_pending(self) -> bool:
+        """Whether a retarget call is waiting for its answer."""
+        ...
+
+    def take_retarget_reply(self) -> RetargetReply | None:
+        """The answer of the last retarget, once (None while pending or when already taken)."""
+        ...
+
+
+class MotionPort(Protocol):
+    """The arm as the tree sees it."""
+
+    def ready(self) -> tuple[bool, str]:
+        """(True, "") when goals can run: lease held, action server up, joint states fresh; else why not."""
+        ...
+
+    def lease_held(self) -> bool:
+        """Whether the tree holds the arm lease now (a goal without it would not move the arm)."""
+        ...
+
+    def send(self, request: MotionRequest) -> MotionHandle:
+        """Start a goal (a failed start is reported by the handle's first poll)."""
+        ...
+
+
+class PendingCall(Protocol):
+    """A service call in flight."""
+
+    def done(self) -> bool:
+        """Whether the answer (or a failure to get one) is there."""
+        ...
+
+    def result(self) -> tuple[bool, str]:
+        """(success, message); only meaningful once done."""
+        ...
+
+
+class CellPort(Protocol):
+    """The vacuum and what the pad holds (the simulated cell's service and state)."""
+
+    def ready(self) -> tuple[bool, str]:
+        """(True, "") when the vacuum service is up and a cell state has arrived; else why not."""
+        ...
+
+    def set_vacuum(self, on: bool) -> PendingCall:
+        """Switch the vacuum."""
+        ...
+
+    def held(self) -> str | None:
+        """Id of the can on the pad according to the newest cell state, or None."""
+        ...
+
+    def outcome(self, can: str) -> str | None:
+        """Where `can` came to rest after it left the pad, in words (None while held or unknown)."""
+        ...
+
+
+class Logger(Protocol):
+    """The subset of rclpy's logger the behaviours use (a test logger records the lines)."""
+
+    def info(self, message: str, **kwargs: Any) -> Any:
+        """Log at INFO."""
+        ...
+
+    def warning(self, message: str, **kwargs: Any) -> Any:
+        """Log at WARN."""
+        ...
+
+    def error(self, message: str, **kwargs: Any) -> Any:
+        """Log at ERROR."""
+        ...
+
+
+@dataclass(frozen=True)
+class DoneCall:
+    """A `PendingCall` that is already answered (e.g. "service not available")."""
+
+    success: bool
+    message: str
+
+    def done(self) -> bool:
+        """Always answered."""
+        return True
+
+    def result(self) -> tuple[bool, str]:
+        """The fixed answer."""
+        return (self.success, self.message)

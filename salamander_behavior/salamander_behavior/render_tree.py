@@ -1,0 +1,79 @@
+"""Draw the pick-and-place tree for the docs: docs/tree.png (graphviz) and docs/tree.md (text).
+
+    python -m salamander_behavior.render_tree [--out docs]
+
+Both show the tree the behaviour server builds for the first can of config/cell.yaml, guard included
+(every further can repeats the same subtree under the root). The picture needs graphviz's ``dot``
+(``apt-get install graphviz``), which CI does not have: docs/tree.png is generated once and committed;
+the text version needs nothing and is what test_behavior_parts compares with the code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import py_trees
+
+from salamander_behavior.guard import GuardSettings, guard_conditions, guarded
+from salamander_behavior.limits.cache import JointStateCache
+from salamander_behavior.plan import load_jobs
+from salamander_behavior.tree import build_tree
+
+REPO = Path(__file__).resolve().parents[2]
+
+MD_HEAD = """# The pick-and-place tree
+
+`salamander_behavior/tree.py` builds it; the behaviour server ticks it at `tick_rate_hz` and publishes
+it with every behaviour's status on `/salamander/behavior/tree`. Shown for one can; the root runs one
+such selector per can of `config/cell.yaml`, in order. Regenerate with
+`python -m salamander_behavior.render_tree` (the picture needs graphviz `dot`).
+
+![the tree for one can](tree.png)
+
+- `Guarded[can_i]` re-ticks the five limit conditions before the cycle on every tick; the first tick one
+  fails, the running motion is cancelled (its `terminate`) and the cycle fails.
+- `vacuum off` is reachable only right after `place_release` succeeded (memory sequences up to the can's
+  selector; the selector's fallback never touches the vacuum).
+- The fallback `skip or stop can_i` skips a can that was never touched (the vacuum never came on for it,
+  e.g. an IK early fail on the approach) and stops the run otherwise, with the can on the pad.
+- `manual? place_can_i` is read when the can reaches place_above: `manual_place off?` succeeds (offset
+  zero) or, with `manual_place` true, fails and `ManualAdjust[place_can_i]` waits for the operator.
+
+```
+"""
+
+
+def example_tree(cell: Path) -> py_trees.behaviour.Behaviour:
+    """The server's tree for the first can of `cell`, with the real guard conditions."""
+    cache = JointStateCache()
+
+    def guard(child: py_trees.behaviour.Behaviour, can: str) -> py_trees.behaviour.Behaviour:
+        conditions = guard_conditions(GuardSettings(), cache=cache, prefix=f"{can}.")
+        return guarded(child, conditions, name=f"Guarded[{can}]")
+
+    return build_tree(load_jobs(cell)[:1], guard)
+
+
+def tree_markdown(root: py_trees.behaviour.Behaviour) -> str:
+    """docs/tree.md: the explanation and the ASCII tree."""
+    return MD_HEAD + py_trees.display.ascii_tree(root) + "```\n"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Write docs/tree.md and, when graphviz is installed, docs/tree.png."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "docs")
+    parser.add_argument("--cell", type=Path, default=REPO / "config" / "cell.yaml")
+    args = parser.parse_args(argv)
+    root = example_tree(args.cell)
+    (args.out / "tree.md").write_text(tree_markdown(root), encoding="utf-8")
+    with tempfile.TemporaryDirectory() as tmp:
+        files = py_trees.display.render_dot_tree(root, name="tree", target_directory=tmp)
+        Path(files["png"]).replace(args.out / "tree.png")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""What became of each can in a run: placed, skipped (with the reason) or aborted (pure).
+
+The tree's outcome leaves write it; the node prints it at the head of the tree snapshot and logs the
+summary when the run ends, so an operator sees at a glance why a can is still on the table.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from enum import Enum
+
+
+class CanResult(Enum):
+    """How the cycle of one can ended."""
+
+    PLACED = "placed"
+    SKIPPED = "skipped"  # failed before the vacuum came on: the can was never touched
+    ABORTED = "aborted"  # failed with the can on the pad (or after releasing it): the run stopped
+
+
+@dataclass(frozen=True)
+class CanRecord:
+    """One can's result and the reason (or details) in words."""
+
+    can: str
+    result: CanResult
+    detail: str
+
+
+class RunReport:
+    """Results by can, in the order they were recorded; thread-safe (the snapshot timer reads it)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: dict[str, CanRecord] = {}
+
+    def record(self, can: str, result: CanResult, detail: str) -> None:
+        """Record (or overwrite) the result of `can`."""
+        with self._lock:
+            self._records[can] = CanRecord(can, result, detail)
+
+    def records(self) -> tuple[CanRecord, ...]:
+        """Every record so far."""
+        with self._lock:
+            return tuple(self._records.values())
+
+    def result_of(self, can: str) -> CanResult | None:
+        """The result of `can`, None while it is pending."""
+        with self._lock:
+            record = self._records.get(can)
+            return record.result if record else None
+
+    def summary(self) -> str:
+        """One line, e.g. ``2 placed, 1 skipped, 0 aborted``."""
+        records = self.records()
+        counts = {r: sum(1 for rec in records if rec.result is r) for r in CanResult}
+        return ", ".join(f"{counts[r]} {r.value}" for r in CanResult)
+
+    def lines(self) -> list[str]:
+        """One line per can, e.g. ``can_1: skipped: descend to can_1: IK early-fail ...``."""
+        return [f"{r.can}: {r.result.value}: {r.detail}" for r in self.records()]
