@@ -18,5 +18,10 @@ setup(
     maintainer_email="salamander-dev@example.com",
     description="salamander_teleop of the Salamander arm.",
     license="Apache-2.0",
-    entry_points={"console_scripts": []},
+    entry_points={
+        "console_scripts": [
+            "controller_node = salamander_teleop.controller_node:main",
+            "gamepad_node = salamander_teleop.gamepad_node:main",
+        ]
+    },
 )

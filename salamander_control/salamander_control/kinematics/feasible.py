@@ -116,11 +116,13 @@ def project_to_feasible(q1: float, q2: float, params: ArmParams) -> Projection:
 def _nudge_inside(q1: float, q2: float, params: ArmParams) -> tuple[float, float]:
     """Move a point that rounding left a hair outside the boundary onto the feasible side.
 
-    Steps along the crossed half-plane's inward normal, starting at one ulp of 1.0 and doubling, then
-    clamps to the box; a projection is exact but for rounding, so a few steps always suffice.
+    Steps along the crossed half-plane's inward normal, starting at one ulp of the point's own magnitude
+    and doubling, then clamps to the box; a projection is exact but for rounding, so a few steps suffice.
+    (Starting at ulp(1.0) oscillated between the two coupled bounds for a point near 0 in a polygon
+    thinner than that, e.g. alpha_max = 0 and a subnormal beta_max; the bound covers the float range.)
     """
-    step = math.ulp(1.0)
-    for _ in range(64):
+    step = math.ulp(max(abs(q1), abs(q2)))
+    for _ in range(2200):
         crossed = violated_bounds(q1, q2, params)
         if not crossed:
             return q1, q2
