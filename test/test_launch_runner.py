@@ -35,16 +35,22 @@ from salamander_control.tools.launch_plan import LaunchFileError, find_executabl
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH = ROOT / "launch" / "arm_control.launch.xml"
 SETUP_PY = ROOT / "salamander_control" / "setup.py"
+ALL_ON = {"gamepad": "true"}  # every node of the launch file (the gamepad node is off by default)
 RUNNER = [sys.executable, "-m", "salamander_control.tools.runner"]
 
-# (fully qualified name, executable, parameter file) of the arm stack: the contract of issue 3.
+# (fully qualified name, executable, parameter file) of the default bring-up: the arm stack (issue 3),
+# then the simulated cell, the behaviour server and the gamepad controller (issue 4).
 ARM_STACK = [
     ("/arm/sim_hardware", "sim_hardware", "sim_hardware.yaml"),
     ("/arm/trajectory_generator", "trajectory_generator", "trajectory_generator.yaml"),
     ("/arm/arm_kinematics_node", "arm_kinematics_node", "kinematics.yaml"),
     ("/arm/arm_cartesian_motion_node", "arm_cartesian_motion_node", "cartesian_motion.yaml"),
     ("/salamander/ik_ghost_node", "ik_ghost_node", "kinematics.yaml"),
+    ("/salamander/cell_sim", "cell_sim", "cell.yaml"),
+    ("/salamander/behavior_server_node", "behavior_server_node", "behavior.yaml"),
+    ("/salamander/controller_node", "controller_node", "teleop.yaml"),
 ]
+SIMULATED = {"/arm/sim_hardware", "/salamander/cell_sim"}
 
 # launch_xml's attribute names for the actions used (launch's DeclareLaunchArgument, launch_ros's Node
 # and its <param>); anything else would be a typo `ros2 launch` rejects or silently ignores.
@@ -77,23 +83,22 @@ def test_launch_file_is_launch_xml_with_known_tags_and_attributes():
     use_sim = [a for a in root.iter("arg") if a.get("name") == "use_sim"]
     assert len(use_sim) == 1 and use_sim[0].get("default") == "true"
     gated = [n.get("name") for n in root.iter("node") if n.get("if") == "$(var use_sim)"]
-    assert gated == ["sim_hardware"], "use_sim must gate the simulated hardware and nothing else"
+    assert gated == ["sim_hardware", "cell_sim"], "use_sim must gate the simulated hardware and cell only"
 
 
 def test_plan_has_exactly_the_arm_stack_and_use_sim_false_drops_only_the_sim():
     plan = load_plan(LAUNCH)
     assert plan_summary(plan) == ARM_STACK
-    assert all(n.pkg == "salamander_control" for n in plan.nodes)
-    assert plan.values == {"use_sim": "true"}
+    assert plan.values == {"use_sim": "true", "autonomy": "true", "teleop": "true", "gamepad": "false"}
     real = load_plan(LAUNCH, {"use_sim": "false"})
-    assert plan_summary(real) == ARM_STACK[1:]
+    assert plan_summary(real) == [entry for entry in ARM_STACK if entry[0] not in SIMULATED]
     for path in {f for n in plan.nodes for f in n.param_files}:
         assert Path(path).resolve().parent == ROOT / "config"
 
 
 def _param_files():
     files = {}
-    for node in load_plan(LAUNCH).nodes:
+    for node in load_plan(LAUNCH, ALL_ON).nodes:
         for path in node.param_files:
             files.setdefault(Path(path).resolve(), set()).add(node.fqn)
     return files
@@ -149,8 +154,8 @@ def test_arm_model_parameters_agree_in_every_file_and_form_a_valid_arm():
     ArmParams(**{name: float(next(iter(where.values()))) for name, where in seen.items()})
 
 
-def _console_scripts():
-    tree = ast.parse(SETUP_PY.read_text())
+def _console_scripts(pkg: str = "salamander_control"):
+    tree = ast.parse((ROOT / pkg / "setup.py").read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values, strict=True):
@@ -161,8 +166,8 @@ def _console_scripts():
 
 
 def test_every_executable_is_a_registered_console_script_that_is_built():
-    scripts = _console_scripts()
-    for node in load_plan(LAUNCH).nodes:
+    for node in load_plan(LAUNCH, ALL_ON).nodes:
+        scripts = _console_scripts(node.pkg)
         assert node.executable in scripts, f"{node.executable} is not a console script in setup.py"
         module, func = scripts[node.executable].split(":")
         assert func == "main"
@@ -201,17 +206,19 @@ def test_dry_run_of_run_sh_prints_the_ros2_run_command_of_every_node():
     assert "arg use_sim:=true" in lines
     commands = [line for line in lines if line.startswith("[")]
     assert len(commands) == len(ARM_STACK)
+    pkgs = {n.executable: n.pkg for n in load_plan(LAUNCH).nodes}
     for line, (fqn, exe, param_file) in zip(commands, ARM_STACK, strict=True):
         ns, name = fqn.rsplit("/", 1)
-        assert line == (
-            f"[{name}] {find_executable('salamander_control', exe)} --ros-args -r __node:={name} "
+        assert line.startswith(
+            f"[{name}] {find_executable(pkgs[exe], exe)} --ros-args -r __node:={name} "
             f"-r __ns:={ns} --params-file {ROOT / 'launch'}/../config/{param_file}"
         )
     real = subprocess.run(
         [str(ROOT / "scripts" / "run.sh"), "use_sim:=false", "--dry-run"], capture_output=True, text=True
     )
     assert real.returncode == 0, real.stderr
-    assert "[sim_hardware]" not in real.stdout and real.stdout.count("--ros-args") == len(ARM_STACK) - 1
+    assert "[sim_hardware]" not in real.stdout and "[cell_sim]" not in real.stdout
+    assert real.stdout.count("--ros-args") == len(ARM_STACK) - len(SIMULATED)
 
 
 # --- the launch-file reader on its own: what it refuses, clearly ------------------------------------
@@ -451,13 +458,17 @@ def test_runner_stops_cleanly_after_duration(standin, run_runner):
 def test_arm_stack_comes_up_with_every_config_value_applied_and_stops_cleanly(
     ros_context, ros_executor, make_node, run_runner
 ):
-    runner = run_runner([str(LAUNCH)], ros_env(ros_context.get_domain_id()))
+    runner = run_runner([str(LAUNCH), "gamepad:=true"], ros_env(ros_context.get_domain_id()))
     probe = make_node("bringup_probe")
     expected = {}
     for path in _param_files():
         for fqn, section in yaml.safe_load(path.read_text()).items():
             expected[fqn] = flatten(section["ros__parameters"])
-    assert sorted(expected) == sorted(fqn for fqn, _, _ in ARM_STACK)
+    plan = load_plan(LAUNCH, ALL_ON)
+    for node in plan.nodes:  # <param name= value=> in the launch file wins over the file, as in ROS
+        for name, value in node.params:
+            expected[node.fqn][name] = value
+    assert sorted(expected) == sorted(n.fqn for n in plan.nodes)
     for fqn, params in expected.items():
         client = AsyncParameterClient(probe, fqn)
         assert spin_until(ros_executor, client.services_are_ready, timeout=30.0), (
