@@ -90,3 +90,22 @@ def test_heartbeats_keep_the_lease_and_release_frees_it() -> None:
     assert gate.holder == "bt" and gate.seconds_left(1.3) == pytest.approx(0.4)
     assert gate.release("bt", now=1.3).success and gate.holder == ""
     assert gate.poll_expired(5.0) == ""  # a release is not an expiry: the arm is not stopped
+
+
+def test_velocities_are_merged_by_name_and_absent_means_none() -> None:
+    gate = GoalGate()
+    plain = gate.check(["base_yaw"], [0.3], 0, "", CURRENT, 10.0, 10 * S)
+    assert plain.verdict is Verdict.ACCEPTED and plain.velocity is None
+    streamed = gate.check(["wrist_yaw", "base_yaw"], [0.1, 0.3], 0, "", CURRENT, 10.0, 10 * S, [0.5, -0.2])
+    assert streamed.verdict is Verdict.ACCEPTED and streamed.velocity == (-0.2, 0.0, 0.0, 0.0, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("velocities", "match"),
+    [([0.1], "2 names but 1 velocities"), ([0.1, math.nan], "velocity for base_yaw is nan"),
+     ([math.inf, 0.0], "velocity for wrist_yaw is inf")],
+)
+def test_malformed_velocities_refuse_the_whole_goal(velocities: list, match: str) -> None:
+    gate = GoalGate()
+    decision = gate.check(["wrist_yaw", "base_yaw"], [0.1, 0.3], 0, "", CURRENT, 10.0, 10 * S, velocities)
+    assert decision.verdict is Verdict.MALFORMED and match in decision.reason and decision.goal is None

@@ -106,3 +106,13 @@ def test_arm_params_are_frozen_and_copy_validated() -> None:
     assert DEFAULT.admits_rest()
     assert not DEFAULT.with_changes(alpha_max=1.37).admits_rest()
     assert DEFAULT.with_changes(alpha_max=1.38).admits_rest()
+
+
+@pytest.mark.parametrize(("alpha", "beta"), [(0.0, 1e-19), (0.0, 5.6e-44), (0.0, 0.0), (0.0, 5e-06)])
+@pytest.mark.parametrize("q", [(0.5, 0.3), (0.3, 0.5), (1e-30, -1e-30), (2.0, 1.0), (-5.0, 5.0), (1.35, 2.0)])
+def test_projection_onto_a_polygon_thinner_than_an_ulp(alpha: float, beta: float, q: tuple) -> None:
+    # alpha_max = 0 with a tiny beta_max leaves (almost) only the line q1 = q2: rounding must not make the
+    # nudge oscillate between the two coupled bounds (found by the clamp and teleop property tests).
+    params = ArmParams(alpha_max=alpha, beta_max=beta)
+    proj = project_to_feasible(*q, params)
+    assert violated_bounds(proj.q1, proj.q2, params) == ()

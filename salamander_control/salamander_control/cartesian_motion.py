@@ -40,7 +40,12 @@ from salamander_control.kinematics import (
 )
 
 _VELOCITY_PROBE = 1e-3
-"""s; joint velocities are the IK difference between the pose now and the pose this much later."""
+"""s; joint velocities are the central IK difference between the poses this much earlier and later.
+
+Central, not forward: a forward difference is off by half the joint acceleration times the probe
+(~1e-3 rad/s), which the trajectory generator, interpolating the stream through positions and these
+velocities, turns into acceleration kinks of ~12 * error / period at every sample (measured: jerk 10x
+its limit); the central difference is off by ~probe^2 * jerk / 6, ~5e-6 rad/s."""
 
 
 def plan_checked(
@@ -95,6 +100,11 @@ The check solves samples at most 2 mm apart; between two feasible samples a path
 limit can leave it by a few 1e-6 rad (measured 5e-6 on a line starting on the coupled limit), and
 Ruckig's samples are exact only to ~1e-8 m. Without the snap such a goal would pass its check and then
 stop half way."""
+
+
+def _split(pose: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """(tcp, tool_pitch, tool_yaw) of a pose, the IK's arguments."""
+    return pose[:3], float(pose[3]), float(pose[4])
 
 
 def _snap_ik(pose: np.ndarray, params: ArmParams, seed: Any) -> tuple[float, ...] | None:
@@ -159,14 +169,23 @@ class LinearMotion:
             return MotionStep(
                 None, None, state, finished, (failure, f"{failure.reason} at TCP {where} while moving")
             )
-        probe = pose + state.velocity * _VELOCITY_PROBE
-        ahead = solve_ik_pitched(probe[:3], probe[3], probe[4], params, seed=res.q)
-        if ahead.ok and np.any(state.velocity):
-            # remainder: a yaw at +-pi may come back in its other representation; that is no motion.
-            pairs = zip(ahead.q, res.q, strict=True)
-            qd = tuple(math.remainder(a - b, 2.0 * math.pi) / _VELOCITY_PROBE for a, b in pairs)
-        else:
-            qd = (0.0,) * DOFS
+        qd = (0.0,) * DOFS
+        if np.any(state.velocity):
+            step = state.velocity * _VELOCITY_PROBE
+            ahead = solve_ik_pitched(*_split(pose + step), params, seed=res.q)
+            behind = solve_ik_pitched(*_split(pose - step), params, seed=res.q)
+            # One-sided where the other probe leaves the workspace (a path starting on a limit).
+            hi, lo, span = res.q, res.q, _VELOCITY_PROBE
+            if ahead.ok:
+                hi = ahead.q
+            if behind.ok:
+                lo = behind.q
+            if ahead.ok and behind.ok:
+                span = 2.0 * _VELOCITY_PROBE
+            if ahead.ok or behind.ok:
+                # remainder: a yaw at +-pi may come back in its other representation; that is no motion.
+                pairs = zip(hi, lo, strict=True)
+                qd = tuple(math.remainder(a - b, 2.0 * math.pi) / span for a, b in pairs)
         self.joints = res.q
         self._last_pose = pose
         return MotionStep(res.q, qd, state, finished, None)

@@ -13,17 +13,23 @@ Rules, in order:
    "now" and is always in order; a stamp more than `max_future` s ahead of the clock is refused (it
    would make every later goal look stale).
 3. Form: names, lengths and values are checked by `joint_goal.merge_goal`; the goal is merged onto
-   the current goal (a subset of joints is a valid goal).
+   the current goal (a subset of joints is a valid goal). Velocities (JointState.velocity) are
+   optional; when given they must be one finite number per name (the unnamed joints get 0), else the
+   whole goal is refused: a goal with velocities is followed as part of a stream (trajectory_core).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from enum import Enum
 from typing import NamedTuple
 
 from salamander_control.joint_goal import GoalError, merge_goal
+from salamander_control.kinematics import JOINT_NAMES
 from salamander_control.lease import ArmLease, LeaseReply
+
+JOINT_INDEX = {name: i for i, name in enumerate(JOINT_NAMES)}
 
 
 class Verdict(Enum):
@@ -36,11 +42,12 @@ class Verdict(Enum):
 
 
 class GoalDecision(NamedTuple):
-    """A verdict, the merged five-joint goal when accepted, and the reason when not."""
+    """A verdict; when accepted the merged five-joint goal (and its velocities, if any), else why not."""
 
     verdict: Verdict
     goal: tuple[float, ...] | None
     reason: str
+    velocity: tuple[float, ...] | None = None
 
 
 class GoalGate:
@@ -112,6 +119,7 @@ class GoalGate:
         current_goal: Sequence[float],
         now: float,
         now_ns: int,
+        velocities: Sequence[float] = (),
     ) -> GoalDecision:
         """Decide about one goal message; only an accepted goal changes the gate's state.
 
@@ -123,6 +131,7 @@ class GoalGate:
             current_goal: the five-joint goal the unnamed joints keep.
             now: monotonic time for the lease, s.
             now_ns: the clock the stamps are compared with, ns.
+            velocities: empty, or one velocity per name, rad/s (JointState.velocity).
         """
         self.expire(now)
         holder = self._lease.holder
@@ -143,7 +152,30 @@ class GoalGate:
             )
         try:
             goal = merge_goal(names, positions, current_goal)
+            velocity = merge_velocities(names, velocities, len(current_goal))
         except GoalError as exc:
             return GoalDecision(Verdict.MALFORMED, None, f"goal from {who} refused: {exc}")
         self._last_stamp_ns = max(self._last_stamp_ns, stamp_ns or now_ns)
-        return GoalDecision(Verdict.ACCEPTED, goal, "")
+        return GoalDecision(Verdict.ACCEPTED, goal, "", velocity)
+
+
+def merge_velocities(
+    names: Sequence[str], velocities: Sequence[float], joints: int
+) -> tuple[float, ...] | None:
+    """The goal's velocities in motor order (0 for unnamed joints), or None when it has none.
+
+    Call after `merge_goal` accepted `names` (known, unique joints).
+
+    Raises:
+        GoalError: a length other than the names', or a non-finite velocity.
+    """
+    if len(velocities) == 0:
+        return None
+    if len(velocities) != len(names):
+        raise GoalError(f"goal has {len(names)} names but {len(velocities)} velocities")
+    out = [0.0] * joints
+    for name, value in zip(names, velocities, strict=True):
+        if not math.isfinite(value):
+            raise GoalError(f"velocity for {name} is {value}")
+        out[JOINT_INDEX[name]] = float(value)
+    return tuple(out)

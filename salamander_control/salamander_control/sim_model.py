@@ -43,7 +43,7 @@ class SimConfig:
     """
 
     time_constant: float = 0.05
-    max_velocity: tuple[float, ...] = (3.0, 2.5, 2.5, 4.0, 4.0)
+    max_velocity: tuple[float, ...] = (2.0, 1.5, 1.5, 3.0, 3.0)  # the URDF's joint velocity limits
     stop_margin: float = 0.02
     alpha_stop: float = 1.45
     beta_stop: float = 0.92

@@ -116,22 +116,39 @@ def project_to_feasible(q1: float, q2: float, params: ArmParams) -> Projection:
 def _nudge_inside(q1: float, q2: float, params: ArmParams) -> tuple[float, float]:
     """Move a point that rounding left a hair outside the boundary onto the feasible side.
 
-    Steps along the crossed half-plane's inward normal, starting at one ulp of the point's own magnitude
-    and doubling, then clamps to the box; a projection is exact but for rounding, so a few steps suffice.
-    (Starting at ulp(1.0) oscillated between the two coupled bounds for a point near 0 in a polygon
-    thinner than that, e.g. alpha_max = 0 and a subnormal beta_max; the bound covers the float range.)
+    A crossed box bound is met by setting the joint onto it. A crossed coupled bound is met by solving
+    it for one joint (q2 preferred; q1 where q2 would leave its box) and stepping that joint by single
+    ulps until the float check holds. Moving one joint at a time keeps the steps at one ulp, so even a
+    polygon thinner than an ulp (alpha_max = 0 with a subnormal beta_max: the line q1 = q2) is met.
     """
-    step = math.ulp(max(abs(q1), abs(q2)))
-    for _ in range(2200):
-        crossed = violated_bounds(q1, q2, params)
+    p = params
+    for _ in range(8):
+        crossed = violated_bounds(q1, q2, p)
         if not crossed:
             return q1, q2
-        for b in crossed:
-            if b is Bound.ALPHA_MAX:  # q2 - q1 above alpha_max
-                q1, q2 = q1 + step, q2 - step
-            elif b is Bound.BETA_MAX:  # q1 - q2 above beta_max
-                q1, q2 = q1 - step, q2 + step
-        q1 = min(max(q1, params.q1_min), params.q1_max)
-        q2 = min(max(q2, params.q2_min), params.q2_max)
-        step *= 2.0
+        q1 = min(max(q1, p.q1_min), p.q1_max)
+        q2 = min(max(q2, p.q2_min), p.q2_max)
+        if q2 - q1 > p.alpha_max:  # q2 <= q1 + alpha, else q1 >= q2 - alpha
+            c = _solve(q1 + p.alpha_max, q1, 1.0, p.alpha_max)
+            if p.q2_min <= c <= p.q2_max:
+                q2 = c
+            else:
+                q1 = _solve(q2 - p.alpha_max, q2, -1.0, p.alpha_max)
+        elif q1 - q2 > p.beta_max:  # q2 >= q1 - beta, else q1 <= q2 + beta
+            c = _solve(q1 - p.beta_max, q1, -1.0, p.beta_max)
+            if p.q2_min <= c <= p.q2_max:
+                q2 = c
+            else:
+                q1 = _solve(q2 + p.beta_max, q2, 1.0, p.beta_max)
     raise AssertionError(f"could not place ({q1}, {q2}) inside the feasible polygon")  # pragma: no cover
+
+
+def _solve(value: float, other: float, sign: float, bound: float) -> float:
+    """Make ``sign * (value - other) <= bound`` hold by moving `value` one ulp at a time.
+
+    `value` is the bound solved for one joint, off by rounding only, so this takes a step or two.
+    """
+    direction = -math.inf * sign
+    while sign * (value - other) > bound:
+        value = math.nextafter(value, direction)
+    return value

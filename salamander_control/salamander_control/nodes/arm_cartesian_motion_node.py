@@ -305,13 +305,14 @@ class CartesianMotionNode(Node):
             return
         cfg = self._binding.snapshot
         now = time.monotonic()
+        stamp = self.get_clock().now()  # the instant the sample describes (not after the IK: see below)
         measured = self._measured(cfg, now)
         if active.handle.is_cancel_requested and not active.run.cancelling:
             active.run.cancel(now, cfg, measured)
             self.get_logger().info("MoveCartesian goal cancel requested: stopping")
         cycle = active.run.step(now, cfg, measured)
         if cycle.target is not None:
-            self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.client_id)
+            self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.client_id, stamp)
         if cycle.feedback is not None and now - self._last_feedback >= 1.0 / cfg.feedback_rate:
             self._last_feedback = now
             fb = cycle.feedback
@@ -330,9 +331,17 @@ class CartesianMotionNode(Node):
             self._timer.cancel()
             active.done.set_result(cycle.outcome)
 
-    def _publish_target(self, q: tuple[float, ...], qd: tuple[float, ...] | None, client_id: str) -> None:
+    def _publish_target(
+        self, q: tuple[float, ...], qd: tuple[float, ...] | None, client_id: str, stamp: Time
+    ) -> None:
+        """Publish a joint target stamped with the instant it samples.
+
+        The trajectory generator follows the targets as a curve through (stamp, position, velocity):
+        a stamp taken after the IK (tens of us later, varying) would misplace a sample moving at 1 rad/s
+        by ~1e-5 rad, enough to kink the curve's acceleration by several times the jerk limit.
+        """
         msg = JointState()
-        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.stamp = stamp.to_msg()
         msg.header.frame_id = client_id  # the lease identity (docs/architecture.md)
         msg.name = list(JOINT_NAMES)
         msg.position = [float(v) for v in q]

@@ -15,6 +15,10 @@ Choices worth knowing:
   becomes where it stopped, and the expired holder must acquire the lease again to move it.
 - Narrowing alpha_max/beta_max (or a joint limit) under the arm: see trajectory_core.py; the arm
   returns inside on a Ruckig trajectory, never by a jump, and the WARN says how far outside it is.
+- Goals with velocities (JointState.velocity, one per name) are a stream, e.g. the Cartesian motion
+  node's samples of a straight TCP line: the command follows the curve through them `stream_delay_s`
+  behind (header stamps place each sample in time; a zero stamp counts as "now"), and comes to rest at
+  the newest sample when none arrives for `stream_timeout_s` (trajectory_core.py says why and how).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from salamander_msgs.srv import ArmLease
 
 LEASE_STATE_PERIOD = 0.5  # s; LeaseState is also published on every change
 THROTTLE = 1.0  # s between two log lines of one kind
+MAX_CATCH_UP = 5  # control cycles run in one late timer call at most (10 ms at 500 Hz)
 LATCHED = QoSProfile(
     depth=1, reliability=QoSReliabilityPolicy.RELIABLE, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL
 )
@@ -56,7 +61,17 @@ def parameter_specs() -> list[ParamSpec]:
         "control_rate_hz", 500.0, "control loop rate (Hz); Ruckig's time step is its inverse", 10.0, 2000.0,
         read_only=True,
     )
-    return [*arm_param_specs(), *motion_limit_specs(), rate]
+    timeout = ParamSpec(
+        "stream_timeout_s", 0.05,
+        "a stream of goals with velocities whose next goal is this late has stopped: the arm comes to rest "
+        "at its newest goal (s; a few periods of the sender, longer than stream_delay_s)", 0.005, 1.0,
+    )
+    delay = ParamSpec(
+        "stream_delay_s", 0.02,
+        "how far behind a stream of goals with velocities the command follows it (s; longer than the "
+        "sender's period plus its latency, shorter than stream_timeout_s)", 0.001, 0.5,
+    )
+    return [*arm_param_specs(), *motion_limit_specs(), rate, timeout, delay]
 
 
 def build_config(values: dict[str, Any]) -> TrajectoryConfig:
@@ -65,6 +80,8 @@ def build_config(values: dict[str, Any]) -> TrajectoryConfig:
         arm=build_arm_params(values),
         limits=build_motion_limits(values),
         control_rate_hz=float(values["control_rate_hz"]),
+        stream_timeout=float(values["stream_timeout_s"]),
+        stream_delay=float(values["stream_delay_s"]),
     )
 
 
@@ -78,6 +95,7 @@ class TrajectoryGenerator(Node):
         self._measured: tuple[float, ...] | None = None
         self._gate = GoalGate()
         self._clamp_count = 0
+        self._next_cycle: float | None = None  # monotonic time the next control cycle is due
         self._params = ParamBinding(
             self, parameter_specs(), build_config, warn=lambda c: arm_params_warnings(c.arm),
             on_change=self._on_params,
@@ -119,11 +137,16 @@ class TrajectoryGenerator(Node):
                 )
                 return
             decision = self._gate.check(
-                msg.name, msg.position, stamp_ns, msg.header.frame_id, self._core.goal, now, now_ns
+                msg.name, msg.position, stamp_ns, msg.header.frame_id, self._core.goal, now, now_ns,
+                msg.velocity,
             )
             projected = None
             if decision.verdict is Verdict.ACCEPTED:
-                projected = self._core.set_goal(decision.goal, self._params.snapshot.arm)
+                age = (now_ns - stamp_ns) * 1e-9 if stamp_ns else 0.0  # the core clips it
+                projected = self._core.set_goal(
+                    decision.goal, self._params.snapshot.arm, decision.velocity, age,
+                    stamp_ns * 1e-9 if stamp_ns else None,
+                )
         log = self.get_logger()
         if decision.verdict is Verdict.MALFORMED:
             log.error(decision.reason, throttle_duration_sec=THROTTLE)
@@ -170,13 +193,16 @@ class TrajectoryGenerator(Node):
     # --- timers: the decisions -----------------------------------------------------------------------
 
     def _on_cycle(self) -> None:
+        now = time.monotonic()
         with self._lock:
             if self._core is None and not self._start():
                 return
-            expired = self._gate.poll_expired(time.monotonic())
+            expired = self._gate.poll_expired(now)
             if expired:
                 self._core.stop()
-            out = self._core.step(self._params.snapshot)
+            config = self._params.snapshot
+            outs = [self._core.step(config) for _ in range(self._cycles_due(now, config))]
+        out = outs[-1]
         stamp = self.get_clock().now().to_msg()
         msg = self._cmd_msg
         msg.header.stamp = stamp
@@ -186,7 +212,27 @@ class TrajectoryGenerator(Node):
         if expired:
             self.get_logger().warning(f"lease of {expired!r} expired (missed heartbeat): stopping the arm")
             self._publish_lease()
-        self._report(out, stamp)
+        for each in outs:
+            self._report(each, stamp)
+
+    def _cycles_due(self, now: float, config: TrajectoryConfig) -> int:
+        """Core cycles to run now: 1, or more when this timer call comes a period (or more) late.
+
+        The core is open loop on its own cycle clock; a timer call that comes late (a loaded machine
+        skips periods rather than queueing them) would otherwise slow the whole motion down and let the
+        cycle clock fall behind the stamps of streamed goals (measured: ~10% behind under test load,
+        50 ms over one Cartesian line). Catching up keeps it on real time; after a stall longer than
+        MAX_CATCH_UP periods the rest is dropped (the arm pauses, it does not lurch).
+        """
+        period = 1.0 / config.control_rate_hz
+        if self._next_cycle is None:
+            self._next_cycle = now
+        due = int((now - self._next_cycle) / period + 0.5) + 1
+        if due > MAX_CATCH_UP:
+            self._next_cycle = now
+            due = MAX_CATCH_UP
+        self._next_cycle += due * period
+        return max(due, 1)
 
     def _start(self) -> bool:
         """Create the core from the first measurement (called under the lock); False while waiting."""
@@ -229,6 +275,8 @@ class TrajectoryGenerator(Node):
             log.error(f"ruckig failed ({out.error}): holding, then braking", throttle_duration_sec=THROTTLE)
         if out.stop_finished:
             log.info(f"arm stopped at [{', '.join(f'{v:.4f}' for v in out.position)}]; holding there")
+        if out.stream_event:
+            log.warning(f"streamed goals: {out.stream_event}", throttle_duration_sec=THROTTLE)
 
     def _publish_lease(self) -> None:
         now = time.monotonic()
