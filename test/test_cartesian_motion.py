@@ -410,7 +410,9 @@ def test_random_goals_keep_every_joint_target_inside_every_limit_or_fail_early(
             if ok:
                 target = tuple(pose)
 
-    targets, outcome, _ = run_to_end(run, cfg=cfg, q=q_start, on_cycle=maybe_retarget, limit=60.0, dt=0.02)
+    # Simulated time: a long move plus a long retarget at 5 % speed takes minutes, not seconds.
+    limit = 60.0 / scale
+    targets, outcome, _ = run_to_end(run, cfg=cfg, q=q_start, on_cycle=maybe_retarget, limit=limit, dt=0.02)
     assert all(within_limits(q, params) for q in targets)
     # Slow enough for the trajectory generator: joint targets do not outrun its joint velocity limits.
     steps = np.abs(np.diff(np.vstack((q_start, targets)), axis=0)) / 0.02

@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Any
 
+import rclpy
 from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import Point
 from rclpy.action import ActionClient
@@ -118,6 +119,20 @@ class RosMotionHandle:
         if self._goal_handle is not None:
             self._goal_handle.cancel_goal_async()
 
+    def settle_cancel(self, timeout: float) -> None:
+        """On shutdown: a cancel that waits for the goal's acceptance waits for it (bounded), then goes out.
+
+        Without this, a SIGTERM right after a goal was sent would leave that goal running: the cancel is
+        deferred to the acceptance, which nobody processes once the executor has stopped.
+        """
+        future = self._send_future
+        if not self._cancel or self._goal_handle is not None or future is None:
+            return
+        if not future.done():
+            rclpy.spin_until_future_complete(self._core.node, future, timeout_sec=timeout)
+        if future.done():
+            self.poll()  # accepted: sends the cancel
+
     def retarget(self, target: CartesianTarget) -> bool:
         """Start a RetargetCartesian call; False while one is pending or the goal is not accepted yet."""
         if self._final is not None or self._goal_handle is None or self.retarget_pending:
@@ -183,6 +198,7 @@ class ArmMotionCore:
         self.client_id = client_id
         self.clock = clock
         self.keeper = LeaseKeeper(client_id, lease_timeout)
+        self._last_handle: RosMotionHandle | None = None
         self._lock = threading.Lock()
         self._max_age = joint_state_max_age
         self.joint_states = joint_states or shared_joint_state_cache(node)
@@ -214,7 +230,8 @@ class ArmMotionCore:
 
     def send(self, request: MotionRequest) -> RosMotionHandle:
         """Start a goal."""
-        return RosMotionHandle(self, request)
+        self._last_handle = RosMotionHandle(self, request)
+        return self._last_handle
 
     # Lease --------------------------------------------------------------------------------------------
 
@@ -257,6 +274,8 @@ class ArmMotionCore:
         timeout and stops the arm anyway.
         """
         self._timer.cancel()
+        if self._last_handle is not None:
+            self._last_handle.settle_cancel(timeout=1.0)
         with self._lock:
             held = self.keeper.stop()
         if held and self.lease_client.service_is_ready():
