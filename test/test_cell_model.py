@@ -395,7 +395,7 @@ def _hold(
             if model.held == held_before:  # it followed all the way, through nothing
                 assert model.positions()[held_before] == pytest.approx(wanted, abs=1e-9)
                 assert path_min_gap(lay, old, wanted, others) >= -TOL, (old, wanted)
-            elif model.vacuum or now - vacuum_off_at < CFG.suction.release_settle:
+            elif model.vacuum or now - vacuum_off_at < CFG.suction.release_settle - 1e-9:
                 # Knocked off: only when the move really ran into a solid.
                 assert path_min_gap(lay, old, wanted, others) <= 0.0002 + TOL, (old, wanted)
         events = model.drain_events()
