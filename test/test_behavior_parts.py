@@ -129,6 +129,7 @@ def test_cell_state_is_parsed() -> None:
     view = parse_cell_state(state())
     assert view.held == "can_0" and view.vacuum and view.t == 1.5
     assert view.cans[1].outcome == "in box, clear of walls" and view.cans[0].position == (0.3, 0.18, -0.05)
+    assert view.cans[1].result == "in_box_clear" and view.cans[0].result is None
 
 
 @pytest.mark.parametrize(
@@ -140,6 +141,9 @@ def test_cell_state_is_parsed() -> None:
         state(held="can_9"),
         state(cans=[{"id": "can_0", "position": [0.0, 0.0], "attached": False}]),
         json.dumps({"t": 1.0, "vacuum": True}),
+        state(
+            cans=[{"id": "can_0", "position": [0.0, 0.0, 0.0], "attached": False, "outcome": {"result": 3}}]
+        ),
     ],
 )
 def test_malformed_cell_states_are_refused(text) -> None:
@@ -261,8 +265,11 @@ def test_report_summary() -> None:
     report = RunReport()
     report.record("can_0", CanResult.PLACED, "ok")
     report.record("can_1", CanResult.SKIPPED, "above can_1: IK early-fail out_of_reach: x")
-    assert report.summary() == "1 placed, 1 skipped, 0 aborted"
+    rim = "released over the box but knocked off by wall -y, on the box rim"
+    report.record("can_2", CanResult.MISSED, rim)
+    assert report.summary() == "1 placed, 1 missed, 1 skipped, 0 aborted"
     assert report.lines()[1] == "can_1: skipped: above can_1: IK early-fail out_of_reach: x"
+    assert report.lines()[2] == f"can_2: missed: {rim}"
 
 
 def test_snapshot_shows_every_behaviour_with_its_status() -> None:
@@ -272,7 +279,7 @@ def test_snapshot_shows_every_behaviour_with_its_status() -> None:
     rig = Rig(load_jobs(CELL)[:1])
     rig.run(until=lambda: len(rig.motion.labels) == 3)
     text = snapshot_text(rig.root, rig.report)
-    assert text.splitlines()[0] == "run: RUNNING (0 placed, 0 skipped, 0 aborted)"
+    assert text.splitlines()[0] == "run: RUNNING (0 placed, 0 missed, 0 skipped, 0 aborted)"
     assert "above can_0 [✓]" in text and "lift can_0 [*]" in text and "place_release [-]" in text
     assert "ManualAdjust[place_can_0]" in text
 

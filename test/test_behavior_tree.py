@@ -90,6 +90,35 @@ def test_every_can_is_placed_in_order_with_the_planned_targets() -> None:
     released_only_over_the_box(rig)
 
 
+def test_a_can_the_cell_reports_outside_its_compartment_is_missed_not_placed() -> None:
+    rig = Rig(JOBS)
+    rig.cell.results = {"can_1": "on_rim", "can_2": "in_box_touching"}
+    assert rig.run() == "SUCCESS"  # the arm let go over the box and rose clear: the run goes on
+    results = {r.can: r.result for r in rig.report.records()}
+    assert results == {"can_0": CanResult.PLACED, "can_1": CanResult.MISSED, "can_2": CanResult.PLACED}
+    assert rig.report.summary() == "2 placed, 1 missed, 0 skipped, 0 aborted"
+    warnings = [m for level, m in rig.log.lines if level == "warning"]
+    assert len(warnings) == 1 and warnings[0].startswith("can_1: released over the box but let go at")
+    infos = [m for level, m in rig.log.lines if level == "info" and ": placed (" in m]
+    assert [m.split(":")[0] for m in infos] == ["can_0", "can_2"]
+    assert "touching a wall" in infos[1] and "touching" not in infos[0]
+    assert rig.cell.commands == [True, False] * 3  # nothing else was done about the miss
+
+
+def test_a_can_whose_outcome_the_cell_never_reports_is_missed_after_release_timeout_s() -> None:
+    reported = Rig(JOBS[:1])
+    assert reported.run() == "SUCCESS"
+    rig = Rig(JOBS[:1])
+    rig.cell.results = {"can_0": None}
+    assert rig.run() == "SUCCESS"
+    record = rig.report.records()[0]
+    assert record.result is CanResult.MISSED
+    assert "released over the box but the cell reported no outcome within 2.0 s" in record.detail
+    assert [m for level, m in rig.log.lines if level == "warning"] == [f"can_0: {record.detail}"]
+    # It waited release_timeout_s (2.0 s at 0.05 s a tick) for the report before deciding.
+    assert rig.ticks - reported.ticks == pytest.approx(2.0 / 0.05, abs=2)
+
+
 def test_ik_early_fail_on_the_approach_skips_the_can_with_the_reason() -> None:
     early = Script(succeed=False, status=IkStatus.COUPLED_LIMIT, message="early fail, no joint target sent")
     rig = Rig(JOBS, scripts={"descend to can_1": early})

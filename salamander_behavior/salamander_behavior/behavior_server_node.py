@@ -10,7 +10,7 @@ ports=...)``, and then only ticks it (`tick_rate_hz`) and publishes a readable s
 (`snapshot_rate_hz`, std_msgs/String on /salamander/behavior/tree, latched): the run's summary, one
 line per finished can, and ``py_trees.display.unicode_tree`` with every behaviour's status and
 feedback. The run starts as soon as the stack is ready, works through the cans once and stops ticking
-when the root ends (SUCCESS: every can placed or skipped; FAILURE: a can aborted, the arm holding it).
+when the root ends (SUCCESS: every can placed, missed or skipped; FAILURE: a can aborted, the arm holding it).
 
 Shutdown: SIGTERM stops the tree (the running goal is cancelled) and releases the lease before the
 context goes; after SIGINT (rclpy has already shut the context down) the lease expires by itself

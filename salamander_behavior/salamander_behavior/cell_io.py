@@ -92,3 +92,10 @@ class CellIO:
         if view is None:
             return None
         return next((c.outcome for c in view.cans if c.id == can), None)
+
+    def result(self, can: str) -> str | None:
+        """The cell's placement result for `can` (e.g. "in_box_clear", "on_rim"), None while unknown."""
+        view = self.view()
+        if view is None:
+            return None
+        return next((c.result for c in view.cans if c.id == can), None)

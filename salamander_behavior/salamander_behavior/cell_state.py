@@ -1,7 +1,8 @@
 """Read the simulated cell's state message (std_msgs/String, JSON; format in salamander_control.cell.report).
 
 Pure, so that what counts as a malformed state (and is then refused, keeping the last good one) is
-unit-tested without ROS. The tree only needs which can the pad holds; the outcomes are kept for logs.
+unit-tested without ROS. The tree needs which can the pad holds, and each can's outcome result (e.g.
+"in_box_clear", "on_rim") to report honestly whether a released can ended in the box.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ class CanView:
     position: tuple[float, float, float]
     attached: bool
     outcome: str | None  # the placement text, None while held or never placed
+    result: str | None = None  # the placement result ("in_box_clear", "on_rim", ...), None with no outcome
 
 
 @dataclass(frozen=True)
@@ -82,4 +84,7 @@ def _can(entry: Any) -> CanView:
         raise ValueError(f"can {cid}: position must be three finite numbers, got {pos!r}")
     outcome = entry.get("outcome")
     text = outcome.get("text") if isinstance(outcome, dict) else None
-    return CanView(cid, (float(pos[0]), float(pos[1]), float(pos[2])), attached, text)
+    result = outcome.get("result") if isinstance(outcome, dict) else None
+    if result is not None and not isinstance(result, str):
+        raise ValueError(f"can {cid}: outcome result must be a string, got {result!r}")
+    return CanView(cid, (float(pos[0]), float(pos[1]), float(pos[2])), attached, text, result)

@@ -187,6 +187,10 @@ class CellPort(Protocol):
         """Where `can` came to rest after it left the pad, in words (None while held or unknown)."""
         ...
 
+    def result(self, can: str) -> str | None:
+        """The same as a result key ("in_box_clear", "in_box_touching", "on_rim", ...), None if unknown."""
+        ...
+
 
 class Logger(Protocol):
     """The subset of rclpy's logger the behaviours use (a test logger records the lines)."""

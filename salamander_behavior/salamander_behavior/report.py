@@ -1,4 +1,4 @@
-"""What became of each can in a run: placed, skipped (with the reason) or aborted (pure).
+"""What became of each can in a run: placed, missed, skipped (with the reason) or aborted (pure).
 
 The tree's outcome leaves write it; the node prints it at the head of the tree snapshot and logs the
 summary when the run ends, so an operator sees at a glance why a can is still on the table.
@@ -14,7 +14,8 @@ from enum import Enum
 class CanResult(Enum):
     """How the cycle of one can ended."""
 
-    PLACED = "placed"
+    PLACED = "placed"  # released over the box and the cell reports it in the box ("in_box_*")
+    MISSED = "missed"  # released over the box, but the cell reports it elsewhere (rim, table, a can)
     SKIPPED = "skipped"  # failed before the vacuum came on: the can was never touched
     ABORTED = "aborted"  # failed with the can on the pad (or after releasing it): the run stopped
 
@@ -52,7 +53,7 @@ class RunReport:
             return record.result if record else None
 
     def summary(self) -> str:
-        """One line, e.g. ``2 placed, 1 skipped, 0 aborted``."""
+        """One line, e.g. ``2 placed, 1 missed, 0 skipped, 0 aborted``."""
         records = self.records()
         counts = {r: sum(1 for rec in records if rec.result is r) for r in CanResult}
         return ", ".join(f"{counts[r]} {r.value}" for r in CanResult)

@@ -227,12 +227,15 @@ class FakeCell:
         motion: where the pad is (its `position`).
         contacts: contact pose by can id.
         grip: False makes gripping fail (nothing is held).
+        results: the cell's placement result by can once let go (default "in_box_clear"), to script
+            a can that misses its compartment ("on_rim", ...), or None for a cell that never reports it.
     """
 
     motion: FakeMotion
     contacts: dict[str, CartesianTarget]
     grip: bool = True
     is_ready: bool = True
+    results: dict[str, str | None] = field(default_factory=dict)
     vacuum: bool = False
     holding: str | None = None
     commands: list[bool] = field(default_factory=list)
@@ -270,6 +273,11 @@ class FakeCell:
         return next(
             (f"let go at {r.at.describe() if r.at else '?'}" for r in self.releases if r.can == can), None
         )
+
+    def result(self, can: str) -> str | None:
+        """The scripted result (default "in_box_clear") once the can was let go, else None."""
+        released = any(r.can == can for r in self.releases)
+        return self.results.get(can, "in_box_clear") if released else None
 
 
 class Rig:

@@ -84,22 +84,53 @@ class Wait(PortBehaviour):
         return Status.RUNNING
 
 
+IN_BOX_PREFIX = "in_box"
+"""The cell's results for a can that ended in a compartment ("in_box_clear", "in_box_touching")."""
+
+
 class CanPlaced(PortBehaviour):
-    """The last leaf of a successful cycle: record and log the can as placed (with its offset)."""
+    """The last leaf of a cycle: record the can as placed or missed, from what the cell reports.
+
+    The arm has let the can go over the box and risen clear, so the run goes on either way (SUCCESS);
+    only the record differs. A can is **placed** only when the cell's outcome result starts with
+    "in_box" ("in_box_touching" is placed, touching a wall); any other result (on the rim, on another
+    can, knocked off onto the table) is **missed** and logged as a warning. The cell's outcome arrives
+    with its state messages, so the leaf waits up to `release_timeout_s` for it; without one the can is
+    missed too: a placement nobody saw is not claimed.
+    """
 
     def __init__(self, name: str, can: str) -> None:
         super().__init__(name)
         self.can = can
         self._key = offset_key(can)
         self._bb = blackboard_client(f"CanPlaced[{can}]", {self._key: Access.READ})
+        self._timeout = 0.0
+
+    def start(self, ports: Ports) -> None:
+        """Read how long to wait for the cell's outcome."""
+        self._timeout = ports.settings().release_timeout_s
 
     def step(self, ports: Ports) -> Status:
-        """Always SUCCESS."""
+        """SUCCESS once the outcome is recorded; RUNNING while the cell has not reported it yet."""
+        result = ports.cell.result(self.can)
+        if result is None and self.elapsed() <= self._timeout:
+            self.feedback_message = f"waiting for the cell to report where {self.can} ended"
+            return Status.RUNNING
         dx, dy = self._bb.get(self._key) if self._bb.exists(self._key) else (0.0, 0.0)
-        where = ports.cell.outcome(self.can) or "cell outcome not reported yet"
-        detail = f"released over the box at offset [{dx * 1000:.1f}, {dy * 1000:.1f}, 0.0] mm: {where}"
-        ports.report.record(self.can, CanResult.PLACED, detail)
-        ports.log.info(f"{self.can}: placed ({detail})")
+        offset = f"offset [{dx * 1000:.1f}, {dy * 1000:.1f}, 0.0] mm"
+        if result is None:
+            where = f"the cell reported no outcome within {self._timeout:.1f} s"
+        else:
+            where = ports.cell.outcome(self.can) or result
+        if result is not None and result.startswith(IN_BOX_PREFIX):
+            touching = ", touching a wall" if result == "in_box_touching" else ""
+            detail = f"released over the box at {offset}{touching}: {where}"
+            ports.report.record(self.can, CanResult.PLACED, detail)
+            ports.log.info(f"{self.can}: placed ({detail})")
+        else:
+            detail = f"released over the box but {where} (at {offset})"
+            ports.report.record(self.can, CanResult.MISSED, detail)
+            ports.log.warning(f"{self.can}: {detail}")
         self.feedback_message = detail
         return Status.SUCCESS
 
