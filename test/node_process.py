@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 from ros_helpers import ros_env
@@ -35,6 +36,8 @@ class NodeProcess:
         log_dir: where the stderr file goes (a pytest tmp_path).
         params: parameters to pass with ``-p``.
         params_file: a ``--params-file`` to pass.
+        module: run ``python -m <module>`` instead of the console script (a node whose entry point
+            is not built in this tree yet); `executable` is then ignored.
     """
 
     def __init__(
@@ -45,9 +48,11 @@ class NodeProcess:
         log_dir: Path,
         params: dict[str, object] | None = None,
         params_file: Path | None = None,
+        module: str | None = None,
     ) -> None:
         namespace, _, name = fqn.rpartition("/")
-        cmd = [str(EXECUTABLES / executable), "--ros-args"]
+        cmd = [sys.executable, "-m", module] if module else [str(EXECUTABLES / executable)]
+        cmd += ["--ros-args"]
         cmd += ["-r", f"__ns:={namespace or '/'}", "-r", f"__node:={name}"]
         if params_file is not None:
             cmd += ["--params-file", str(params_file)]

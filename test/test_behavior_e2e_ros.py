@@ -14,16 +14,14 @@ import json
 import math
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from node_process import NodeProcess, _param_arg
-from ros_helpers import next_domain_id, ros_env, spin_until
+from node_process import NodeProcess
+from ros_helpers import next_domain_id, spin_until
 
 from salamander_behavior.plan import load_jobs
 from salamander_control import names
@@ -45,38 +43,16 @@ LINE = re.compile(
 )
 
 
-class ModuleProcess(NodeProcess):
+def ModuleProcess(  # noqa: N802 - reads like the class it stands for
+    module: str,
+    fqn: str,
+    domain_id: int,
+    log_dir: Path,
+    params: dict[str, object] | None = None,
+    params_file: Path | None = None,
+) -> NodeProcess:
     """A node started as ``python -m <module>`` (no console script yet), otherwise like NodeProcess."""
-
-    def __init__(
-        self,
-        module: str,
-        fqn: str,
-        domain_id: int,
-        log_dir: Path,
-        params: dict[str, object] | None = None,
-        params_file: Path | None = None,
-    ) -> None:
-        namespace, _, name = fqn.rpartition("/")
-        cmd = [
-            sys.executable,
-            "-m",
-            module,
-            "--ros-args",
-            "-r",
-            f"__ns:={namespace}",
-            "-r",
-            f"__node:={name}",
-        ]
-        if params_file is not None:
-            cmd += ["--params-file", str(params_file)]
-        for key, value in (params or {}).items():
-            cmd += ["-p", _param_arg(key, value)]
-        self.cmd = cmd
-        self.stderr_path = log_dir / f"{name}.stderr.log"
-        env = {**ros_env(domain_id), "RCUTILS_LOGGING_BUFFERED_STREAM": "0", "PYTHONUNBUFFERED": "1"}
-        with open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+    return NodeProcess("", fqn, domain_id, log_dir, params, params_file, module=module)
 
 
 class Arm:

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,13 +16,14 @@ from typing import Any
 
 import pytest
 import rclpy
+from node_process import NodeProcess
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from ros_helpers import next_domain_id, ros_env, spin_until
+from ros_helpers import next_domain_id, spin_until
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, String
 from std_srvs.srv import SetBool
@@ -51,40 +49,18 @@ def joints_for(tcp: tuple[float, float, float]) -> tuple[float, ...]:
     return result.q
 
 
-class CellSimProcess:
+def CellSimProcess(domain_id: int, log_dir: Path) -> NodeProcess:  # noqa: N802 - reads like a class
     """The node as a subprocess (python -m, like the console script); stderr goes to a file."""
-
-    def __init__(self, domain_id: int, log_dir: Path) -> None:
-        ns, _, name = names.CELL_SIM.rpartition("/")
-        self.cmd = [sys.executable, "-m", "salamander_control.nodes.cell_sim", "--ros-args"]
-        self.cmd += ["--params-file", str(CELL_YAML), "-r", f"__ns:={ns}", "-r", f"__node:={name}"]
-        self.stderr_path = log_dir / "cell_sim.stderr.log"
-        env = {**ros_env(domain_id), "RCUTILS_LOGGING_BUFFERED_STREAM": "0", "PYTHONUNBUFFERED": "1"}
-        with open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(self.cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
-
-    def stderr_text(self) -> str:
-        return self.stderr_path.read_text(errors="replace")
-
-    def describe(self) -> str:
-        state = "running" if self.proc.poll() is None else f"exited with {self.proc.returncode}"
-        return f"{' '.join(self.cmd)}\n[{state}] stderr:\n{self.stderr_text()[-4000:]}"
-
-    def stop(self, timeout: float = 10.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=timeout)
-        return self.proc.returncode
+    return NodeProcess(
+        "", names.CELL_SIM, domain_id, log_dir,
+        params_file=CELL_YAML, module="salamander_control.nodes.cell_sim",
+    )
 
 
 class CellPeer:
     """Streams joint states, calls the vacuum, and keeps the newest state, markers and vacuum flag."""
 
-    def __init__(self, domain_id: int, sim: CellSimProcess) -> None:
+    def __init__(self, domain_id: int, sim: NodeProcess) -> None:
         self.sim = sim
         self.context = Context()
         rclpy.init(context=self.context, domain_id=domain_id)
