@@ -26,7 +26,7 @@ class BehaviorSettings:
     release_speed: float = 0.5
     nudge_speed: float = 0.5
     attach_timeout_s: float = 2.0
-    grip_confirm_s: float = 0.2
+    grip_confirm_s: float = 0.5
     release_timeout_s: float = 2.0
     settle_s: float = 0.5
     vacuum_timeout_s: float = 2.0
