@@ -170,7 +170,7 @@ def test_retarget_mid_motion_is_continuous_and_ends_at_the_new_target():
     run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
     new_target = (0.3, 0.12, 0.05, 0.1, 0.2)
     t_retarget = round(0.4 * run.motion.plan.duration, 2)
-    before = run.motion.state(t_retarget)
+    before = run.motion.plan.state_at(t_retarget - DT)  # the plan starts at the first cycle, t = DT
     assert np.linalg.norm(before.velocity[:3]) > 0.05  # really moving when it is retargeted
 
     def retarget_once(t, r):

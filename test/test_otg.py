@@ -132,6 +132,18 @@ def test_a_ruckig_error_returns_the_previous_state_with_a_flag_never_nan() -> No
     assert run_to_end(otg)[-1].position == (0.5, 0.0, 0.0, 0.0, 0.0)  # and it carries on from there
 
 
+def test_a_distance_on_ruckigs_profile_boundary_is_planned_and_reached_exactly() -> None:
+    """Ruckig 0.19.4 raises in its step 1 for 0.06000000000000005 rad at a = 3, j = 30 (= 2 a^3 / j^2)."""
+    start, target = (0.0, 0.0, 0.5, 0.0, 0.0), (0.0, 0.06000000000000005, 1.309, 0.0, 0.0)
+    otg = Otg(LIMITS, DT, start)
+    otg.set_target(target)
+    samples = run_to_end(otg)
+    assert samples[-1].position == target and samples[-1].velocity == (0.0,) * 5
+    assert_within_motion_limits(samples, LIMITS)
+    held = [otg.step() for _ in range(50)]  # at rest exactly on the target: no creeping back and forth
+    assert all(h.position == target and h.velocity == (0.0,) * 5 and not h.error for h in held)
+
+
 # --- TrajectoryCore: deterministic cases --------------------------------------------------------------
 
 

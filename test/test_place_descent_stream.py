@@ -10,6 +10,7 @@ joints' velocity, acceleration and jerk stay within `joint_limit_fraction` x the
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from salamander_control.cartesian_config import MotionConfig, parse_goal
 from salamander_control.cartesian_goal import start_goal
@@ -79,3 +80,64 @@ def test_the_place_descent_stream_is_followed_on_the_line_without_falling_back()
     off_line = np.linalg.norm(rel - np.outer(rel @ d, d), axis=1)
     assert float(np.max(off_line)) <= 5e-4
     assert float(np.linalg.norm(pts[-1] - below)) <= 1e-6
+
+
+def _jittered_run(q_command, q_measured, below, seed: int):
+    """The descent as the live stack runs it; returns (TCP points, stream events, jerk ratios, streamed s).
+
+    The generator's command rests at `q_command` while the sender plans from `q_measured` (the simulated
+    motors trail the command: measured 2.7e-4 and 4.8e-4 rad on the live stack). The sender's 100 Hz
+    ticks wander by up to 1.5 ms and each sample reaches the generator 0.3-4 ms later (measured on the
+    loaded 2-core stack); stamps are the sampled plan times (clock_map.py).
+    """
+    cfg = MotionConfig()
+    arm, limits = cfg.arm, MotionLimits(*cfg.joint_limits)
+    core_cfg = TrajectoryConfig(arm, limits)
+    run = _start(below, cfg, q_measured)
+    core = TrajectoryCore(core_cfg, q_command)
+    rng = np.random.default_rng(seed)
+    ticks = np.arange(0.003, run.motion.plan.duration + 0.1, 0.010)
+    ticks = ticks + rng.uniform(0.0, 0.0015, len(ticks))
+    inbox = []  # (arrival, stamp, joints, velocities)
+    for t in ticks:
+        cycle = run.step(float(t), cfg, q_measured)
+        if cycle.target is not None:
+            inbox.append((t + rng.uniform(0.0003, 0.004), float(t), *cycle.target))
+    inbox.sort(key=lambda m: m[0])
+    jerk = np.array(limits.max_jerk)
+    tcp, events, ratios, streamed, prev = [], [], [], 0, np.zeros(5)
+    for k in range(int((ticks[-1] + 0.5) / DT)):
+        now = (k + 1) * DT  # the core's clock after this step
+        while inbox and inbox[0][0] <= now:
+            _, stamp, joints, qd = inbox.pop(0)
+            core.set_goal(joints, arm, qd, age=now - stamp, stamp=stamp)
+        out = core.step(core_cfg)
+        acc = np.array(core._acceleration)  # noqa: SLF001 - the follower's own acceleration
+        if out.streaming:
+            streamed += 1
+            ratios.append(float(np.max(np.abs(acc - prev) / (jerk * DT))))
+        if out.stream_event:
+            events.append(out.stream_event)
+        prev = acc
+        tcp.append(forward_kinematics(out.position).tcp)
+    return np.array(tcp), events, ratios, streamed * DT
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_descent_from_trailing_measured_joints_with_jittered_timing_is_followed(seed: int) -> None:
+    """Regression: the stream's start was guessed from the command's state and kinked 5-9x the jerk limit.
+
+    Now the sender's first target is its plan's start at rest, which anchors the generator's stream
+    (trajectory_core.STREAM_ANCHOR); only the small offset between command and measured joints fades.
+    """
+    above, below, q_command = _descent()
+    q_measured = tuple(q + d for q, d in zip(q_command, (-2.7e-4, -4.8e-4, 2e-5, 0.0, 0.0), strict=True))
+    tcp, events, ratios, streamed = _jittered_run(q_command, q_measured, below, seed)
+    assert events == []
+    assert max(ratios) <= 2.0  # per-cycle acceleration steps, in jerk limits (the bound is 4)
+    assert streamed >= 0.9 * (len(tcp) * DT - 0.5)
+    d = (below - above) / DESCENT
+    rel = tcp - above
+    off_line = np.linalg.norm(rel - np.outer(rel @ d, d), axis=1)
+    assert float(np.max(off_line)) <= 3e-4  # the 0.16 mm start offset fading, then on the line
+    assert float(np.linalg.norm(tcp[-1] - below)) <= 1e-6

@@ -197,6 +197,55 @@ def test_goals_without_velocities_and_zero_velocity_goals_are_still_reached_at_r
         assert not any(o.streaming for o in outputs) and outputs[0].calculation_us > 0.0  # Ruckig's
 
 
+def test_a_zero_velocity_sample_next_to_the_command_anchors_a_stream_that_ends_there_at_rest() -> None:
+    start = (0.0, 0.0, 0.5, 0.0, 0.0)
+    anchor = (0.0, 0.004, 0.5, 0.0, 0.0)  # within STREAM_ANCHOR: a sender's plan from the measured joints
+    core = TrajectoryCore(CONFIG, start)
+    core.set_goal(anchor, CONFIG.arm, (0.0,) * 5)
+    assert core.streaming
+    outputs = [core.step(CONFIG) for _ in range(600)]
+    assert outputs[-1].position == anchor and outputs[-1].velocity == (0.0,) * 5 and not core.streaming
+    assert not any(o.stream_event for o in outputs)
+    assert_within_limits(np.array([o.position for o in outputs]), start)
+
+
+def test_a_stream_handed_to_ruckig_stays_with_ruckig_until_it_ends() -> None:
+    """Re-joining a running stream from Ruckig's state kinks again: measured as one fallback per sample."""
+    start, target = DESCENTS[1]
+    q_start = solve_ik_pitched(start, 0.0, 0.0).q
+    cfg = MotionConfig(limits=CartesianLimits(linear_velocity=0.3))
+    run, _ = start_goal(parse_goal(target, 0.0, 0.0, "linear", 1.0, "bt"), cfg, 0.0, q_start, None)
+    core = TrajectoryCore(CONFIG, q_start)
+    outputs, sent = [], []
+    for k in range(int((run.motion.plan.duration + 0.5) / DT)):
+        if k % SAMPLE_EVERY == 0:
+            cycle = run.step(k * DT, cfg, q_start)
+            if cycle.target is not None:
+                joints, qd = cycle.target
+                sent.append(joints)
+                n = len(sent)
+                if n == 30:  # one sample whose velocities contradict the path: not followable
+                    qd = tuple(-10.0 * v for v in qd)
+                core.set_goal(joints, CONFIG.arm, qd)
+        outputs.append(core.step(CONFIG))
+    events = [o.stream_event for o in outputs if o.stream_event]
+    assert len(events) == 1 and "cannot be followed" in events[0]
+    first = next(i for i, o in enumerate(outputs) if o.stream_event)
+    assert not any(o.streaming for o in outputs[first:])  # the rest of that stream: Ruckig's
+    assert outputs[-1].position == sent[-1] and outputs[-1].velocity == (0.0,) * 5
+    # The stream ended at rest: the next motion from rest is followed again.
+    run, _ = start_goal(parse_goal(start, 0.0, 0.0, "linear", 1.0, "bt"), cfg, 0.0, core.command, None)
+    followed = []
+    for k in range(int((run.motion.plan.duration + 0.5) / DT)):
+        if k % SAMPLE_EVERY == 0:
+            cycle = run.step(k * DT, cfg, core.command)
+            if cycle.target is not None:
+                core.set_goal(cycle.target[0], CONFIG.arm, cycle.target[1])
+        followed.append(core.step(CONFIG))
+    assert not any(o.stream_event for o in followed)
+    assert sum(o.streaming for o in followed) * DT >= 0.9 * run.motion.plan.duration
+
+
 def test_bad_velocities_and_stream_settings_are_refused() -> None:
     core = TrajectoryCore(CONFIG, (0.0, 0.0, 0.5, 0.0, 0.0))
     for bad in ((math.nan, 0.0, 0.0, 0.0, 0.0), (0.1,) * 4, (math.inf,) * 5):

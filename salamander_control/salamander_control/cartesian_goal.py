@@ -308,7 +308,9 @@ def start_goal(
             f"early fail, no joint target sent for this goal: {check.message}",
             _tcp(meas),
         )
-    return LinearGoalRun(goal, LinearMotion(plan, now, seed, cfg.sampling)), None
+    # From rest the plan starts at the first control cycle (its first target is the start, at rest);
+    # a preemption continues the running motion from `now`.
+    return LinearGoalRun(goal, LinearMotion(plan, now if moving else None, seed, cfg.sampling)), None
 
 
 def _fmt(p: Any) -> str:

@@ -121,12 +121,16 @@ class LinearMotion:
 
     Args:
         plan: the checked plan.
-        t0: the clock time (s, monotonic) the plan starts at.
+        t0: the clock time (s, monotonic) the plan starts at, or None: at its first `step`. A plan from
+            rest starts there, so its first joint target is its start at rest, exactly: the trajectory
+            generator anchors the stream of targets on it, and the curve it follows through them
+            starts without an acceleration kink (a first target already moving would need a guessed
+            join from the arm's state, measured to kink the joints' jerk past the generator's bound).
         joints: the joints at the plan's start (the IK seed of the first cycle).
         sampling: path sampling, for the per-cycle jump bound.
     """
 
-    def __init__(self, plan: LinePlan, t0: float, joints: Any, sampling: PathSampling) -> None:
+    def __init__(self, plan: LinePlan, t0: float | None, joints: Any, sampling: PathSampling) -> None:
         self.plan = plan
         self.t0 = t0
         self.joints = tuple(float(v) for v in joints)
@@ -139,9 +143,13 @@ class LinearMotion:
         """Whether the motion is stopping instead of heading for a goal."""
         return self.plan.brake
 
+    def elapsed(self, now: float) -> float:
+        """Time into the plan at clock time `now`, s (0 until a deferred start's first step)."""
+        return 0.0 if self.t0 is None else now - self.t0
+
     def state(self, now: float) -> CartesianState:
         """The commanded Cartesian state at clock time `now`."""
-        return self.plan.state_at(now - self.t0)
+        return self.plan.state_at(self.elapsed(now))
 
     def step(self, now: float, params: ArmParams) -> MotionStep:
         """Sample the plan at `now` and solve the IK, seeded with the last cycle's joints.
@@ -149,8 +157,10 @@ class LinearMotion:
         A failed or jumping IK (the limits narrowed under a running motion) stops the motion for good:
         no target is produced, so the last sent target, which was feasible, is where the arm stops.
         """
+        if self.t0 is None:
+            self.t0 = now
         state = self.state(now)
-        finished = now - self.t0 >= self.plan.duration
+        finished = self.elapsed(now) >= self.plan.duration
         if self.failed:
             return MotionStep(None, None, state, finished, None)
         pose = state.pose
@@ -226,5 +236,5 @@ class LinearMotion:
 
     def remaining_check(self, now: float, params: ArmParams) -> PathCheck:
         """Check what is left of the plan against `params` (after a live change of the arm limits)."""
-        poses = self.plan.sample_poses(now - self.t0, self.sampling)
+        poses = self.plan.sample_poses(self.elapsed(now), self.sampling)
         return check_poses(poses, params, self.joints, self.sampling, "along the rest of the path")

@@ -31,6 +31,8 @@ from salamander_control.kinematics import NUM_JOINTS
 from salamander_control.kinematics._validate import finite_vector
 
 _ZERO = (0.0,) * NUM_JOINTS
+TARGET_NUDGE = 1e-10
+"""rad; how far a target Ruckig failed on is moved towards the current position for one retry."""
 
 
 @dataclass(frozen=True)
@@ -187,7 +189,13 @@ class Otg:
         """
         self._apply_limits()
         try:
-            result = self._ruckig.update(self._inp, self._out)
+            try:
+                result = self._ruckig.update(self._inp, self._out)
+            except RuckigError:
+                if not self._nudge_target():
+                    raise
+                self._ruckig.reset()
+                result = self._ruckig.update(self._inp, self._out)
         except RuckigError as exc:  # the Python binding raises for invalid input
             text = str(exc).strip()
             return self._failed(text.splitlines()[0].rstrip(": ") if text else "RuckigError")
@@ -212,9 +220,31 @@ class Otg:
             self._inp.current_position = list(position)
             self._inp.current_velocity = list(velocity)
             self._inp.current_acceleration = list(acceleration)
+            if self._target is not None:
+                self._inp.target_position = list(self._target)  # undo a nudge: hold exactly here
         calc = out.calculation_duration if out.new_calculation else 0.0
         self._last = OtgSample(position, velocity, acceleration, calc, result == Result.Finished, "")
         return self._last
+
+    def _nudge_target(self) -> bool:
+        """Move Ruckig's target `TARGET_NUDGE` closer to the current position; False if nothing to nudge.
+
+        Ruckig 0.19.4 fails in its step 1 on distances that sit exactly on the boundary between two
+        profile shapes, within rounding: from rest, 2 a^3 / j^2 (0.06 rad at a = 3, j = 30, e.g.
+        0.06000000000000005 fails, 0.06 does not; test/test_otg.py). A target 1e-10 rad closer is off
+        the boundary; the step that finishes still lands on the exact target (`step`).
+        """
+        if self._target is None:
+            return False
+        current = self._inp.current_position
+        nudged = [
+            t - math.copysign(TARGET_NUDGE, t - c) if abs(t - c) > TARGET_NUDGE else t
+            for t, c in zip(self._target, current, strict=True)
+        ]
+        if nudged == list(self._inp.target_position):
+            return False
+        self._inp.target_position = nudged
+        return True
 
     def _failed(self, why: str) -> OtgSample:
         # A failed calculation can leave Ruckig's stored trajectory half-written while its record of the

@@ -39,7 +39,17 @@ it only ever plans rest-to-rest goals and stops):
   ends there and Ruckig goes to the projected point at rest;
 - no new sample for `stream_timeout` (the sender stopped with a velocity != 0): Ruckig brings the arm
   to rest and back to the newest sample, within the limits: it does not run away;
-- a sample with zero velocity ends the stream: the curve arrives there at rest, exactly.
+- a sample with zero velocity ends the stream: the curve arrives there at rest, exactly;
+- a stream handed to Ruckig for any of these reasons stays with Ruckig (its samples become goals at
+  rest) until it ends (a sample at rest, a goal without velocities, or a pause of `stream_timeout`):
+  re-joining a running stream from Ruckig's state would need a guessed join that kinks again.
+
+Where a stream starts: a sample with zero velocity within `STREAM_ANCHOR` of the command, while no
+stream runs, anchors one (the Cartesian node's first target of a motion from rest is its start, at
+rest). The curve then starts at rest on that sample, and the cubic through it and the next samples is
+exact for a jerk-limited start; the command's small offset (the sender plans from the measured
+joints, which trail the command) fades out by a blend. A stream whose first sample already moves
+starts with a guessed join (`StreamFollower`), which can kink.
 """
 
 from __future__ import annotations
@@ -56,6 +66,10 @@ from salamander_control.otg import MotionLimits, Otg
 from salamander_control.stream_follow import StreamFollower, sample_interval, stream_limit_problem
 
 _ZERO = (0.0,) * NUM_JOINTS
+STREAM_ANCHOR = 0.01
+"""rad; a zero-velocity sample this close to the command (every joint) anchors a stream (module docstring).
+A sender's motion from rest starts at the measured joints, which trail the command by the sender's
+tolerance: 1 mm of TCP is ~3e-3 rad. Farther away, a goal at rest is Ruckig's to reach."""
 STREAM_CLAMP = 1e-5
 """rad; a post-clamp correction of a followed stream up to this size (a curve between two samples on a
 limit bulging across it) keeps following; a larger one hands the arm to Ruckig."""
@@ -185,6 +199,7 @@ class TrajectoryCore:
         self._stream_velocity = _ZERO  # its velocity: a stream that ended at rest cannot time out
         # The stream's newest sample: (cycle-clock time, its stamp or arrival, position, velocity).
         self._stream_last: tuple[float, float, tuple[float, ...], tuple[float, ...]] | None = None
+        self._stream_refused = False  # the running stream was handed to Ruckig: no re-join until it ends
 
     @property
     def delta_time(self) -> float:
@@ -249,8 +264,14 @@ class TrajectoryCore:
         self._goal, self._goal_arm = projected.q, arm
         self._stopping = False
         moved = projected.clamped and projected.amount > ROUNDING
-        if v is None or moved or not (any(v) or self._stream is not None):
+        if self._stream_refused and (
+            v is None or not any(v) or self._time - self._stream_arrival > self._config.stream_timeout
+        ):
+            self._stream_refused = False  # the refused stream ended: the next one may be followed
+        followed = v is not None and (any(v) or self._stream is not None or self._anchors(projected.q))
+        if moved or self._stream_refused or not followed:
             self._stream = None  # reached at rest by Ruckig, from the state it is kept in step with
+            self._stream_arrival = self._time
             return projected
         vmax = self._limits.max_velocity
         v = tuple(min(max(x, -m), m) for x, m in zip(v, vmax, strict=True))
@@ -275,6 +296,10 @@ class TrajectoryCore:
         self._stream.push(when, projected.q, v)
         self._stream_arrival, self._stream_velocity = self._time, v
         return projected
+
+    def _anchors(self, goal: tuple[float, ...]) -> bool:
+        """Whether a zero-velocity sample at `goal` starts a stream (module docstring)."""
+        return all(abs(g - c) <= STREAM_ANCHOR for g, c in zip(goal, self._command, strict=True))
 
     def stop(self) -> None:
         """Decelerate to rest within the motion limits and hold there; the goal becomes that point."""
@@ -367,8 +392,12 @@ class TrajectoryCore:
         return out, ""
 
     def _end_stream(self, why: str) -> str:
-        """Leave the stream; Ruckig takes the arm (from the state it is kept in step with) to the goal."""
+        """Leave the stream; Ruckig takes the arm (from the state it is kept in step with) to the goal.
+
+        Ruckig keeps the rest of this stream (module docstring).
+        """
         self._stream = None
+        self._stream_refused = True
         return why
 
     def _on_error(self, why: str, arm: ArmParams) -> CycleOutput:

@@ -8,7 +8,8 @@ rules, in the order `step` applies them:
    that cancels it). It drops straight down onto the highest solid under its footprint.
 2. **Follow.** A held can keeps the offset from the pad it had when gripped (rotating with the tool yaw)
    and stays upright. Its move is swept against the walls, floor, table and other cans: if it would
-   hit one, it stops at the contact, is knocked off the pad, and drops.
+   hit one, it stops at the contact, is knocked off the pad, and drops. Pushed straight down onto
+   what it stands on, the pad gives by up to `attach_tol_z` before that happens (`_pressed`).
 3. **Grip.** With no can held, the pad grips a can when the vacuum has been on *and* the pad has been on
    that can's top (within `attach_tol_z` of the top, `attach_tol_xy` of the axis, tilt at most
    `attach_max_tilt`) for `attach_settle` s, both without interruption.
@@ -184,6 +185,11 @@ class CellModel:
         return self._grip.can if self._grip else None
 
     @property
+    def grip_offset(self) -> Point | None:
+        """The held can's bottom centre from the pad as gripped (tool frame: turns with the yaw), m."""
+        return self._grip.offset if self._grip else None
+
+    @property
     def contact(self) -> str | None:
         """Id of the can whose top the pad is on (gripped or not yet), or None."""
         return self._contact[0] if self._contact else None
@@ -264,6 +270,7 @@ class CellModel:
         cy, sy = math.cos(pose.tool_yaw), math.sin(pose.tool_yaw)
         target = (pose.tcp[0] + cy * ox - sy * oy, pose.tcp[1] + sy * ox + cy * oy, pose.tcp[2] + oz)
         others = self._others(grip.can)
+        target = self._pressed(c, target, others)
         s, hit = self.geometry.sweep(c.pos, target, others)
         stop = target if hit is None else tuple(c.pos[i] + s * (target[i] - c.pos[i]) for i in range(3))
         if not self.geometry.collisions(stop, others):  # free by construction; belt and braces
@@ -271,6 +278,19 @@ class CellModel:
         if hit is not None:
             self._let_go(grip.can, now, hit)
         self._settle_others(now)
+
+    def _pressed(self, c: _Can, target: Point, others: dict[str, Point]) -> Point:
+        """`target`, unless the pad pushes the can into what it stands on by at most its compliance.
+
+        The pad gives by up to `attach_tol_z` (the same slack it grips with): a pad still settling a
+        millimetre lower after the grip, or putting a can down onto a surface, presses the can onto the
+        solid under it instead of driving it through. Pressed farther than that, the can is knocked off.
+        """
+        floor, _, _ = self.geometry.support((target[0], target[1], c.pos[2]), others)
+        press = floor - target[2]
+        if 0.0 < press <= self.suction.attach_tol_z:
+            return (target[0], target[1], floor)
+        return target
 
     def _let_go(self, can: str, now: float, knocked_by: str | None) -> None:
         self._grip = None

@@ -47,6 +47,7 @@ from salamander_control.cartesian_config import (
     parse_goal,
 )
 from salamander_control.cartesian_goal import GoalRun, Outcome, start_goal
+from salamander_control.clock_map import ClockMap
 from salamander_control.joint_goal import GoalError, joint_vector
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
 from salamander_control.otg import MotionLimits
@@ -163,6 +164,7 @@ class CartesianMotionNode(Node):
             cancel_callback=lambda _handle: CancelResponse.ACCEPT,
         )
         self.create_service(RetargetCartesian, names.RETARGET_CARTESIAN, self._on_retarget)
+        self._clock_map = ClockMap(time.monotonic_ns, lambda: self.get_clock().now().nanoseconds)
         self._timer = self._make_timer(self._binding.snapshot.control_rate)
         self.get_logger().info(
             f"ready: {names.MOVE_CARTESIAN}, {names.RETARGET_CARTESIAN} -> {names.JOINT_TARGET} "
@@ -251,6 +253,7 @@ class CartesianMotionNode(Node):
                 Outcome("aborted", IkStatus.OK, "preempted by a new goal", (math.nan,) * 3)
             )
         self.get_logger().info(f"MoveCartesian {goal.path} goal to {goal.pose[:3]} for {goal.client_id!r}")
+        self._clock_map.calibrate()  # this goal's stamps: plan times on the ROS clock (clock_map.py)
         done = Future()
         self._active = _Active(run, handle, done)
         if self._timer.is_canceled():
@@ -305,7 +308,8 @@ class CartesianMotionNode(Node):
             return
         cfg = self._binding.snapshot
         now = time.monotonic()
-        stamp = self.get_clock().now()  # the instant the sample describes (not after the IK: see below)
+        # The instant the sample describes, from the same clock read as the plan time (clock_map.py).
+        stamp = Time(nanoseconds=self._clock_map.to_other_ns(now), clock_type=self.get_clock().clock_type)
         measured = self._measured(cfg, now)
         if active.handle.is_cancel_requested and not active.run.cancelling:
             active.run.cancel(now, cfg, measured)
