@@ -62,12 +62,12 @@ def parameter_specs() -> list[ParamSpec]:
         read_only=True,
     )
     timeout = ParamSpec(
-        "stream_timeout_s", 0.05,
+        "stream_timeout_s", 0.06,
         "a stream of goals with velocities whose next goal is this late has stopped: the arm comes to rest "
         "at its newest goal (s; a few periods of the sender, longer than stream_delay_s)", 0.005, 1.0,
     )
     delay = ParamSpec(
-        "stream_delay_s", 0.02,
+        "stream_delay_s", 0.03,
         "how far behind a stream of goals with velocities the command follows it (s; longer than the "
         "sender's period plus its latency, shorter than stream_timeout_s)", 0.001, 0.5,
     )
