@@ -39,6 +39,12 @@ from salamander_msgs.action import MoveCartesian
 from salamander_msgs.srv import ArmLease, RetargetCartesian
 
 WARN_THROTTLE_S = 2.0
+REJECT_RETRY_S = 5.0
+"""s; a goal the Cartesian node rejects is sent again for this long before the leaf fails. The tree
+only sends well-formed goals, so a rejection is the node's transient "no joint state yet" (seen at
+start-up under full CPU load: the node's first /joint_states came after the tree's)."""
+REJECT_RETRY_PERIOD = 0.25
+"""s between two sends of a rejected goal."""
 
 
 def _point(target: CartesianTarget) -> Point:
@@ -60,19 +66,24 @@ class RosMotionHandle:
         self._retarget_target: CartesianTarget | None = None
         self._reply: RetargetReply | None = None
         self._send_future: Future | None = None
+        self._first_send = core.clock()
+        self._resend_at: float | None = None  # clock time to send a rejected goal again
         if not core.action.server_is_ready():
             self._final = MotionOutcome(MotionPhase.FAILED, 0, f"no {names.MOVE_CARTESIAN} action server")
             return
-        target = request.target
+        self._send()
+
+    def _send(self) -> None:
+        target = self.request.target
         goal = MoveCartesian.Goal(
             tcp=_point(target),
             tool_pitch=target.tool_pitch,
             tool_yaw=target.tool_yaw,
-            path=request.path.value,
-            speed_scale=request.speed_scale,
-            client_id=core.client_id,
+            path=self.request.path.value,
+            speed_scale=self.request.speed_scale,
+            client_id=self._core.client_id,
         )
-        self._send_future = core.action.send_goal_async(goal, feedback_callback=self._on_feedback)
+        self._send_future = self._core.action.send_goal_async(goal, feedback_callback=self._on_feedback)
 
     def _on_feedback(self, message: Any) -> None:
         self._progress = float(message.feedback.progress)  # one assignment: the leaf reads it on its tick
@@ -81,6 +92,14 @@ class RosMotionHandle:
         """Acceptance, then the result; never waits."""
         if self._final is not None:
             return self._final
+        if self._resend_at is not None:
+            if self._cancel:
+                self._final = MotionOutcome(MotionPhase.FAILED, 0, "cancelled before the goal was accepted")
+                return self._final
+            if self._core.clock() < self._resend_at:
+                return MotionOutcome(MotionPhase.PENDING)
+            self._resend_at = None
+            self._send()
         if self._goal_handle is None:
             assert self._send_future is not None
             if not self._send_future.done():
@@ -88,7 +107,15 @@ class RosMotionHandle:
             handle = self._send_future.result() if self._send_future.exception() is None else None
             if handle is None or not handle.accepted:
                 why = f"goal rejected by {names.CARTESIAN_MOTION_NODE} (its log says why)"
-                self._final = MotionOutcome(MotionPhase.FAILED, 0, why)
+                now = self._core.clock()
+                if not self._cancel and now - self._first_send < REJECT_RETRY_S:
+                    self._core.node.get_logger().warning(
+                        f"{why}; sending it again for up to {REJECT_RETRY_S:.0f} s",
+                        throttle_duration_sec=WARN_THROTTLE_S,
+                    )
+                    self._resend_at = now + REJECT_RETRY_PERIOD
+                    return MotionOutcome(MotionPhase.PENDING)
+                self._final = MotionOutcome(MotionPhase.FAILED, 0, f"{why}, for {REJECT_RETRY_S:.0f} s")
                 return self._final
             self._goal_handle = handle
             self._result_future = handle.get_result_async()
