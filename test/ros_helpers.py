@@ -44,3 +44,77 @@ def spin_until(executor: Executor, predicate: Callable[[], bool], timeout: float
             return False
         executor.spin_once(timeout_sec=min(0.05, remaining))
     return True
+
+
+class RosPeer:
+    """The test's side of a ROS graph: its own context, node and executor in one domain, and a parameter
+    client for the node under test. Every failed wait says what it waited for and shows `describe()`
+    (the logs of the processes under test).
+
+    Args:
+        domain_id: the test's ROS_DOMAIN_ID.
+        name: this peer's node name.
+        target: fully qualified name of the node whose parameters `set_param`/`get_param` reach.
+        describe: returns the processes' logs for failure messages.
+        timeout: default bound of every wait, s.
+    """
+
+    def __init__(
+        self, domain_id: int, name: str, target: str, describe: Callable[[], str], timeout: float = 30.0
+    ) -> None:
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.node import Node
+        from rclpy.parameter_client import AsyncParameterClient
+
+        self.context = Context()
+        rclpy.init(context=self.context, domain_id=domain_id)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.node = Node(name, context=self.context)
+        self.executor.add_node(self.node)
+        self.params = AsyncParameterClient(self.node, target)
+        self.describe = describe
+        self.timeout = timeout
+
+    def spin_until(self, predicate: Callable[[], bool], timeout: float | None = None) -> bool:
+        """Spin until `predicate()`; False when the timeout passes first."""
+        return spin_until(self.executor, predicate, self.timeout if timeout is None else timeout)
+
+    def wait(self, predicate: Callable[[], bool], what: str, timeout: float | None = None) -> None:
+        """Spin until `predicate()`, or fail the test saying what never happened."""
+        assert self.spin_until(predicate, timeout), f"timed out waiting for {what}\n{self.describe()}"
+
+    def answer(self, future, what: str):
+        """The result of `future` (a service or action call), waited for."""
+        self.wait(future.done, what)
+        return future.result()
+
+    def set_params(self, values: dict[str, object], atomically: bool = False):
+        """Set parameters of the target node; its SetParametersResult(s) (typed from the Python values)."""
+        from rclpy.parameter import Parameter
+
+        self.wait(self.params.services_are_ready, "the parameter services")
+        params = [Parameter(k, value=v) for k, v in values.items()]
+        call = self.params.set_parameters_atomically if atomically else self.params.set_parameters
+        reply = self.answer(call(params), "the set_parameters answer")
+        return reply.result if atomically else reply.results
+
+    def set_param(self, name: str, value: object):
+        """Set one parameter; its SetParametersResult (successful, reason)."""
+        return self.set_params({name: value})[0]
+
+    def get_param(self, name: str):
+        """The target node's parameter value, as a Python value."""
+        from rclpy.parameter import parameter_value_to_python
+
+        self.wait(self.params.services_are_ready, "the parameter services")
+        reply = self.answer(self.params.get_parameters([name]), "the get_parameters answer")
+        return parameter_value_to_python(reply.values[0])
+
+    def close(self) -> None:
+        """Destroy the node and shut the context down."""
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+        self.executor.shutdown()
+        self.context.try_shutdown()

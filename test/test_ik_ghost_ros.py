@@ -12,15 +12,9 @@ import math
 import time
 
 import pytest
-import rclpy
 from builtin_interfaces.msg import Time
 from node_process import NodeProcess
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
-from rclpy.parameter import Parameter
-from rclpy.parameter_client import AsyncParameterClient
-from ros_helpers import next_domain_id, spin_until
+from ros_helpers import RosPeer, next_domain_id
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -43,16 +37,12 @@ def rgba(marker: Marker) -> tuple[float, ...]:
     return (marker.color.r, marker.color.g, marker.color.b, marker.color.a)
 
 
-class GhostPeer:
+class GhostPeer(RosPeer):
     """Publishes joint states to the ghost and collects its outputs, keyed by stamp."""
 
     def __init__(self, domain_id: int, proc: NodeProcess) -> None:
+        super().__init__(domain_id, "ik_ghost_test_peer", names.IK_GHOST_NODE, proc.describe, TIMEOUT)
         self.proc = proc
-        self.context = Context()
-        rclpy.init(context=self.context, domain_id=domain_id)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.node = Node("ik_ghost_test_peer", context=self.context)
-        self.executor.add_node(self.node)
         self.pub = self.node.create_publisher(JointState, names.JOINT_STATES, 10)
         self.statuses: dict[tuple[int, int], IkStatusMsg] = {}
         self.status_order: list[tuple[int, int]] = []
@@ -61,7 +51,6 @@ class GhostPeer:
         self.node.create_subscription(IkStatusMsg, names.GHOST_STATUS, self._on_status, 100)
         self.node.create_subscription(JointState, names.GHOST_JOINT_STATE, self._on_ghost_joints, 100)
         self.node.create_subscription(MarkerArray, names.GHOST_MARKERS, self._on_markers, 100)
-        self.params = AsyncParameterClient(self.node, names.IK_GHOST_NODE)
         self._ms = itertools.count(1)
         assert self.spin_until(lambda: self.pub.get_subscription_count() > 0), "ghost never subscribed"
 
@@ -75,9 +64,6 @@ class GhostPeer:
     def _on_markers(self, msg: MarkerArray) -> None:
         if msg.markers:
             self.markers[key(msg.markers[0].header.stamp)] = msg
-
-    def spin_until(self, predicate, timeout: float = TIMEOUT) -> bool:
-        return spin_until(self.executor, predicate, timeout)
 
     def stamp(self, back_ms: int = 0) -> Time:
         """A stamp 1 ms after the previous one (or `back_ms` before it: an out-of-order message)."""
@@ -103,18 +89,6 @@ class GhostPeer:
         k = key(msg.header.stamp)
         assert self.publish_until(msg, lambda: k in self.statuses), self.proc.describe()
         return self.statuses[k]
-
-    def set_param(self, name: str, value: float):
-        assert self.spin_until(self.params.services_are_ready), self.proc.describe()
-        future = self.params.set_parameters([Parameter(name, Parameter.Type.DOUBLE, value)])
-        assert self.spin_until(future.done), self.proc.describe()
-        return future.result().results[0]
-
-    def close(self) -> None:
-        self.executor.remove_node(self.node)
-        self.node.destroy_node()
-        self.executor.shutdown()
-        self.context.try_shutdown()
 
 
 @pytest.fixture(scope="module")

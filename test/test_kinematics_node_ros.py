@@ -9,16 +9,10 @@ from __future__ import annotations
 import math
 
 import pytest
-import rclpy
 import yaml
 from geometry_msgs.msg import Point
 from node_process import REPO, NodeProcess
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
-from rclpy.parameter import Parameter
-from rclpy.parameter_client import AsyncParameterClient
-from ros_helpers import next_domain_id, spin_until
+from ros_helpers import RosPeer, next_domain_id
 
 from salamander_control import names
 from salamander_control.kinematics import REST_POSTURE, ArmParams, forward_kinematics
@@ -34,27 +28,18 @@ FEASIBLE = (0.4, 0.3, 0.7, -0.2, 1.1)
 NAMES = ["base_yaw", "shoulder_pitch", "beam_pitch", "wrist_pitch", "wrist_yaw"]
 
 
-class Peer:
+class Peer(RosPeer):
     """A test node in one domain with clients for the kinematics node's services and parameters."""
 
     def __init__(self, domain_id: int, proc: NodeProcess) -> None:
+        super().__init__(domain_id, "kinematics_test_peer", names.KINEMATICS_NODE, proc.describe, TIMEOUT)
         self.proc = proc
-        self.context = Context()
-        rclpy.init(context=self.context, domain_id=domain_id)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.node = Node("kinematics_test_peer", context=self.context)
-        self.executor.add_node(self.node)
         self.ik = self.node.create_client(SolveIk, names.SOLVE_IK)
         self.fk = self.node.create_client(ComputeFk, names.COMPUTE_FK)
-        self.params = AsyncParameterClient(self.node, names.KINEMATICS_NODE)
-
-    def wait(self, future):
-        assert spin_until(self.executor, future.done, TIMEOUT), f"no answer\n{self.proc.describe()}"
-        return future.result()
 
     def call(self, client, request):
-        assert spin_until(self.executor, client.service_is_ready, TIMEOUT), self.proc.describe()
-        return self.wait(client.call_async(request))
+        self.wait(client.service_is_ready, f"the {client.srv_name} service")
+        return self.answer(client.call_async(request), f"the {client.srv_name} answer")
 
     def solve(self, q=None, seed=(), branch="", **fields) -> SolveIk.Response:
         if q is not None:
@@ -62,20 +47,6 @@ class Peer:
             fields = dict(tcp=tuple_to_point(pose.tcp), tool_pitch=pose.tool_pitch, tool_yaw=pose.tool_yaw)
         return self.call(self.ik, SolveIk.Request(seed=list(seed), branch=branch, **fields))
 
-    def set_param(self, name: str, value: float):
-        assert spin_until(self.executor, self.params.services_are_ready, TIMEOUT), self.proc.describe()
-        future = self.params.set_parameters([Parameter(name, Parameter.Type.DOUBLE, value)])
-        return self.wait(future).results[0]
-
-    def get_param(self, name: str) -> float:
-        assert spin_until(self.executor, self.params.services_are_ready, TIMEOUT), self.proc.describe()
-        return self.wait(self.params.get_parameters([name])).values[0].double_value
-
-    def close(self) -> None:
-        self.executor.remove_node(self.node)
-        self.node.destroy_node()
-        self.executor.shutdown()
-        self.context.try_shutdown()
 
 
 def start_peer(tmp_path, params_file=None) -> tuple[NodeProcess, Peer]:
@@ -141,7 +112,7 @@ def test_alpha_max_is_live_and_bad_values_are_refused(peer):
     assert peer.set_param("alpha_max", 1.30).successful
     # Accepted with a warning. rclpy drops the reason of a successful set, so the warning is in the log.
     warning = "no longer admit the rest posture"
-    assert spin_until(peer.executor, lambda: warning in peer.proc.stderr_text(), 5.0), peer.proc.describe()
+    peer.wait(lambda: warning in peer.proc.stderr_text(), f"the warning {warning!r}", 5.0)
     assert peer.solve(q=REST_POSTURE).reason == "coupled_limit"  # the very next request uses it
 
     for bad in (math.nan, 3.0, -0.1):

@@ -9,22 +9,16 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import pytest
-import rclpy
 import yaml
 from node_process import REPO, NodeProcess
-from rclpy.context import Context
 from rclpy.duration import Duration
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
-from rclpy.parameter import Parameter, parameter_value_to_python
-from rclpy.parameter_client import AsyncParameterClient
 from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy
 from rclpy.time import Time
-from ros_helpers import next_domain_id, spin_until
+from ros_helpers import RosPeer, next_domain_id, spin_until
 from sensor_msgs.msg import JointState
 from std_msgs.msg import UInt64
 
@@ -65,16 +59,13 @@ def beta(q: Sequence[float]) -> float:
     return q[1] - q[2]
 
 
-class ArmUnderTest:
+class ArmUnderTest(RosPeer):
     """The test's side of the stack: goal publisher, lease and parameter clients, state recorders."""
 
     def __init__(self, domain_id: int, procs: list[NodeProcess]) -> None:
+        name = "trajectory_generator_test"
+        super().__init__(domain_id, name, names.TRAJECTORY_GENERATOR, self._logs, TIMEOUT)
         self.procs = procs
-        self.context = Context()
-        rclpy.init(context=self.context, domain_id=domain_id)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.node = Node("trajectory_generator_test", context=self.context)
-        self.executor.add_node(self.node)
         self.states: list[State] = []
         self.stop_hits: int | None = None
         self.lease_state: LeaseState | None = None
@@ -86,7 +77,6 @@ class ArmUnderTest:
         self._cmd_sub = node.create_subscription(JointState, names.JOINT_COMMAND, self._on_command, 10)
         self.goals = node.create_publisher(JointState, names.JOINT_TARGET, 10)
         self.lease_client = node.create_client(ArmLease, names.LEASE_SERVICE)
-        self.params = AsyncParameterClient(node, names.TRAJECTORY_GENERATOR)
         self._heartbeat_timer = None
         self.clients: list[str] = []
 
@@ -107,12 +97,8 @@ class ArmUnderTest:
         self.commands += 1
 
     # --- helpers ---
-    def describe(self) -> str:
+    def _logs(self) -> str:
         return "\n".join(p.describe() for p in self.procs)
-
-    def wait(self, predicate: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
-        ok = spin_until(self.executor, predicate, timeout)
-        assert ok, f"timed out waiting for {what}\n{self.describe()}"
 
     def wait_ready(self) -> None:
         """Both nodes up: the generator commands (so it started from /joint_states) and hears goals."""
@@ -183,26 +169,6 @@ class ArmUnderTest:
         if self._heartbeat_timer is not None:
             self.node.destroy_timer(self._heartbeat_timer)
             self._heartbeat_timer = None
-
-    def set_params(self, values: dict[str, object], atomically: bool = False):
-        self.wait(self.params.services_are_ready, "the parameter services")
-        params = [Parameter(k, value=v) for k, v in values.items()]
-        call = self.params.set_parameters_atomically if atomically else self.params.set_parameters
-        future = call(params)
-        self.wait(future.done, "the set_parameters answer")
-        return future.result().result if atomically else future.result().results
-
-    def get_param(self, name: str):
-        self.wait(self.params.services_are_ready, "the parameter services")
-        future = self.params.get_parameters([name])
-        self.wait(future.done, "the get_parameters answer")
-        return parameter_value_to_python(future.result().values[0])
-
-    def close(self) -> None:
-        self.executor.remove_node(self.node)
-        self.node.destroy_node()
-        self.executor.shutdown()
-        self.context.try_shutdown()
 
 
 @pytest.fixture(scope="module")
