@@ -28,7 +28,7 @@ from salamander_control.kinematics import (
     within_limits,
 )
 from salamander_control.otg import MotionLimits
-from salamander_control.stream_follow import StreamFollower
+from salamander_control.stream_follow import StreamFollower, stream_limit_problem
 from salamander_control.trajectory_core import TrajectoryConfig, TrajectoryCore
 
 LIMITS = MotionLimits()
@@ -244,6 +244,16 @@ def test_a_stream_handed_to_ruckig_stays_with_ruckig_until_it_ends() -> None:
         followed.append(core.step(CONFIG))
     assert not any(o.stream_event for o in followed)
     assert sum(o.streaming for o in followed) * DT >= 0.9 * run.motion.plan.duration
+
+
+def test_a_refused_stream_command_says_which_limit_and_by_how_much() -> None:
+    zero = (0.0,) * 5
+    jump = (0.0, 0.004, 0.0, 0.0, 0.0)  # 4 mm-rad in one 2 ms cycle: 2 rad/s, with a velocity of 0.2
+    why = stream_limit_problem(jump, (0.0, 0.2, 0.0, 0.0, 0.0), zero, zero, zero, LIMITS, DT)
+    assert why == "joint 1 moves 0.00400 rad in one cycle, 2.000 rad/s, over its limit 1.0"
+    why = stream_limit_problem(zero, (0.0, 0.0, 1.2, 0.0, 0.0), zero, zero, zero, LIMITS, DT)
+    assert why == "joint 2 velocity 1.200 rad/s over its limit 1.0"
+    assert stream_limit_problem(zero, zero, zero, zero, zero, LIMITS, DT) == ""
 
 
 def test_bad_velocities_and_stream_settings_are_refused() -> None:

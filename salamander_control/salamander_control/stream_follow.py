@@ -317,8 +317,12 @@ def stream_limit_problem(
     for i in range(len(position)):
         vmax, amax, jmax = limits.max_velocity[i], limits.max_acceleration[i], limits.max_jerk[i]
         v, a = velocity[i], acceleration[i]
-        if abs(v) > vmax * tol or abs(position[i] - previous[i]) > vmax * dt * tol:
+        if abs(v) > vmax * tol:
             return f"joint {i} velocity {v:.3f} rad/s over its limit {vmax}"
+        step = position[i] - previous[i]
+        if abs(step) > vmax * dt * tol:  # the curve jumped (a blend, a late sample): as fast as step / dt
+            rate = step / dt
+            return f"joint {i} moves {step:.5f} rad in one cycle, {rate:.3f} rad/s, over its limit {vmax}"
         if abs(a) > amax * tol:
             return f"joint {i} acceleration {a:.3f} rad/s^2 over its limit {amax}"
         if abs(a - previous_acceleration[i]) > STREAM_JERK_SLACK * jmax * dt * tol:
