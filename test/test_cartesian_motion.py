@@ -193,6 +193,28 @@ def test_retarget_mid_motion_is_continuous_and_ends_at_the_new_target():
     assert np.max(steps) < 0.1  # joint targets 10 ms apart never jump
 
 
+def test_a_retarget_after_the_plan_ended_starts_with_a_target_at_rest_where_it_ended():
+    """The generator anchors a stream on a target at rest (trajectory_core.STREAM_ANCHOR); a new plan from
+    rest must start with one, or its first moving target needs a guessed join that kinks the joints."""
+    goal = parse_goal((0.35, -0.1, 0.0), 0.0, 0.0, "linear", 1.0, "bt")
+    run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
+    first = run.step(0.5, CFG, Q_START).target
+    assert first is not None and first[1] == (0.0,) * 5  # a new goal from rest: its start, at rest
+    t, last = 0.5, first
+    while t < 0.5 + run.motion.plan.duration + 0.05:  # to the end; the measured arm "never arrives"
+        t += DT
+        cycle = run.step(t, CFG, Q_START)
+        last = cycle.target or last
+        assert cycle.outcome is None
+    ok, _, message = run.retarget((0.33, -0.08, 0.02, 0.0, 0.0), t, CFG)
+    assert ok, message
+    anchor = run.step(t + 0.004, CFG, Q_START).target
+    assert anchor is not None and anchor[1] == (0.0,) * 5
+    np.testing.assert_allclose(anchor[0], last[0], atol=1e-12)
+    moving = run.step(t + 0.014, CFG, Q_START).target
+    assert moving is not None and any(moving[1])
+
+
 def test_infeasible_retarget_is_refused_and_the_motion_continues_to_the_old_target():
     goal = parse_goal((0.3, 0.12, 0.04), 0.0, 0.0, "linear", 1.0, "bt")
     run, _ = start_goal(goal, CFG, 0.0, Q_START, None)

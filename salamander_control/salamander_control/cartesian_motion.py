@@ -219,7 +219,8 @@ class LinearMotion:
             self.state(now), goal, limits, params, self.joints, self.sampling, joint_limits
         )
         if plan is not None:
-            self.plan, self.t0 = plan, now
+            # From rest (the old plan had ended) the new one starts at its first cycle, like a new goal.
+            self.plan, self.t0 = plan, None if plan.start.is_at_rest else now
         return check
 
     def brake(self, now: float) -> None:
