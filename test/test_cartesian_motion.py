@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kin_strategies import feasible_joints
+from line_metrics import line_deviation
 
 from salamander_control.cartesian_config import GoalRejected, MotionConfig, build_motion_config, parse_goal
 from salamander_control.cartesian_goal import JointGoalRun, LinearGoalRun, start_goal
@@ -33,13 +34,6 @@ DT = 0.01
 def pose_of(q, params=CFG.arm):
     fk = forward_kinematics(q, params)
     return np.array([*fk.tcp, fk.tool_pitch, fk.tool_yaw])
-
-
-def line_deviation(points, a, b):
-    """Largest distance of points (N, 3) from the segment a-b."""
-    d = (b - a) / np.linalg.norm(b - a)
-    rel = points - a
-    return float(np.max(np.linalg.norm(rel - np.outer(rel @ d, d), axis=1)))
 
 
 def run_to_end(run, cfg=CFG, q=Q_START, t=0.0, limit=20.0, on_cycle=None, dt=DT):

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import yaml
 from geometry_msgs.msg import Point
+from line_metrics import line_deviation
 from node_process import NodeProcess
 from rclpy.time import Time
 from ros_helpers import spin_until
@@ -31,12 +32,6 @@ HOUSING_GOAL = (0.06, -0.12, 0.04)
 
 def tcp_of(q):
     return np.array(forward_kinematics(q).tcp)
-
-
-def line_deviation(points, a, b):
-    d = (b - a) / np.linalg.norm(b - a)
-    rel = points - a
-    return float(np.max(np.linalg.norm(rel - np.outer(rel @ d, d), axis=1)))
 
 
 def test_config_yaml_lists_every_parameter_with_its_default():

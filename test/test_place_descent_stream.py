@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from line_metrics import line_deviation
 
 from salamander_control.cartesian_config import MotionConfig, parse_goal
 from salamander_control.cartesian_goal import start_goal
@@ -75,10 +76,7 @@ def test_the_place_descent_stream_is_followed_on_the_line_without_falling_back()
     assert events == []  # never handed to Ruckig
     assert streamed * DT >= 0.9 * run.motion.plan.duration  # the descent really was followed as a stream
     pts = np.array(tcp)
-    d = (below - above) / DESCENT
-    rel = pts - above
-    off_line = np.linalg.norm(rel - np.outer(rel @ d, d), axis=1)
-    assert float(np.max(off_line)) <= 5e-4
+    assert line_deviation(pts, above, below) <= 5e-4
     assert float(np.linalg.norm(pts[-1] - below)) <= 1e-6
 
 
@@ -136,8 +134,5 @@ def test_the_descent_from_trailing_measured_joints_with_jittered_timing_is_follo
     assert events == []
     assert max(ratios) <= 2.0  # per-cycle acceleration steps, in jerk limits (the bound is 4)
     assert streamed >= 0.9 * (len(tcp) * DT - 0.5)
-    d = (below - above) / DESCENT
-    rel = tcp - above
-    off_line = np.linalg.norm(rel - np.outer(rel @ d, d), axis=1)
-    assert float(np.max(off_line)) <= 3e-4  # the 0.16 mm start offset fading, then on the line
+    assert line_deviation(tcp, above, below) <= 3e-4  # the 0.16 mm start offset fading, then on the line
     assert float(np.linalg.norm(tcp[-1] - below)) <= 1e-6

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kin_strategies import feasible_joints
+from line_metrics import line_deviation
 
 from salamander_control.cartesian_config import MotionConfig, parse_goal
 from salamander_control.cartesian_goal import start_goal
@@ -43,13 +44,6 @@ Q_START = (0.2, 0.1, 0.6, 0.1, 0.0)
 
 def tcp(q) -> np.ndarray:
     return np.array(forward_kinematics(q).tcp)
-
-
-def line_deviation(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-    """Largest distance of points (N, 3) from the line through a and b, m."""
-    d = (b - a) / np.linalg.norm(b - a)
-    rel = points - a
-    return float(np.max(np.linalg.norm(rel - np.outer(rel @ d, d), axis=1)))
 
 
 def stream_line(q_start, target, speed, streamed=True, stop_after=None, latency=None, pitch=0.0, yaw=0.0):
@@ -209,6 +203,27 @@ def test_a_zero_velocity_sample_next_to_the_command_anchors_a_stream_that_ends_t
     assert_within_limits(np.array([o.position for o in outputs]), start)
 
 
+def _drive(run, cfg, core, corrupt_sample: int | None = None) -> tuple[list, list]:
+    """Step a Cartesian goal run (100 Hz, exact timing, arm at its start) into `core` (500 Hz) to its end.
+
+    `corrupt_sample` (1-based) is sent with velocities that contradict the path (x -10). Returns (the core's
+    outputs, the joints sent).
+    """
+    q_measured = core.command
+    outputs, sent = [], []
+    for k in range(int((run.motion.plan.duration + 0.5) / DT)):
+        if k % SAMPLE_EVERY == 0:
+            cycle = run.step(k * DT, cfg, q_measured)
+            if cycle.target is not None:
+                joints, qd = cycle.target
+                sent.append(joints)
+                if len(sent) == corrupt_sample:
+                    qd = tuple(-10.0 * v for v in qd)
+                core.set_goal(joints, CONFIG.arm, qd)
+        outputs.append(core.step(CONFIG))
+    return outputs, sent
+
+
 def test_a_stream_handed_to_ruckig_stays_with_ruckig_until_it_ends() -> None:
     """Re-joining a running stream from Ruckig's state kinks again: measured as one fallback per sample."""
     start, target = DESCENTS[1]
@@ -216,18 +231,7 @@ def test_a_stream_handed_to_ruckig_stays_with_ruckig_until_it_ends() -> None:
     cfg = MotionConfig(limits=CartesianLimits(linear_velocity=0.3))
     run, _ = start_goal(parse_goal(target, 0.0, 0.0, "linear", 1.0, "bt"), cfg, 0.0, q_start, None)
     core = TrajectoryCore(CONFIG, q_start)
-    outputs, sent = [], []
-    for k in range(int((run.motion.plan.duration + 0.5) / DT)):
-        if k % SAMPLE_EVERY == 0:
-            cycle = run.step(k * DT, cfg, q_start)
-            if cycle.target is not None:
-                joints, qd = cycle.target
-                sent.append(joints)
-                n = len(sent)
-                if n == 30:  # one sample whose velocities contradict the path: not followable
-                    qd = tuple(-10.0 * v for v in qd)
-                core.set_goal(joints, CONFIG.arm, qd)
-        outputs.append(core.step(CONFIG))
+    outputs, sent = _drive(run, cfg, core, corrupt_sample=30)  # not followable from there on
     events = [o.stream_event for o in outputs if o.stream_event]
     assert len(events) == 1 and "cannot be followed" in events[0]
     first = next(i for i, o in enumerate(outputs) if o.stream_event)
@@ -235,13 +239,7 @@ def test_a_stream_handed_to_ruckig_stays_with_ruckig_until_it_ends() -> None:
     assert outputs[-1].position == sent[-1] and outputs[-1].velocity == (0.0,) * 5
     # The stream ended at rest: the next motion from rest is followed again.
     run, _ = start_goal(parse_goal(start, 0.0, 0.0, "linear", 1.0, "bt"), cfg, 0.0, core.command, None)
-    followed = []
-    for k in range(int((run.motion.plan.duration + 0.5) / DT)):
-        if k % SAMPLE_EVERY == 0:
-            cycle = run.step(k * DT, cfg, core.command)
-            if cycle.target is not None:
-                core.set_goal(cycle.target[0], CONFIG.arm, cycle.target[1])
-        followed.append(core.step(CONFIG))
+    followed, _ = _drive(run, cfg, core)
     assert not any(o.stream_event for o in followed)
     assert sum(o.streaming for o in followed) * DT >= 0.9 * run.motion.plan.duration
 

@@ -196,7 +196,7 @@ class TrajectoryCore:
         self._stopping = False
         self._time = 0.0  # the cycle clock: time of the last command, s
         self._stream: StreamFollower | None = None
-        self._stream_arrival = 0.0  # cycle-clock time the newest streamed sample arrived
+        self._stream_arrival = 0.0  # cycle-clock time the newest goal arrived (of a stream: its sample)
         self._stream_velocity = _ZERO  # its velocity: a stream that ended at rest cannot time out
         # The stream's newest sample: (cycle-clock time, its stamp or arrival, position, velocity).
         self._stream_last: tuple[float, float, tuple[float, ...], tuple[float, ...]] | None = None
