@@ -81,7 +81,9 @@ class RosPeer:
         """Spin until `predicate()`; False when the timeout passes first."""
         return spin_until(self.executor, predicate, self.timeout if timeout is None else timeout)
 
-    def wait(self, predicate: Callable[[], bool], what: str, timeout: float | None = None) -> None:
+    def wait(
+        self, predicate: Callable[[], bool], what: str = "a condition", timeout: float | None = None
+    ) -> None:
         """Spin until `predicate()`, or fail the test saying what never happened."""
         assert self.spin_until(predicate, timeout), f"timed out waiting for {what}\n{self.describe()}"
 

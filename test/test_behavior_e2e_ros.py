@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from node_process import NodeProcess
-from ros_helpers import next_domain_id, spin_until
+from ros_helpers import RosPeer, next_domain_id
 
 from salamander_behavior.plan import load_jobs
 from salamander_control import names
@@ -89,16 +89,11 @@ def arm(tmp_path_factory):
     print(stack.describe())
 
 
-class Run:
+class Run(RosPeer):
     """One test's cell and behaviour server, plus the test's node playing the operator."""
 
     def __init__(self, arm: Arm, log_dir: Path, cans: int, **params: Any) -> None:
-        import rclpy
         from geometry_msgs.msg import Twist
-        from rclpy.context import Context
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.node import Node
-        from rclpy.parameter_client import AsyncParameterClient
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from std_msgs.msg import Bool, String
 
@@ -138,11 +133,8 @@ class Run:
             log_dir,
             bt_params,
         )
-        self.context = Context()
-        rclpy.init(context=self.context, domain_id=arm.domain_id)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.node = Node("behavior_e2e_operator", context=self.context)
-        self.executor.add_node(self.node)
+        name = "behavior_e2e_operator"
+        super().__init__(arm.domain_id, name, names.BEHAVIOR_SERVER, self.describe, STEP_TIMEOUT)
         self.state: dict[str, Any] | None = None
         self.tree = ""
         self.node.create_subscription(String, names.CELL_STATE, self._on_state, 10)
@@ -152,7 +144,6 @@ class Run:
         self.node.create_subscription(String, names.BEHAVIOR_TREE, self._on_tree, latched)
         self.jog_pub = self.node.create_publisher(Twist, names.OPERATOR_JOG, 10)
         self.confirm_pub = self.node.create_publisher(Bool, names.OPERATOR_CONFIRM, 10)
-        self.params = AsyncParameterClient(self.node, names.BEHAVIOR_SERVER)
         self._twist = Twist()
         self._jogs_left = 0
         self.node.create_timer(0.05, self._publish_jog)  # `ros2 topic pub -r 20` while jogging
@@ -172,11 +163,8 @@ class Run:
     def describe(self) -> str:
         return f"{self.bt.describe()}\n{self.cell.describe()}\n--- tree:\n{self.tree}\n{self.arm.describe()}"
 
-    def wait(self, predicate, timeout: float = STEP_TIMEOUT) -> None:
-        assert spin_until(self.executor, predicate, timeout), self.describe()
-
     def wait_log(self, text: str, timeout: float = STEP_TIMEOUT) -> None:
-        self.wait(lambda: text in self.bt.stderr_text(), timeout)
+        self.wait(lambda: text in self.bt.stderr_text(), f"{text!r} in the behaviour server's log", timeout)
 
     def offset_shown(self, name: str) -> float:
         """x of the offset ManualAdjust[name] shows in the tree snapshot while waiting (mm), else -inf."""
@@ -188,7 +176,7 @@ class Run:
     def wait_run_end(self, timeout: float = RUN_TIMEOUT) -> str:
         """Wait for the run to end either way; returns the node's last line about it."""
         ends = re.compile(r"\]: (run (complete|stopped): .*)")
-        self.wait(lambda: ends.search(self.bt.stderr_text()) is not None, timeout)
+        self.wait(lambda: ends.search(self.bt.stderr_text()) is not None, "the end of the run", timeout)
         return ends.search(self.bt.stderr_text())[1]
 
     def adjust_lines(self) -> list[re.Match]:
@@ -205,22 +193,12 @@ class Run:
         self.wait(lambda: self.confirm_pub.get_subscription_count() > 0)
         self.confirm_pub.publish(self._bool(data=value))
 
-    def set_param(self, name: str, value: Any):
-        from rclpy.parameter import Parameter
-
-        self.wait(lambda: self.params.services_are_ready())
-        future = self.params.set_parameters([Parameter(name, value=value)])
-        self.wait(future.done)
-        return future.result().results[0]
-
     def can(self, can_id: str) -> dict[str, Any]:
         assert self.state is not None, self.describe()
         return next(c for c in self.state["cans"] if c["id"] == can_id)
 
     def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.context.try_shutdown()
+        super().close()
         self.bt.stop()
         self.cell.stop()
 
