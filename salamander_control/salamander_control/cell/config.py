@@ -1,8 +1,8 @@
 """The simulated work cell's configuration: table, cans, box, suction; one table of parameters.
 
-`PARAMETERS` is the single source of every cell parameter's default, range and description. The node
-turns it into ParamSpecs (read-only where a run-time change makes no sense: a can cannot teleport, a box
-cannot grow), and `load_cell_config` reads the same names from a ROS params file
+`PARAMETERS` is the single source of every cell parameter's default, range and description: the node
+declares these ParamSpecs as they are (read-only where a run-time change makes no sense: a can cannot
+teleport, a box cannot grow), and `load_cell_config` reads the same names from a ROS params file
 (`config/cell.yaml`, section ``/salamander/cell_sim``), so the simulator and the behaviour tree, which
 reads the file with `salamander_control.cell.targets`, can never disagree about the cell.
 
@@ -23,66 +23,67 @@ from typing import Any
 import yaml
 
 from salamander_control.kinematics import ArmParams
+from salamander_control.param_spec import ParamSpec
 
 NODE_FQN = "/salamander/cell_sim"
 """The node, and the section of the params file the loader reads (names.CELL_SIM)."""
 
 
-@dataclass(frozen=True)
-class ParamInfo:
-    """One cell parameter: name, default, description, range (None for arrays), live or read-only."""
-
-    name: str
-    default: Any
-    description: str
-    min_value: float | None = None
-    max_value: float | None = None
-    live: bool = False
+def _param(
+    name: str,
+    default: Any,
+    description: str,
+    min_value: float | None = None,
+    max_value: float | None = None,
+    live: bool = False,
+) -> ParamSpec:
+    """One cell parameter: read-only on the node unless `live` (range None for arrays)."""
+    return ParamSpec(name, default, description, min_value, max_value, read_only=not live)
 
 
 # The shipped layout (config/cell.yaml repeats it): table 0.18 m below base_link, three 330 ml cans in a
 # row at y = +0.18 m, a three-compartment box at y = -0.18 m. Every target of the pick-and-place cycle
 # then lies at a reach of 0.33-0.50 m, well inside the pad-down workspace (docs/workspace.png).
-LAYOUT_PARAMETERS: tuple[ParamInfo, ...] = (
-    ParamInfo("table_z", -0.18, "height of the table surface in base_link (m)", -1.0, 1.0),
-    ParamInfo("can_diameter", 0.0662, "can diameter (m); a 330 ml can is 66.2 mm", 0.01, 0.3),
-    ParamInfo("can_height", 0.115, "can height (m); a 330 ml can is 115 mm", 0.01, 0.5),
-    ParamInfo(
+LAYOUT_PARAMETERS: tuple[ParamSpec, ...] = (
+    _param("table_z", -0.18, "height of the table surface in base_link (m)", -1.0, 1.0),
+    _param("can_diameter", 0.0662, "can diameter (m); a 330 ml can is 66.2 mm", 0.01, 0.3),
+    _param("can_height", 0.115, "can height (m); a 330 ml can is 115 mm", 0.01, 0.5),
+    _param(
         "can_xy",
         [0.30, 0.18, 0.38, 0.18, 0.46, 0.18],
         "start positions of the cans on the table, flat [x0, y0, x1, y1, ...] in base_link (m); "
         "can i is named can_i and belongs in compartment i",
     ),
-    ParamInfo("box_x", 0.38, "x of the box footprint's centre in base_link (m)", -2.0, 2.0),
-    ParamInfo("box_y", -0.18, "y of the box footprint's centre in base_link (m)", -2.0, 2.0),
-    ParamInfo(
+    _param("box_x", 0.38, "x of the box footprint's centre in base_link (m)", -2.0, 2.0),
+    _param("box_y", -0.18, "y of the box footprint's centre in base_link (m)", -2.0, 2.0),
+    _param(
         "box_yaw", 0.0, "yaw of the box about +z (rad); its compartments run along its +x", -math.pi, math.pi
     ),
-    ParamInfo(
+    _param(
         "side_clearance",
         0.00195,
         "gap between a centred can and each compartment wall (m); inner size = diameter + 2 * this",
         0.0,
         0.05,
     ),
-    ParamInfo("wall_thickness", 0.003, "thickness of the box walls and dividers (m)", 0.0005, 0.05),
-    ParamInfo("wall_height", 0.06, "height of the walls above the box floor (m)", 0.005, 0.5),
-    ParamInfo("floor_thickness", 0.003, "thickness of the box floor (m)", 0.0, 0.05),
-    ParamInfo(
+    _param("wall_thickness", 0.003, "thickness of the box walls and dividers (m)", 0.0005, 0.05),
+    _param("wall_height", 0.06, "height of the walls above the box floor (m)", 0.005, 0.5),
+    _param("floor_thickness", 0.003, "thickness of the box floor (m)", 0.0, 0.05),
+    _param(
         "pick_dz",
         0.15,
         "above-can target: pad this far above the can top (m); the lifted can must clear cans and rim",
         0.0,
         1.0,
     ),
-    ParamInfo(
+    _param(
         "place_dz",
         0.15,
         "place_above target: can bottom this far above the compartment floor (m)",
         0.0,
         1.0,
     ),
-    ParamInfo(
+    _param(
         "release_dz",
         0.005,
         "place_release target: can bottom this far above the compartment floor when the vacuum goes off (m)",
@@ -91,11 +92,11 @@ LAYOUT_PARAMETERS: tuple[ParamInfo, ...] = (
     ),
 )
 
-SUCTION_PARAMETERS: tuple[ParamInfo, ...] = (
-    ParamInfo(
+SUCTION_PARAMETERS: tuple[ParamSpec, ...] = (
+    _param(
         "attach_tol_z", 0.003, "pad within this of a can top, vertically, to grip it (m)", 0.0, 0.05, True
     ),
-    ParamInfo(
+    _param(
         "attach_tol_xy",
         0.005,
         "pad within this of a can's axis, horizontally, to grip it (m)",
@@ -103,7 +104,7 @@ SUCTION_PARAMETERS: tuple[ParamInfo, ...] = (
         0.05,
         True,
     ),
-    ParamInfo(
+    _param(
         "attach_max_tilt",
         0.1,
         "largest tool pitch at which the pad seals on a can top (rad)",
@@ -111,11 +112,11 @@ SUCTION_PARAMETERS: tuple[ParamInfo, ...] = (
         1.5708,
         True,
     ),
-    ParamInfo(
+    _param(
         "attach_settle", 0.5, "vacuum on with contact this long before the can is held (s)", 0.0, 10.0, True
     ),
-    ParamInfo("release_settle", 0.7, "vacuum off this long before the can lets go (s)", 0.0, 10.0, True),
-    ParamInfo(
+    _param("release_settle", 0.7, "vacuum off this long before the can lets go (s)", 0.0, 10.0, True),
+    _param(
         "touch_tolerance",
         0.0001,
         "a can in a compartment closer than this to a wall has touched it (m)",
@@ -125,11 +126,11 @@ SUCTION_PARAMETERS: tuple[ParamInfo, ...] = (
     ),
 )
 
-NODE_PARAMETERS: tuple[ParamInfo, ...] = (
-    ParamInfo("update_rate", 50.0, "cell simulation steps per second (Hz)", 1.0, 500.0),
-    ParamInfo("state_rate", 4.0, "periodic /salamander/cell/state publications per second (Hz)", 0.1, 50.0),
-    ParamInfo("marker_rate", 10.0, "marker publications per second (Hz)", 0.1, 50.0),
-    ParamInfo(
+NODE_PARAMETERS: tuple[ParamSpec, ...] = (
+    _param("update_rate", 50.0, "cell simulation steps per second (Hz)", 1.0, 500.0),
+    _param("state_rate", 4.0, "periodic /salamander/cell/state publications per second (Hz)", 0.1, 50.0),
+    _param("marker_rate", 10.0, "marker publications per second (Hz)", 0.1, 50.0),
+    _param(
         "joint_state_timeout",
         0.5,
         "a /joint_states older than this gives no TCP: no gripping on stale data (s)",
@@ -139,7 +140,7 @@ NODE_PARAMETERS: tuple[ParamInfo, ...] = (
     ),
 )
 
-PARAMETERS: tuple[ParamInfo, ...] = LAYOUT_PARAMETERS + SUCTION_PARAMETERS + NODE_PARAMETERS
+PARAMETERS: tuple[ParamSpec, ...] = LAYOUT_PARAMETERS + SUCTION_PARAMETERS + NODE_PARAMETERS
 _INFO = {p.name: p for p in PARAMETERS}
 _ARM_NAMES = frozenset(f.name for f in fields(ArmParams))
 MAX_CANS = 20
@@ -277,30 +278,14 @@ class CellConfig:
     node: Mapping[str, float]  # the simulator's own settings (rates, joint_state_timeout), read-only view
 
 
-def check_value(info: ParamInfo, value: Any) -> str | None:
-    """Why `value` does not fit parameter `info`, or None (the same rule as the node's ParamSpec)."""
-    if isinstance(info.default, list):
-        if not isinstance(value, (list, tuple)) and type(value).__name__ != "array":
-            return f"{info.name} must be a list of numbers, got {value!r}"
-        bad = [
-            v for v in value if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
-        ]
-        return f"{info.name} must hold finite numbers, got {bad[0]!r}" if bad else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return f"{info.name} must be a finite number, got {value!r}"
-    if info.min_value is not None and not info.min_value <= value <= info.max_value:
-        return f"{info.name} must lie in [{info.min_value}, {info.max_value}], got {value}"
-    return None
-
-
-def _checked(values: Mapping[str, Any], infos: tuple[ParamInfo, ...]) -> dict[str, Any]:
+def _checked(values: Mapping[str, Any], specs: tuple[ParamSpec, ...]) -> dict[str, Any]:
     out = {}
-    for info in infos:
-        value = values.get(info.name, info.default)
-        problem = check_value(info, value)
+    for spec in specs:
+        value = values.get(spec.name, spec.default)
+        problem = spec.check(value)  # the node's own rule: a file cannot hold what the node would refuse
         if problem:
             raise ValueError(problem)
-        out[info.name] = value
+        out[spec.name] = value
     return out
 
 

@@ -62,10 +62,7 @@ class CellSimSettings:
 
 def cell_sim_param_specs() -> list[ParamSpec]:
     """The cell's parameters (read-only unless live) and the arm model's."""
-    cell = [
-        ParamSpec(p.name, p.default, p.description, p.min_value, p.max_value, not p.live) for p in PARAMETERS
-    ]
-    return [*cell, *arm_param_specs()]
+    return [*PARAMETERS, *arm_param_specs()]
 
 
 def build_settings(values: dict[str, Any]) -> CellSimSettings:

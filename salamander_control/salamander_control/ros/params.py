@@ -15,58 +15,33 @@ prints as "Set parameter successful: <reason>" and `salamanderctl param set` lik
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from salamander_control.param_spec import ParamSpec
+
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class ParamSpec:
-    """One parameter: name, default (its type is the parameter's type), description, optional range."""
-
-    name: str
-    default: Any
-    description: str
-    min_value: float | None = None
-    max_value: float | None = None
-    read_only: bool = False
-
-    def descriptor(self) -> ParameterDescriptor:
-        """The ParameterDescriptor `ros2 param describe` shows."""
-        desc = ParameterDescriptor(name=self.name, description=self.description, read_only=self.read_only)
-        if self.min_value is not None and self.max_value is not None:
-            if isinstance(self.default, bool):
-                pass
-            elif isinstance(self.default, int):
-                desc.integer_range = [
-                    IntegerRange(from_value=int(self.min_value), to_value=int(self.max_value), step=0)
-                ]
-            elif isinstance(self.default, float):
-                desc.floating_point_range = [
-                    FloatingPointRange(
-                        from_value=float(self.min_value), to_value=float(self.max_value), step=0.0
-                    )
-                ]
-        return desc
-
-    def check(self, value: Any) -> str | None:
-        """Why `value` is unacceptable for this parameter, or None when it is fine."""
-        if isinstance(self.default, float):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                return f"{self.name} must be a floating-point number, got {value!r}"
-            if not math.isfinite(value):
-                return f"{self.name} must be a finite number, got {value}"
-        if self.min_value is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
-            if not self.min_value <= value <= self.max_value:
-                return f"{self.name} must lie in [{self.min_value}, {self.max_value}], got {value}"
-        return None
+def descriptor(spec: ParamSpec) -> ParameterDescriptor:
+    """The ParameterDescriptor `ros2 param describe` shows for `spec`."""
+    desc = ParameterDescriptor(name=spec.name, description=spec.description, read_only=spec.read_only)
+    if spec.min_value is not None and spec.max_value is not None:
+        if isinstance(spec.default, bool):
+            pass
+        elif isinstance(spec.default, int):
+            desc.integer_range = [
+                IntegerRange(from_value=int(spec.min_value), to_value=int(spec.max_value), step=0)
+            ]
+        elif isinstance(spec.default, float):
+            desc.floating_point_range = [
+                FloatingPointRange(from_value=float(spec.min_value), to_value=float(spec.max_value), step=0.0)
+            ]
+    return desc
 
 
 class ParamBinding(Generic[T]):
@@ -96,7 +71,7 @@ class ParamBinding(Generic[T]):
         self._warn = warn
         self._on_change = on_change
         for spec in specs:
-            node.declare_parameter(spec.name, spec.default, spec.descriptor())
+            node.declare_parameter(spec.name, spec.default, descriptor(spec))
         values = {name: node.get_parameter(name).value for name in self._specs}
         for name, value in values.items():
             problem = self._specs[name].check(value)

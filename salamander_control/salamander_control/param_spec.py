@@ -1,0 +1,50 @@
+"""One parameter's name, default, description, range and the rule its values must follow.
+
+Pure (no rclpy): the nodes declare their parameters from these (`ros.params.ParamBinding` adds the ROS
+descriptor), and the simulated cell checks the values it reads from a params file with the same rule,
+so a value the node would refuse is refused by the file loader too.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter: name, default (its type is the parameter's type), description, optional range."""
+
+    name: str
+    default: Any
+    description: str
+    min_value: float | None = None
+    max_value: float | None = None
+    read_only: bool = False
+
+    def check(self, value: Any) -> str | None:
+        """Why `value` is unacceptable for this parameter, or None when it is fine.
+
+        A list default takes a list of finite numbers (an rclpy array counts as a list), a float default
+        a finite number; a number must lie in the range when there is one. Other types are left to ROS,
+        which refuses a value of the wrong type before it gets here.
+        """
+        if isinstance(self.default, list):
+            if not isinstance(value, (list, tuple)) and type(value).__name__ != "array":
+                return f"{self.name} must be a list of numbers, got {value!r}"
+            bad = [v for v in value if not _is_number(v) or not math.isfinite(v)]
+            return f"{self.name} must hold finite numbers, got {bad[0]!r}" if bad else None
+        if isinstance(self.default, float):
+            if not _is_number(value):
+                return f"{self.name} must be a floating-point number, got {value!r}"
+            if not math.isfinite(value):
+                return f"{self.name} must be a finite number, got {value}"
+        if self.min_value is not None and _is_number(value):
+            if not self.min_value <= value <= self.max_value:
+                return f"{self.name} must lie in [{self.min_value}, {self.max_value}], got {value}"
+        return None
