@@ -9,7 +9,7 @@ Run from the repository root (inside scripts/env.sh)::
 What it measures:
 
 * subjects, each a separate process in a DDS domain of its own: the real
-  `salamander_teleop.controller_node` with config/teleop.yaml (but `target_rate` 1 Hz, so its timer
+  `salamander_teleop.nodes.controller_node` with config/teleop.yaml (but `target_rate` 1 Hz, so its timer
   adds no fill-in targets: every target is the answer to a Joy, which makes answers countable; the
   timer is not on the Joy-to-target path), and a baseline measured in the same run,
   a minimal rclpy relay that republishes every Joy as a JointState with no logic at all (this script
@@ -185,7 +185,7 @@ def main() -> int:
     count = 100 if args.quick else args.count
     subjects = {
         "relay (baseline)": ([sys.executable, str(Path(__file__).resolve()), "--relay"], 2),
-        "controller_node": ([sys.executable, "-m", "salamander_teleop.controller_node", "--ros-args",
+        "controller_node": ([sys.executable, "-m", "salamander_teleop.nodes.controller_node", "--ros-args",
                              "--params-file", str(REPO / "config" / "teleop.yaml"),
                              "-p", "target_rate:=1.0"], 1),
     }

@@ -74,8 +74,8 @@ from trajectory_metrics import (  # noqa: E402
 
 from salamander_control import names  # noqa: E402
 from salamander_control.kinematics import JOINT_NAMES, ArmParams  # noqa: E402
-from salamander_control.otg import MotionLimits, Otg  # noqa: E402
-from salamander_control.trajectory_core import TrajectoryConfig, TrajectoryCore  # noqa: E402
+from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore  # noqa: E402
+from salamander_control.trajectory.otg import MotionLimits, Otg  # noqa: E402
 
 TITLE = "Salamander trajectory generator benchmark"
 HEADER = ("metric", "generator", "baseline", "ratio", "target", "verdict")
@@ -117,7 +117,7 @@ def config_limits() -> MotionLimits:
 def bench_ruckig(limits: MotionLimits, calls: int, repeats: int) -> list[tuple[str, float, float]]:
     """(case, us per call timed from Python, Ruckig's own calculation_duration in us) per case.
 
-    The input is set up as `salamander_control.otg.Otg` sets it up (5 DoF, 2 ms, phase
+    The input is set up as `salamander_control.trajectory.otg.Otg` sets it up (5 DoF, 2 ms, phase
     synchronisation, the config's limits). Without `pass_to_input` Ruckig sees a changed state on every
     call and plans anew each time: that times the planning path. With it a call only samples the plan,
     as in 499 of 500 control cycles. Both columns are the median over repeats of the mean per call.

@@ -9,7 +9,8 @@ Run from the repository root::
 What it measures:
 
 * full tree: the behaviour server's tree for config/cell.yaml (three cans, each cycle wrapped in the
-  real limit guard of salamander_behavior.guard), on the fakes of salamander_behavior.testing: every
+  real limit guard of salamander_behavior.behaviors.guard), on the fakes of
+  salamander_behavior.mock.ports: every
   Cartesian goal answers RUNNING for `--polls` ticks, then SUCCESS; the fake cell grips and lets go at
   once. `manual_place` is true for every second run, with operator twists and a confirmation fed
   through ManualAdjust's real subscription callbacks, so the nudge path (goal + retargets) is ticked too.
@@ -45,11 +46,11 @@ for pkg in ("salamander_control", "salamander_behavior"):  # convenience when PY
 
 import py_trees  # noqa: E402
 
-from salamander_behavior.guard import GuardSettings, guard_conditions, guarded  # noqa: E402
+from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded  # noqa: E402
 from salamander_behavior.limits.cache import JointStateCache  # noqa: E402
+from salamander_behavior.mock.ports import FakeClock, Rig, Script  # noqa: E402
 from salamander_behavior.plan import load_jobs  # noqa: E402
 from salamander_behavior.settings import BehaviorSettings  # noqa: E402
-from salamander_behavior.testing import FakeClock, Rig, Script  # noqa: E402
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE  # noqa: E402
 
 TITLE = "Salamander behaviour tree benchmark results"
@@ -93,8 +94,8 @@ class FullTree:
     def _feed(self) -> None:
         """Untimed: a fresh joint state, and operator input while a ManualAdjust waits."""
         self.cache.put(JOINT_NAMES, REST_POSTURE)
-        for behaviour in self.rig.root.iterate():
-            if behaviour.name.startswith("ManualAdjust[") and behaviour.status.value == "RUNNING":
+        for behavior in self.rig.root.iterate():
+            if behavior.name.startswith("ManualAdjust[") and behavior.status.value == "RUNNING":
                 self._adjust_ticks += 1
                 if self._adjust_ticks < 20:
                     self.rig.jog(0.02, 0.0)

@@ -20,7 +20,7 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "behavior_server_node = salamander_behavior.behavior_server_node:main",
+            "behavior_server_node = salamander_behavior.nodes.behavior_server_node:main",
         ]
     },
 )

@@ -44,7 +44,7 @@ setup(
             "arm_cartesian_motion_node = salamander_control.nodes.arm_cartesian_motion_node:main",
             "ik_ghost_node = salamander_control.nodes.ik_ghost_node:main",
             "cell_sim = salamander_control.nodes.cell_sim:main",
-            "salamanderctl = salamander_control.tools.ctl:main",
+            "salamanderctl = salamander_control.cli.ctl:main",
             "workspace_plot = salamander_control.tools.workspace_plot:main",
         ],
     },

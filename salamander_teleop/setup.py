@@ -20,8 +20,8 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "controller_node = salamander_teleop.controller_node:main",
-            "gamepad_node = salamander_teleop.gamepad_node:main",
+            "controller_node = salamander_teleop.nodes.controller_node:main",
+            "gamepad_node = salamander_teleop.nodes.gamepad_node:main",
         ]
     },
 )

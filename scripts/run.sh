@@ -11,4 +11,4 @@ if [[ ! -f $ROOT/scripts/env.sh || ! -f $ROOT/.venv/bin/activate || ! -f $ROOT/i
 fi
 # shellcheck disable=SC1091
 source "$ROOT/scripts/env.sh"
-exec python -m salamander_control.tools.runner "$ROOT/launch/arm_control.launch.xml" "$@"
+exec python -m salamander_control.bringup.runner "$ROOT/launch/arm_control.launch.xml" "$@"

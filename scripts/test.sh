@@ -19,6 +19,6 @@ lint_rc=0
 ruff check . || lint_rc=$?
 # pytest's own exit code counts as is: 5 ("no tests collected") is a failure too.
 test_rc=0
-python -m pytest test/ "$@" || test_rc=$?
+python -m pytest "$@" || test_rc=$?
 if ((test_rc)); then exit "$test_rc"; fi
 exit "$lint_rc"

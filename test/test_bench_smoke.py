@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from salamander_control.testing import REPO as REPO_ROOT
+
+REPO = REPO_ROOT
 SCRIPT = REPO / "bench" / "bench_ik.py"
 
 

@@ -13,11 +13,12 @@ import math
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from salamander_control.testing import REPO as REPO_ROOT
+
+REPO = REPO_ROOT
 sys.path.insert(0, str(REPO / "bench"))
 
 from trajectory_metrics import (  # noqa: E402
@@ -95,7 +96,7 @@ def _row(stdout: str, metric: str) -> list[str]:
 
 @pytest.mark.ros
 def test_bench_trajectory_quick_runs_and_prints_table() -> None:
-    from ros_helpers import next_domain_id
+    from salamander_control.testing.ros_helpers import next_domain_id
 
     proc = subprocess.run(
         [sys.executable, "bench/bench_trajectory.py", "--quick", "--domain", str(next_domain_id())],

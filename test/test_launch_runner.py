@@ -27,16 +27,17 @@ import pytest
 import yaml
 from rclpy.parameter import parameter_value_to_python
 from rclpy.parameter_client import AsyncParameterClient
-from ros_helpers import next_domain_id, ros_env, spin_until
 
+from salamander_control.bringup.launch_plan import LaunchFileError, find_executable, load_plan
 from salamander_control.kinematics import ArmParams
-from salamander_control.tools.launch_plan import LaunchFileError, find_executable, load_plan
+from salamander_control.testing import REPO as REPO_ROOT
+from salamander_control.testing.ros_helpers import next_domain_id, ros_env, spin_until
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 LAUNCH = ROOT / "launch" / "arm_control.launch.xml"
 SETUP_PY = ROOT / "salamander_control" / "setup.py"
 ALL_ON = {"gamepad": "true"}  # every node of the launch file (the gamepad node is off by default)
-RUNNER = [sys.executable, "-m", "salamander_control.tools.runner"]
+RUNNER = [sys.executable, "-m", "salamander_control.bringup.runner"]
 
 # (fully qualified name, executable, parameter file) of the default bring-up: the arm stack (issue 3),
 # then the simulated cell, the behaviour server and the gamepad controller (issue 4).

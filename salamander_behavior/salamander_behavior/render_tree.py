@@ -17,7 +17,7 @@ from pathlib import Path
 
 import py_trees
 
-from salamander_behavior.guard import GuardSettings, guard_conditions, guarded
+from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded
 from salamander_behavior.limits.cache import JointStateCache
 from salamander_behavior.plan import load_jobs
 from salamander_behavior.tree import build_tree

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
-from salamander_behavior.manual_adjust_core import AdjustLimits
+from salamander_behavior.manual_adjust.core import AdjustLimits
 from salamander_control.kinematics import ArmParams
 
 

@@ -30,7 +30,7 @@ memory sequence whose ancestors up to the can's selector are sequences, so it is
 descent SUCCEEDED; the selector's fallback (the outcome leaf) never switches the vacuum. A failure
 anywhere after "vacuum on" (including ManualAdjust's abort or timeout and a guard trip) therefore ends
 with the can still on the pad, and the outcome leaf stops the run there. The guard (limit conditions
-of `salamander_behavior.guard`) wraps the whole cycle of a can, so every motion in it, ManualAdjust's
+of `behaviors/guard.py`) wraps the whole cycle of a can, so every motion in it, ManualAdjust's
 nudges included, is stopped the tick a condition fails.
 """
 
@@ -42,11 +42,11 @@ import py_trees
 from py_trees.composites import Selector
 from py_trees.composites import Sequence as Seq
 
-from salamander_behavior.behaviours.base import offset_key, stage_key
-from salamander_behavior.behaviours.flow import CanOutcome, CanPlaced, Wait, WaitUntilReady
-from salamander_behavior.behaviours.manual_adjust import ManualAdjust, ManualPlaceOff
-from salamander_behavior.behaviours.motion import FixedTarget, MoveTo, OffsetTarget
-from salamander_behavior.behaviours.vacuum import SetVacuum, StillHeld, WaitForHeld
+from salamander_behavior.behaviors.base import offset_key, stage_key
+from salamander_behavior.behaviors.flow import CanOutcome, CanPlaced, Wait, WaitUntilReady
+from salamander_behavior.behaviors.motion import FixedTarget, MoveTo, OffsetTarget
+from salamander_behavior.behaviors.vacuum import SetVacuum, StillHeld, WaitForHeld
+from salamander_behavior.manual_adjust.behavior import ManualAdjust, ManualPlaceOff
 from salamander_behavior.plan import CanJob
 from salamander_behavior.ports import MotionPath
 

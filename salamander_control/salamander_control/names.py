@@ -48,7 +48,7 @@ JOY = "/joy"  # sensor_msgs/Joy
 # Simulated cell.
 CELL_SIM = "/salamander/cell_sim"
 CELL_VACUUM = "/salamander/cell/vacuum"  # std_srvs/SetBool, true = vacuum on
-CELL_STATE = "/salamander/cell/state"  # std_msgs/String, JSON (format in salamander_control/cell/report.py)
+CELL_STATE = "/salamander/cell/state"  # std_msgs/String, JSON (format in sim/cell/report.py)
 CELL_MARKERS = "/salamander/cell/markers"  # visualization_msgs/MarkerArray, base_link
 CELL_VACUUM_STATE = "/salamander/cell/vacuum_state"  # std_msgs/Bool, latched (transient local)
 

@@ -1,6 +1,7 @@
 """Joint-limit watching without ROS: URDF limits, joint-state samples, checks, hysteresis, cache.
 
-`salamander_behavior.conditions` turns these into py_trees behaviours; everything here is pure Python
+`salamander_behavior.behaviors.conditions` turns these into py_trees behaviours; everything here is pure
+Python
 (numpy through the kinematics library), unit-tested without rclpy or py_trees.
 """
 

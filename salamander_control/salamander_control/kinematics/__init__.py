@@ -32,7 +32,7 @@ from salamander_control.kinematics.ik import (
     branch_of,
     solve_ik_pitched,
 )
-from salamander_control.kinematics.params import (
+from salamander_control.kinematics.model import (
     ALPHA_BETA_RANGE,
     JOINT_NAMES,
     NUM_JOINTS,

@@ -12,7 +12,7 @@ import numpy as np
 
 from salamander_control.kinematics.feasible import project_to_feasible
 from salamander_control.kinematics.ik import LIMIT_TOL, REACH_TOL
-from salamander_control.kinematics.params import ArmParams
+from salamander_control.kinematics.model import ArmParams
 from salamander_control.kinematics.status import IkStatus
 
 _TWO_PI = 2.0 * np.pi

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from salamander_control.kinematics._validate import finite_scalar
-from salamander_control.kinematics.params import ArmParams
+from salamander_control.kinematics.model import ArmParams
 
 
 class Bound(StrEnum):

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from salamander_control.kinematics._validate import finite_vector
-from salamander_control.kinematics.params import NUM_JOINTS, ArmParams
+from salamander_control.kinematics.model import NUM_JOINTS, ArmParams
 
 _DEFAULT = ArmParams()
 

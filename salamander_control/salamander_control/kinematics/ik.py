@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from salamander_control.kinematics.feasible import project_to_feasible
-from salamander_control.kinematics.params import ArmParams
+from salamander_control.kinematics.model import ArmParams
 from salamander_control.kinematics.status import IkStatus
 
 REACH_TOL = 1e-9

@@ -39,23 +39,23 @@ from rclpy.timer import Timer
 from sensor_msgs.msg import JointState
 
 from salamander_control import names
-from salamander_control.cartesian_config import (
+from salamander_control.cartesian.clock_map import ClockMap
+from salamander_control.cartesian.config import (
     CartesianGoal,
     GoalRejected,
     MotionConfig,
     build_motion_config,
     parse_goal,
 )
-from salamander_control.cartesian_goal import GoalRun, Outcome, start_goal
-from salamander_control.clock_map import ClockMap
-from salamander_control.joint_goal import GoalError, joint_vector
+from salamander_control.cartesian.goal import GoalRun, Outcome, start_goal
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
-from salamander_control.otg import MotionLimits
-from salamander_control.ros.arm_params import arm_param_specs, arm_params_warnings
+from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings
 from salamander_control.ros.conversions import INVALID_REQUEST, invalid_reason, point_to_tuple, tuple_to_point
-from salamander_control.ros.motion_params import MOTION_GROUPS, per_joint_specs
 from salamander_control.ros.params import ParamBinding, ParamSpec
 from salamander_control.ros.run import run_node
+from salamander_control.trajectory.joint_goal import GoalError, joint_vector
+from salamander_control.trajectory.otg import MotionLimits
+from salamander_control.trajectory.params import MOTION_GROUPS, per_joint_specs
 from salamander_msgs.action import MoveCartesian
 from salamander_msgs.srv import RetargetCartesian
 

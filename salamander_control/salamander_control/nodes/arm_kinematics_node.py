@@ -11,7 +11,7 @@ from __future__ import annotations
 from rclpy.node import Node
 
 from salamander_control import names
-from salamander_control.ros.arm_params import arm_param_specs, arm_params_warnings, build_arm_params
+from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
 from salamander_control.ros.conversions import INVALID_REQUEST
 from salamander_control.ros.kinematics_services import compute_fk_response, solve_ik_response
 from salamander_control.ros.params import ParamBinding

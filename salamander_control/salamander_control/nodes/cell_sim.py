@@ -1,6 +1,6 @@
 """`/salamander/cell_sim`: cans, a compartment box and a suction pad, simulated for a robot-less laptop.
 
-A thin shell around `salamander_control.cell.CellModel`. Run it with the cell config::
+A thin shell around `salamander_control.sim.cell.CellModel`. Run it with the cell config::
 
     cell_sim --ros-args --params-file config/cell.yaml
     python -m salamander_control.nodes.cell_sim --ros-args --params-file config/cell.yaml
@@ -10,9 +10,9 @@ A thin shell around `salamander_control.cell.CellModel`. Run it with the cell co
   TCP with the kinematics library (the arm model is a parameter set, as in the other nodes);
 - serves `names.CELL_VACUUM` (std_srvs/SetBool, true = on): the command is queued with its time and
   applied by the next step (within 1/update_rate s); the reply says what follows;
-- publishes `names.CELL_STATE` (std_msgs/String, JSON; format in `salamander_control.cell.report`) at
+- publishes `names.CELL_STATE` (std_msgs/String, JSON; format in `salamander_control.sim.cell.report`) at
   `state_rate` and on every change (pad contact, grip, release, knock-off, vacuum), `names.CELL_MARKERS`
-  (MarkerArray in base_link; colours in `salamander_control.cell.scene`) at `marker_rate` and on every
+  (MarkerArray in base_link; colours in `salamander_control.sim.cell.scene`) at `marker_rate` and on every
   change, and `names.CELL_VACUUM_STATE` (std_msgs/Bool, transient local) on change.
 
 The layout (cans, box, targets) and the rates are read-only parameters: a can cannot teleport and a box
@@ -36,15 +36,15 @@ from std_srvs.srv import SetBool
 from visualization_msgs.msg import Marker, MarkerArray
 
 from salamander_control import names
-from salamander_control.cell.config import PARAMETERS, CellConfig, config_from_values
-from salamander_control.cell.model import CellModel
-from salamander_control.cell.scene import Shape, scene
 from salamander_control.kinematics import ArmParams, forward_kinematics
+from salamander_control.kinematics.params import arm_param_specs, build_arm_params
 from salamander_control.latest_sample import LatestSample, PutResult
-from salamander_control.ros.arm_params import arm_param_specs, build_arm_params
 from salamander_control.ros.conversions import BASE_FRAME, JointStateError, joint_state_to_vector, stamp_to_ns
 from salamander_control.ros.params import ParamBinding, ParamSpec
 from salamander_control.ros.run import run_node
+from salamander_control.sim.cell.config import PARAMETERS, CellConfig, config_from_values
+from salamander_control.sim.cell.model import CellModel
+from salamander_control.sim.cell.scene import Shape, scene
 
 WARN_THROTTLE_S = 2.0
 """At most one warning per kind of problem per this many seconds."""

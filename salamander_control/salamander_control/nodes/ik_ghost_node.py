@@ -1,6 +1,6 @@
 """`/salamander/ik_ghost_node`: shows whether the autonomous IK could reach the arm's current pose.
 
-A thin shell around `salamander_control.ghost`. The `/joint_states` callback only files the message in
+A thin shell around `salamander_control.ghost.core`. The `/joint_states` callback only files the message in
 a one-slot mailbox (newest stamp wins, late ones are dropped); a timer at `max_rate_hz` takes the newest
 one, so however fast joint states come, the ghost works at most that often and always on the latest.
 Per processed joint state it publishes, stamped with that joint state's stamp:
@@ -30,12 +30,12 @@ from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
 from salamander_control import names
-from salamander_control.ghost import evaluate_ghost
+from salamander_control.ghost.core import evaluate_ghost
+from salamander_control.ghost.msgs import joint_state_msg, marker_array, status_msg
 from salamander_control.kinematics import ArmParams, IkStatus
+from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
 from salamander_control.latest_sample import LatestSample, PutResult
-from salamander_control.ros.arm_params import arm_param_specs, arm_params_warnings, build_arm_params
 from salamander_control.ros.conversions import JointStateError, joint_state_to_vector, stamp_to_ns
-from salamander_control.ros.ghost_msgs import joint_state_msg, marker_array, status_msg
 from salamander_control.ros.params import ParamBinding, ParamSpec
 from salamander_control.ros.run import run_node
 from salamander_msgs.msg import IkStatus as IkStatusMsg

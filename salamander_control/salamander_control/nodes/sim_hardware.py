@@ -18,12 +18,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import UInt64
 
 from salamander_control import names
-from salamander_control.joint_goal import GoalError, merge_goal
 from salamander_control.kinematics import ALPHA_BETA_RANGE, JOINT_NAMES, REST_POSTURE
-from salamander_control.ros.motion_params import per_joint_specs, per_joint_values
 from salamander_control.ros.params import ParamBinding, ParamSpec
 from salamander_control.ros.run import run_node
-from salamander_control.sim_model import SimConfig, SimModel
+from salamander_control.sim.hardware import SimConfig, SimModel
+from salamander_control.trajectory.joint_goal import GoalError, merge_goal
+from salamander_control.trajectory.params import per_joint_specs, per_joint_values
 
 THROTTLE = 1.0  # s between two log lines of one kind
 MAX_STEPS_PER_TICK = 4  # a late tick integrates at most this many periods (no catch-up burst)

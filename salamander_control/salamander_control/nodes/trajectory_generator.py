@@ -34,16 +34,16 @@ from rclpy.time import Time
 from sensor_msgs.msg import JointState
 
 from salamander_control import names
-from salamander_control.clamp import clamp_joints
-from salamander_control.goal_gate import GoalGate, Verdict
-from salamander_control.joint_goal import GoalError, joint_vector
 from salamander_control.kinematics import JOINT_NAMES
-from salamander_control.lease import LeaseReply
-from salamander_control.ros.arm_params import arm_param_specs, arm_params_warnings, build_arm_params
-from salamander_control.ros.motion_params import build_motion_limits, motion_limit_specs
+from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
 from salamander_control.ros.params import ParamBinding, ParamSpec
 from salamander_control.ros.run import run_node
-from salamander_control.trajectory_core import ROUNDING, CycleOutput, TrajectoryConfig, TrajectoryCore
+from salamander_control.trajectory.clamp import clamp_joints
+from salamander_control.trajectory.core import ROUNDING, CycleOutput, TrajectoryConfig, TrajectoryCore
+from salamander_control.trajectory.goal_gate import GoalGate, Verdict
+from salamander_control.trajectory.joint_goal import GoalError, joint_vector
+from salamander_control.trajectory.lease import LeaseReply
+from salamander_control.trajectory.params import build_motion_limits, motion_limit_specs
 from salamander_msgs.msg import ClampReport, LeaseState
 from salamander_msgs.srv import ArmLease
 

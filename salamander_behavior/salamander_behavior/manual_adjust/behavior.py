@@ -1,0 +1,190 @@
+"""Manual placement (interfaces.md "Manual placement"): the operator nudges the can over its compartment.
+
+`ManualPlaceOff` is read when a can reaches place_above: with ``manual_place`` false it fixes the
+offset at zero and succeeds; with true it fails, and its selector runs `ManualAdjust`:
+
+- the wait begins in ``initialise`` (a `ManualAdjustIntegrator` started at that instant: earlier
+  confirmations do not count, and the inbox is emptied);
+- each tick feeds the queued twists and confirmations to the integrator in arrival order (30 mm,
+  50 mm/s, 0.3 s stale, `manual_timeout_s`), writes the offset to ``/place_offset/<can>`` (which the
+  following place_release descent and rise read) and keeps the arm at place_above + offset through a
+  `NudgeCommander` (one MoveCartesian goal, retargeted as the offset changes);
+- confirm (true): logs ``ManualAdjust[<name>]: confirmed, offset [x, y, z] mm after N s``, lets the arm
+  finish the last nudge, then SUCCESS;
+- false, or no confirmation within the timeout: logs the same line with "aborted" / "timed_out" and
+  FAILS. The can stays on the pad (the release is only reachable through success), and the can's
+  outcome leaf stops the run with the arm holding the can at the adjusted place_above.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from py_trees.common import Access, Status
+
+from salamander_behavior.behaviors.base import PortBehavior, Ports, blackboard_client, offset_key
+from salamander_behavior.manual_adjust.core import AdjustOutcome, ManualAdjustIntegrator
+from salamander_behavior.manual_adjust.nudge import NudgeCommander
+from salamander_behavior.manual_adjust.operator_input import (
+    ConfirmEvent,
+    OperatorInbox,
+    shared_operator_inbox,
+)
+from salamander_behavior.ports import CartesianTarget
+from salamander_control import names
+
+WARN_THROTTLE_S = 2.0
+
+
+class ManualPlaceOff(PortBehavior):
+    """SUCCESS (offset fixed at zero) while ``manual_place`` is false; FAILURE when it is true.
+
+    Read each time a can gets here, so a live ``ros2 param set`` applies from the next can on.
+    """
+
+    def __init__(self, name: str, can: str) -> None:
+        super().__init__(name)
+        self._key = offset_key(can)
+        self._bb = blackboard_client(f"ManualPlaceOff[{can}]", {self._key: Access.WRITE})
+
+    def step(self, ports: Ports) -> Status:
+        """Decide from the current parameter snapshot."""
+        if ports.settings().manual_place:
+            self.feedback_message = "manual_place is true: the operator places this can"
+            return Status.FAILURE
+        self._bb.set(self._key, (0.0, 0.0), overwrite=True)
+        self.feedback_message = "manual_place is false: planned place target"
+        return Status.SUCCESS
+
+
+class ManualAdjust(PortBehavior):
+    """Wait at place_above for the operator's nudges and confirmation (see the module docstring).
+
+    Args:
+        name: leaf name, e.g. ``ManualAdjust[place_can_0]``.
+        adjust_name: the name in the log line, e.g. ``place_can_0``.
+        can: whose offset to write.
+        base: the planned place_above pose.
+    """
+
+    def __init__(self, name: str, adjust_name: str, can: str, base: CartesianTarget) -> None:
+        super().__init__(name)
+        self.adjust_name = adjust_name
+        self.can = can
+        self.base = base
+        self.node: Any = None
+        self.inbox: OperatorInbox | None = None
+        self.integrator: ManualAdjustIntegrator | None = None
+        self.commander: NudgeCommander | None = None
+        self._key = offset_key(can)
+        self._bb = blackboard_client(f"ManualAdjust[{can}]", {self._key: Access.WRITE})
+        self._summary_logged = False
+        self._ignored = 0
+
+    def setup(self, **kwargs: Any) -> None:
+        """Take the ports and the node; subscribe the operator topics (once per node).
+
+        An ``inbox`` in kwargs (tests, the benchmark) is used instead of subscribing.
+
+        Raises:
+            KeyError: no ``node`` (and no ``inbox``) or no ``ports`` in kwargs.
+        """
+        super().setup(**kwargs)
+        if kwargs.get("inbox") is not None:
+            self.inbox = kwargs["inbox"]
+            self.node = kwargs.get("node")
+            return
+        try:
+            self.node = kwargs["node"]
+        except KeyError as exc:
+            raise KeyError(f"didn't find 'node' in setup's kwargs [{self.qualified_name}]") from exc
+        assert self.ports is not None
+        self.inbox = shared_operator_inbox(self.node, self.ports.clock)
+
+    def start(self, ports: Ports) -> None:
+        """The wait begins now."""
+        settings = ports.settings()
+        now = self.started_at
+        if self.inbox is not None:
+            self.inbox.drain()  # received before the wait began: never counts
+        self.integrator = ManualAdjustIntegrator(settings.adjust_limits, start_time=now)
+        self.commander = NudgeCommander(self.base, self.name)
+        self._bb.set(self._key, (0.0, 0.0), overwrite=True)
+        self._summary_logged = False
+        self._ignored = 0
+        ports.log.info(
+            f"ManualAdjust[{self.adjust_name}]: waiting for the operator at place_above "
+            f"{self.base.describe()}: jog on {names.OPERATOR_JOG}, confirm on {names.OPERATOR_CONFIRM} "
+            f"(at most 30 mm, {settings.manual_timeout_s:.0f} s)"
+        )
+
+    def step(self, ports: Ports) -> Status:
+        """Integrate, nudge, and decide."""
+        integ, commander = self.integrator, self.commander
+        if integ is None or commander is None or self.inbox is None:
+            self.feedback_message = "not set up: no operator inbox"
+            return Status.FAILURE
+        now = ports.clock()
+        for event in self.inbox.drain():
+            if isinstance(event, ConfirmEvent):
+                integ.on_confirm(event.confirmed, event.received)
+            else:
+                integ.update(event.received)  # the previous twist counts up to this one's arrival
+                if not integ.on_twist(event.vx, event.vy, event.received):
+                    self._ignored += 1
+        outcome = integ.update(now)
+        if self._ignored:
+            ports.log.warning(
+                f"ManualAdjust[{self.adjust_name}]: ignored {self._ignored} jog twist(s) with NaN/inf",
+                throttle_duration_sec=WARN_THROTTLE_S,
+            )
+            self._ignored = 0
+        offset = integ.offset
+        self._bb.set(self._key, offset, overwrite=True)
+        mm = f"[{offset[0] * 1000:.1f}, {offset[1] * 1000:.1f}, 0.0] mm"
+        if outcome is AdjustOutcome.WAITING:
+            self._nudge(ports, offset)
+            timeout = integ.limits.timeout
+            self.feedback_message = (
+                f"waiting for the operator: offset {mm}, {integ.elapsed(now):.1f} of {timeout:.0f} s"
+            )
+            return Status.RUNNING
+        if not self._summary_logged:
+            self._summary_logged = True
+            line = integ.summary(self.adjust_name, now)
+            if outcome is AdjustOutcome.CONFIRMED:
+                ports.log.info(line)
+            else:
+                ports.log.error(f"{line}: the can stays on the pad")
+        if outcome is AdjustOutcome.ABORTED:
+            commander.cancel()
+            self.feedback_message = f"aborted by the operator at offset {mm}: not released"
+            return Status.FAILURE
+        if outcome is AdjustOutcome.TIMED_OUT:
+            commander.cancel()
+            self.feedback_message = f"no confirmation within {integ.limits.timeout:.1f} s: not released"
+            return Status.FAILURE
+        settled = self._nudge(ports, offset)
+        if settled:
+            self.feedback_message = f"confirmed at offset {mm}"
+            return Status.SUCCESS
+        if commander.stuck:
+            self.feedback_message = f"confirmed, but the arm cannot reach offset {mm}: not released"
+            ports.log.error(f"ManualAdjust[{self.adjust_name}]: {self.feedback_message}")
+            return Status.FAILURE
+        self.feedback_message = f"confirmed; finishing the nudge to {mm}"
+        return Status.RUNNING
+
+    def _nudge(self, ports: Ports, offset: tuple[float, float]) -> bool:
+        assert self.commander is not None
+        settled, note = self.commander.update(ports.motion, offset, ports.settings().nudge_speed)
+        if note:
+            ports.log.warning(
+                f"ManualAdjust[{self.adjust_name}]: {note}", throttle_duration_sec=WARN_THROTTLE_S
+            )
+        return settled
+
+    def terminate(self, new_status: Status) -> None:
+        """Stop a nudge still running (a guard tripped, or the wait failed)."""
+        if self.commander is not None:
+            self.commander.cancel()

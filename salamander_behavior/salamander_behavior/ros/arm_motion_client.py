@@ -1,0 +1,309 @@
+"""`ArmMotionCore`: the arm over ROS for the tree (a `MotionPort`): lease, Cartesian goals, retargets.
+
+- Lease: a `LeaseKeeper` on a timer acquires the trajectory generator's lease at start, heartbeats it
+  every timeout/4 and re-acquires after a refusal; `shutdown()` stops, cancels and releases.
+- Goals: `send` starts a MoveCartesian goal with ActionClient futures and returns a handle that the
+  leaf polls each tick (acceptance, feedback progress, result). Nothing waits on a future.
+- Retargets: RetargetCartesian calls, one in flight per handle, polled the same way.
+
+Every call returns at once; the futures are completed by the node's executor between ticks.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import rclpy
+from action_msgs.msg import GoalStatus
+from geometry_msgs.msg import Point
+from rclpy.action import ActionClient
+from rclpy.node import Node
+from rclpy.task import Future
+
+from salamander_behavior.behaviors.conditions import shared_joint_state_cache
+from salamander_behavior.lease_keeper import LeaseKeeper, LeaseOp
+from salamander_behavior.limits.cache import JointStateCache
+from salamander_behavior.ports import (
+    CartesianTarget,
+    Clock,
+    MotionOutcome,
+    MotionPhase,
+    MotionRequest,
+    RetargetReply,
+)
+from salamander_control import names
+from salamander_control.ros.conversions import INVALID_REQUEST
+from salamander_msgs.action import MoveCartesian
+from salamander_msgs.srv import ArmLease, RetargetCartesian
+
+WARN_THROTTLE_S = 2.0
+REJECT_RETRY_S = 5.0
+"""s; a goal the Cartesian node rejects is sent again for this long before the leaf fails. The tree
+only sends well-formed goals, so a rejection is the node's transient "no joint state yet" (seen at
+start-up under full CPU load: the node's first /joint_states came after the tree's)."""
+REJECT_RETRY_PERIOD = 0.25
+"""s between two sends of a rejected goal."""
+
+
+def _point(target: CartesianTarget) -> Point:
+    return Point(x=target.x, y=target.y, z=target.z)
+
+
+class RosMotionHandle:
+    """One MoveCartesian goal, polled (see `ports.MotionHandle`)."""
+
+    def __init__(self, core: ArmMotionCore, request: MotionRequest) -> None:
+        self.request = request
+        self._core = core
+        self._goal_handle: Any = None
+        self._result_future: Future | None = None
+        self._final: MotionOutcome | None = None
+        self._cancel = False
+        self._progress = 0.0
+        self._retarget_future: Future | None = None
+        self._retarget_target: CartesianTarget | None = None
+        self._reply: RetargetReply | None = None
+        self._send_future: Future | None = None
+        self._first_send = core.clock()
+        self._resend_at: float | None = None  # clock time to send a rejected goal again
+        if not core.action.server_is_ready():
+            self._final = MotionOutcome(MotionPhase.FAILED, 0, f"no {names.MOVE_CARTESIAN} action server")
+            return
+        self._send()
+
+    def _send(self) -> None:
+        target = self.request.target
+        goal = MoveCartesian.Goal(
+            tcp=_point(target),
+            tool_pitch=target.tool_pitch,
+            tool_yaw=target.tool_yaw,
+            path=self.request.path.value,
+            speed_scale=self.request.speed_scale,
+            client_id=self._core.client_id,
+        )
+        self._send_future = self._core.action.send_goal_async(goal, feedback_callback=self._on_feedback)
+
+    def _on_feedback(self, message: Any) -> None:
+        self._progress = float(message.feedback.progress)  # one assignment: the leaf reads it on its tick
+
+    def poll(self) -> MotionOutcome:
+        """Acceptance, then the result; never waits."""
+        if self._final is not None:
+            return self._final
+        if self._resend_at is not None:
+            if self._cancel:
+                self._final = MotionOutcome(MotionPhase.FAILED, 0, "cancelled before the goal was accepted")
+                return self._final
+            if self._core.clock() < self._resend_at:
+                return MotionOutcome(MotionPhase.PENDING)
+            self._resend_at = None
+            self._send()
+        if self._goal_handle is None:
+            assert self._send_future is not None
+            if not self._send_future.done():
+                return MotionOutcome(MotionPhase.PENDING)
+            handle = self._send_future.result() if self._send_future.exception() is None else None
+            if handle is None or not handle.accepted:
+                why = f"goal rejected by {names.CARTESIAN_MOTION_NODE} (its log says why)"
+                now = self._core.clock()
+                if not self._cancel and now - self._first_send < REJECT_RETRY_S:
+                    self._core.node.get_logger().warning(
+                        f"{why}; sending it again for up to {REJECT_RETRY_S:.0f} s",
+                        throttle_duration_sec=WARN_THROTTLE_S,
+                    )
+                    self._resend_at = now + REJECT_RETRY_PERIOD
+                    return MotionOutcome(MotionPhase.PENDING)
+                self._final = MotionOutcome(MotionPhase.FAILED, 0, f"{why}, for {REJECT_RETRY_S:.0f} s")
+                return self._final
+            self._goal_handle = handle
+            self._result_future = handle.get_result_async()
+            if self._cancel:
+                handle.cancel_goal_async()
+        assert self._result_future is not None
+        if not self._result_future.done():
+            return MotionOutcome(MotionPhase.ACTIVE, progress=self._progress)
+        if self._result_future.exception() is not None:
+            self._final = MotionOutcome(
+                MotionPhase.FAILED, 0, f"no result: {self._result_future.exception()}"
+            )
+            return self._final
+        wrapped = self._result_future.result()
+        result = wrapped.result
+        if wrapped.status == GoalStatus.STATUS_SUCCEEDED and result.success:
+            self._final = MotionOutcome(MotionPhase.SUCCEEDED, 0, result.message, 1.0)
+        else:
+            why = result.message or f"goal ended with action status {wrapped.status}"
+            self._final = MotionOutcome(MotionPhase.FAILED, int(result.status), why)
+        return self._final
+
+    def cancel(self) -> None:
+        """Request the cancel (now, or as soon as the goal is accepted)."""
+        if self._final is not None or self._cancel:
+            return
+        self._cancel = True
+        if self._goal_handle is not None:
+            self._goal_handle.cancel_goal_async()
+
+    def settle_cancel(self, timeout: float) -> None:
+        """On shutdown: a cancel that waits for the goal's acceptance waits for it (bounded), then goes out.
+
+        Without this, a SIGTERM right after a goal was sent would leave that goal running: the cancel is
+        deferred to the acceptance, which nobody processes once the executor has stopped.
+        """
+        future = self._send_future
+        if not self._cancel or self._goal_handle is not None or future is None:
+            return
+        if not future.done():
+            rclpy.spin_until_future_complete(self._core.node, future, timeout_sec=timeout)
+        if future.done():
+            self.poll()  # accepted: sends the cancel
+
+    def retarget(self, target: CartesianTarget) -> bool:
+        """Start a RetargetCartesian call; False while one is pending or the goal is not accepted yet."""
+        if self._final is not None or self._goal_handle is None or self.retarget_pending:
+            return False
+        client = self._core.retarget_client
+        self._retarget_target = target
+        if not client.service_is_ready():
+            self._reply = RetargetReply(
+                False, INVALID_REQUEST, f"no {names.RETARGET_CARTESIAN} service", target
+            )
+            return True
+        request = RetargetCartesian.Request(
+            tcp=_point(target), tool_pitch=target.tool_pitch, tool_yaw=target.tool_yaw
+        )
+        self._retarget_future = client.call_async(request)
+        return True
+
+    @property
+    def retarget_pending(self) -> bool:
+        """Whether a retarget call awaits its answer."""
+        return self._retarget_future is not None and not self._retarget_future.done()
+
+    def take_retarget_reply(self) -> RetargetReply | None:
+        """The answer, once."""
+        if self._reply is not None:
+            reply, self._reply = self._reply, None
+            return reply
+        future, target = self._retarget_future, self._retarget_target
+        if future is None or not future.done() or target is None:
+            return None
+        self._retarget_future = None
+        if future.exception() is not None:
+            return RetargetReply(
+                False, INVALID_REQUEST, f"retarget call failed: {future.exception()}", target
+            )
+        res = future.result()
+        return RetargetReply(bool(res.success), int(res.status), res.message, target)
+
+
+class ArmMotionCore:
+    """The tree's `MotionPort` on a ROS node (see the module docstring).
+
+    Args:
+        node: the behaviour server.
+        client_id: lease identity; every goal carries it.
+        lease_timeout: heartbeat timeout asked for, s.
+        joint_states: the cache that tells whether /joint_states flow (default: the node's shared one,
+            which the guard conditions read too).
+        clock: monotonic seconds.
+        joint_state_max_age: older joint states mean "not ready".
+    """
+
+    def __init__(
+        self,
+        node: Node,
+        client_id: str,
+        lease_timeout: float,
+        joint_states: JointStateCache | None = None,
+        clock: Clock = time.monotonic,
+        joint_state_max_age: float = 0.5,
+    ) -> None:
+        self.node = node
+        self.client_id = client_id
+        self.clock = clock
+        self.keeper = LeaseKeeper(client_id, lease_timeout)
+        self._last_handle: RosMotionHandle | None = None
+        self._lock = threading.Lock()
+        self._max_age = joint_state_max_age
+        self.joint_states = joint_states or shared_joint_state_cache(node)
+        self.action = ActionClient(node, MoveCartesian, names.MOVE_CARTESIAN)
+        self.lease_client = node.create_client(ArmLease, names.LEASE_SERVICE)
+        self.retarget_client = node.create_client(RetargetCartesian, names.RETARGET_CARTESIAN)
+        self._timer = node.create_timer(self.keeper.period / 2.0, self._on_lease_timer)
+
+    # MotionPort ---------------------------------------------------------------------------------------
+
+    def ready(self) -> tuple[bool, str]:
+        """Lease held, action server up, joint states fresh."""
+        why = []
+        if not self.lease_held():
+            why.append(f"arm lease: {self.keeper.problem}")
+        if not self.action.server_is_ready():
+            why.append(f"no {names.MOVE_CARTESIAN} action server")
+        age = self.joint_states.age()
+        if age is None:
+            why.append(f"no {names.JOINT_STATES} yet")
+        elif age > self._max_age:
+            why.append(f"{names.JOINT_STATES} {age:.1f} s old")
+        return (not why, "; ".join(why))
+
+    def lease_held(self) -> bool:
+        """Whether the lease is ours now."""
+        with self._lock:
+            return self.keeper.held(self.clock())
+
+    def send(self, request: MotionRequest) -> RosMotionHandle:
+        """Start a goal."""
+        self._last_handle = RosMotionHandle(self, request)
+        return self._last_handle
+
+    # Lease --------------------------------------------------------------------------------------------
+
+    def _on_lease_timer(self) -> None:
+        with self._lock:
+            op = self.keeper.next_request(self.clock())
+            if op is None:
+                return
+            if not self.lease_client.service_is_ready():
+                self.keeper.on_error(op, f"no {names.LEASE_SERVICE} service")
+                return
+        self._call_lease(op).add_done_callback(lambda future, op=op: self._on_lease_reply(op, future))
+
+    def _call_lease(self, op: LeaseOp) -> Future:
+        request = ArmLease.Request(
+            operation=int(op), client_id=self.client_id, timeout=float(self.keeper.timeout)
+        )
+        return self.lease_client.call_async(request)
+
+    def _on_lease_reply(self, op: LeaseOp, future: Future) -> None:
+        logger = self.node.get_logger()
+        if future.exception() is not None or future.result() is None:
+            with self._lock:
+                self.keeper.on_error(op, str(future.exception()))
+            return
+        res = future.result()
+        with self._lock:
+            line = self.keeper.on_reply(op, bool(res.success), res.message, res.holder)
+        if line and res.success:
+            logger.info(line)
+        elif line:
+            logger.warning(line)
+        elif not res.success:
+            logger.warning(f"arm lease: {self.keeper.problem}", throttle_duration_sec=WARN_THROTTLE_S)
+
+    def shutdown(self) -> None:
+        """Stop the lease timer and give the lease back (fire and forget: the executor has stopped).
+
+        If the RELEASE never arrives (the process is killed), the generator drops the lease after its
+        timeout and stops the arm anyway.
+        """
+        self._timer.cancel()
+        if self._last_handle is not None:
+            self._last_handle.settle_cancel(timeout=1.0)
+        with self._lock:
+            held = self.keeper.stop()
+        if held and self.lease_client.service_is_ready():
+            self._call_lease(LeaseOp.RELEASE)

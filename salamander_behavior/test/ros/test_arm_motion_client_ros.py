@@ -1,0 +1,102 @@
+"""`ArmMotionCore` over a real MoveCartesian action server: a rejected goal is sent again, for a while.
+
+At start-up under full CPU load the Cartesian motion node was measured rejecting the tree's first goal
+("no joint state yet"), and the first can was skipped without ever being touched. The server here is a
+stand-in in the test's own domain that rejects as many goals as a test asks, then accepts and succeeds.
+"""
+
+from __future__ import annotations
+
+import pytest
+from rclpy.action import ActionServer, GoalResponse
+
+from salamander_behavior.ports import CartesianTarget, MotionPath, MotionPhase, MotionRequest
+from salamander_behavior.ros.arm_motion_client import REJECT_RETRY_PERIOD, REJECT_RETRY_S, ArmMotionCore
+from salamander_control import names
+from salamander_control.testing.ros_helpers import spin_until
+from salamander_msgs.action import MoveCartesian
+
+pytestmark = pytest.mark.ros
+
+REQUEST = MotionRequest(CartesianTarget(0.3, 0.18, 0.085), MotionPath.LINEAR, 0.5, "above can_0")
+
+
+class RejectingServer:
+    """Rejects the first `rejections` goals, then accepts and succeeds at once."""
+
+    def __init__(self, node, rejections: int) -> None:
+        self.rejections = rejections
+        self.received: list[MoveCartesian.Goal] = []
+        self.server = ActionServer(
+            node, MoveCartesian, names.MOVE_CARTESIAN, self._execute, goal_callback=self._on_goal
+        )
+
+    def _on_goal(self, goal: MoveCartesian.Goal) -> GoalResponse:
+        self.received.append(goal)
+        return GoalResponse.REJECT if len(self.received) <= self.rejections else GoalResponse.ACCEPT
+
+    def _execute(self, handle) -> MoveCartesian.Result:
+        handle.succeed()
+        return MoveCartesian.Result(success=True, message="reached")
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _core(make_node, ros_executor, rejections: int):
+    server = RejectingServer(make_node("cartesian_stand_in"), rejections)
+    clock = FakeClock()
+    core = ArmMotionCore(make_node("tree"), "behavior_server", 1.0, clock=clock)
+    assert spin_until(ros_executor, core.action.server_is_ready)
+    return server, clock, core
+
+
+def test_a_rejected_goal_is_sent_again_until_accepted(make_node, ros_executor) -> None:
+    server, clock, core = _core(make_node, ros_executor, rejections=2)
+    handle = core.send(REQUEST)
+    outcomes = []
+
+    def settled() -> bool:
+        outcome = handle.poll()
+        outcomes.append(outcome.phase)
+        if outcome.phase is MotionPhase.PENDING:
+            clock.now += REJECT_RETRY_PERIOD / 5  # time passes only between polls, as ticks do
+        return outcome.phase is MotionPhase.SUCCEEDED
+
+    assert spin_until(ros_executor, settled)
+    assert len(server.received) == 3 and MotionPhase.FAILED not in outcomes
+    assert all(g.tcp.x == 0.3 and g.client_id == "behavior_server" for g in server.received)  # the same goal
+
+
+def test_a_goal_rejected_for_the_whole_retry_window_fails_with_the_reason(make_node, ros_executor) -> None:
+    server, clock, core = _core(make_node, ros_executor, rejections=10**6)
+    start = clock.now
+    handle = core.send(REQUEST)
+
+    def failed() -> bool:
+        outcome = handle.poll()
+        clock.now += REJECT_RETRY_PERIOD / 2
+        return outcome.phase is MotionPhase.FAILED
+
+    assert spin_until(ros_executor, failed)
+    outcome = handle.poll()
+    assert "goal rejected by" in outcome.message and f"for {REJECT_RETRY_S:.0f} s" in outcome.message
+    assert clock.now - start >= REJECT_RETRY_S
+    assert 2 <= len(server.received) <= REJECT_RETRY_S / REJECT_RETRY_PERIOD + 1
+
+
+def test_a_cancel_while_waiting_to_send_again_ends_the_goal_without_a_send(make_node, ros_executor) -> None:
+    server, clock, core = _core(make_node, ros_executor, rejections=10**6)
+    handle = core.send(REQUEST)
+    assert spin_until(ros_executor, lambda: handle._send_future.done())  # noqa: SLF001 - the rejection is in
+    assert handle.poll().phase is MotionPhase.PENDING  # rejected: waiting to send again (the clock stands)
+    handle.cancel()
+    clock.now += 10 * REJECT_RETRY_PERIOD
+    outcome = handle.poll()
+    assert outcome.phase is MotionPhase.FAILED and "cancelled" in outcome.message
+    assert len(server.received) == 1

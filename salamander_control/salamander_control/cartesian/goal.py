@@ -1,0 +1,317 @@
+"""MoveCartesian goals from start to result: early fail, control cycles, retarget, cancel, completion.
+
+The Cartesian motion node is a thin shell around this module (and `cartesian_config`, which validates
+goals before acceptance). Starting a goal checks the whole path (an infeasible one ends at once with
+an `Outcome` and no joint target); then `step` runs once per control cycle, returning the joint target
+to send, the feedback and, eventually, the outcome.
+
+Decisions documented here:
+- A new goal preempts the active one only if its own path check passes; the active goal then ends
+  ABORTED ("preempted") and the new one continues from the current commanded state without stopping.
+  A new goal that fails its check leaves the active one running.
+- Linear goals succeed when the plan has finished and the measured TCP (FK of /joint_states) is within
+  `position_tolerance` (and the tool attitude within `angle_tolerance`) of the target; after
+  `settle_timeout` without that they abort. Joint goals succeed when every measured joint is within
+  `joint_tolerance` of the IK answer, or abort after `joint_path_timeout`.
+- Cancel brakes a linear motion on its own line with the plan's limits; the goal ends CANCELED once the
+  commanded motion stands. A joint goal is cancelled by re-targeting the measured joints (the trajectory
+  generator decelerates within its joint limits).
+- A live change of the arm parameters re-checks the rest of a running linear path; if it became
+  infeasible the motion brakes at once and the goal aborts with the status of the first bad point.
+
+Pure Python, no rclpy.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from salamander_control.cartesian.config import PATH_JOINT, PATH_LINEAR, CartesianGoal, MotionConfig
+from salamander_control.cartesian.motion import LinearMotion, plan_checked
+from salamander_control.cartesian.plan import CartesianState, PlanningError
+from salamander_control.kinematics import ArmParams, IkStatus, forward_kinematics, solve_ik_pitched
+
+
+class Outcome(NamedTuple):
+    """How a goal ended: result is "succeeded", "aborted" or "canceled"."""
+
+    result: str
+    status: IkStatus
+    message: str
+    final_tcp: tuple[float, float, float]
+
+
+class Feedback(NamedTuple):
+    """Measured TCP, its distance to the target (m) and progress 0..1.
+
+    Progress of a linear goal is travelled / (travelled + remaining) along the commanded TCP path, so it
+    rises smoothly and stays meaningful across retargets (it drops only if a retarget moves the target
+    away); of a joint goal, 1 - remaining / initial distance of the measured TCP.
+    """
+
+    tcp: tuple[float, float, float]
+    distance_remaining: float
+    progress: float
+
+
+class Cycle(NamedTuple):
+    """What one control cycle produced: a joint target to send (or None), feedback, outcome (or None)."""
+
+    target: tuple[tuple[float, ...], tuple[float, ...] | None] | None
+    feedback: Feedback | None
+    outcome: Outcome | None
+
+
+def measured_pose(q: Any, arm: ArmParams) -> np.ndarray | None:
+    """FK of measured joints as a pose (5,), or None without a measurement."""
+    if q is None:
+        return None
+    fk = forward_kinematics(q, arm)
+    return np.array([*fk.tcp, fk.tool_pitch, fk.tool_yaw])
+
+
+def _pose_error(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """(TCP distance, largest tool angle difference) between two poses."""
+    return float(np.linalg.norm(a[:3] - b[:3])), max(
+        abs(a[3] - b[3]), abs(math.remainder(a[4] - b[4], 2 * math.pi))
+    )
+
+
+def _tcp(pose: np.ndarray | None) -> tuple[float, float, float]:
+    return (math.nan,) * 3 if pose is None else (float(pose[0]), float(pose[1]), float(pose[2]))
+
+
+class LinearGoalRun:
+    """A linear goal in motion. Build it with `start_goal`."""
+
+    kind = PATH_LINEAR
+
+    def __init__(self, goal: CartesianGoal, motion: LinearMotion) -> None:
+        self.goal = goal
+        self.target = np.asarray(goal.pose, dtype=float)
+        self.motion = motion
+        self._travelled = 0.0
+        self._last_tcp = motion.plan.start.pose[:3].copy()
+        self._done_at: float | None = None
+        self._pending: Outcome | None = None  # the outcome once a brake (cancel, bad params) stands
+        self._sent_final = False
+
+    @property
+    def cancelling(self) -> bool:
+        """Whether the motion is braking to a stop."""
+        return self.motion.braking
+
+    def step(self, now: float, cfg: MotionConfig, measured_q: Any) -> Cycle:
+        """One control cycle: the joint target, the feedback, and the outcome once decided."""
+        ms = self.motion.step(now, cfg.arm)
+        meas = measured_pose(measured_q, cfg.arm)
+        target = None
+        if ms.joints is not None and not self._sent_final:
+            target = (ms.joints, ms.joint_velocities)
+            self._sent_final = ms.finished  # the end target is sent once, then held by the generator
+        tcp = ms.state.pose[:3]
+        self._travelled += float(np.linalg.norm(tcp - self._last_tcp))
+        self._last_tcp = tcp.copy()
+        remaining_cmd = float(np.linalg.norm(self.target[:3] - tcp))
+        total = self._travelled + remaining_cmd
+        progress = 1.0 if total <= 0.0 else self._travelled / total
+        dist = math.nan if meas is None else float(np.linalg.norm(self.target[:3] - meas[:3]))
+        feedback = Feedback(_tcp(meas), dist, min(max(progress, 0.0), 1.0))
+        if ms.failure is not None:
+            status, message = ms.failure
+            return Cycle(
+                None,
+                feedback,
+                Outcome("aborted", status, f"{message}; the arm holds its last target", _tcp(meas)),
+            )
+        return Cycle(target, feedback, self._decide(now, ms.finished, meas, cfg))
+
+    def _decide(
+        self, now: float, finished: bool, meas: np.ndarray | None, cfg: MotionConfig
+    ) -> Outcome | None:
+        if not finished:
+            return None
+        if self.motion.braking:
+            stop = self.motion.plan.end_pose
+            if self._pending is not None:
+                return self._pending._replace(final_tcp=_tcp(meas))
+            return Outcome("canceled", IkStatus.OK, f"canceled; stopped at TCP {_fmt(stop)}", _tcp(meas))
+        if self._done_at is None:
+            self._done_at = now
+        why = "no valid joint state"
+        if meas is not None:
+            d, ang = _pose_error(meas, self.target)
+            if d <= cfg.position_tolerance and ang <= cfg.angle_tolerance:
+                return Outcome(
+                    "succeeded", IkStatus.OK, f"reached {_fmt(self.target)} ({d * 1000:.2f} mm)", _tcp(meas)
+                )
+            why = f"measured TCP {_fmt(meas)} still {d * 1000:.2f} mm / {ang:.4f} rad off"
+        if now - self._done_at > cfg.settle_timeout:
+            return Outcome(
+                "aborted",
+                IkStatus.OK,
+                f"timeout: trajectory finished but {why} after {cfg.settle_timeout:.1f} s "
+                f"(tolerance {cfg.position_tolerance * 1000:.2f} mm / {cfg.angle_tolerance:.4f} rad)",
+                _tcp(meas),
+            )
+        return None
+
+    def retarget(self, pose: Any, now: float, cfg: MotionConfig) -> tuple[bool, IkStatus | None, str]:
+        """Swap the target while moving, if the new path from the current state is feasible.
+
+        Returns:
+            (accepted, status, message); status is None when the retarget was not even tried (the goal
+            is stopping), else Ok or the IK status of the first infeasible point of the new path.
+        """
+        if self.motion.braking or self.motion.failed:
+            return False, None, "the active goal is stopping; retarget refused"
+        try:
+            limits = cfg.limits.scaled(self.goal.speed_scale)
+            check = self.motion.retarget(pose, now, limits, cfg.arm, cfg.joint_rate_limits)
+        except PlanningError as exc:
+            return False, None, str(exc)
+        if not check.ok:
+            return (
+                False,
+                check.status,
+                f"retarget refused, motion continues to the old target: {check.message}",
+            )
+        self.target = np.asarray(pose, dtype=float)
+        self._done_at, self._sent_final = None, False
+        return True, IkStatus.OK, f"retargeted to {_fmt(self.target)}"
+
+    def cancel(self, now: float, cfg: MotionConfig, measured_q: Any = None) -> None:
+        """Brake on the current line; the goal ends CANCELED once the motion stands."""
+        self.motion.brake(now)
+        self._sent_final = False
+
+    def on_params(self, now: float, cfg: MotionConfig) -> str | None:
+        """Re-check the rest of the path with new arm params; brake and abort when it became infeasible."""
+        if self.motion.braking or self.motion.failed:
+            return None
+        check = self.motion.remaining_check(now, cfg.arm)
+        if check.ok:
+            return None
+        self.motion.brake(now)
+        self._sent_final = False
+        message = (
+            f"arm parameters changed, the rest of the path is infeasible; braked to a stop: {check.message}"
+        )
+        self._pending = Outcome("aborted", check.status, message, (math.nan,) * 3)
+        return message
+
+
+class JointGoalRun:
+    """A "joint" goal: one joint target (the IK of the goal); done when the measured joints arrive."""
+
+    kind = PATH_JOINT
+
+    def __init__(self, goal: CartesianGoal, q_goal: tuple[float, ...], start: np.ndarray, now: float) -> None:
+        self.goal = goal
+        self.target = np.asarray(goal.pose, dtype=float)
+        self.q_goal = q_goal
+        self.t0 = now
+        self._initial = max(float(np.linalg.norm(self.target[:3] - start[:3])), 1e-9)
+        self._send: tuple[float, ...] | None = q_goal
+        self._pending: Outcome | None = None
+        self.cancelling = False
+
+    def step(self, now: float, cfg: MotionConfig, measured_q: Any) -> Cycle:
+        """Send the target once; report; succeed when every joint is within tolerance."""
+        target = None if self._send is None else (self._send, None)
+        self._send = None
+        meas = measured_pose(measured_q, cfg.arm)
+        dist = math.nan if meas is None else float(np.linalg.norm(self.target[:3] - meas[:3]))
+        progress = 0.0 if meas is None else min(max(1.0 - dist / self._initial, 0.0), 1.0)
+        feedback = Feedback(_tcp(meas), dist, progress)
+        if self._pending is not None:
+            return Cycle(target, feedback, self._pending._replace(final_tcp=_tcp(meas)))
+        outcome = None
+        if measured_q is not None:
+            err = max(abs(a - b) for a, b in zip(measured_q, self.q_goal, strict=True))
+            if err <= cfg.joint_tolerance:
+                outcome = Outcome(
+                    "succeeded", IkStatus.OK, f"reached {_fmt(self.target)} in joint space", _tcp(meas)
+                )
+        if outcome is None and now - self.t0 > cfg.joint_path_timeout:
+            outcome = Outcome(
+                "aborted",
+                IkStatus.OK,
+                f"timeout: joints not within {cfg.joint_tolerance} rad of the goal "
+                f"after {cfg.joint_path_timeout:.1f} s",
+                _tcp(meas),
+            )
+        return Cycle(target, feedback, outcome)
+
+    def retarget(self, pose: Any, now: float, cfg: MotionConfig) -> tuple[bool, IkStatus | None, str]:
+        """Re-solve the IK for the new pose and send it as the new joint target (returns as above)."""
+        if self.cancelling:
+            return False, None, "the active goal is stopping; retarget refused"
+        res = solve_ik_pitched(pose[:3], pose[3], pose[4], cfg.arm, seed=self.q_goal)
+        if not res.ok:
+            return False, res.status, f"retarget refused ({res.status.reason}: {res.status.message})"
+        self.target, self.q_goal, self._send, self.t0 = np.asarray(pose, dtype=float), res.q, res.q, now
+        return True, IkStatus.OK, f"retargeted to {_fmt(self.target)}"
+
+    def cancel(self, now: float, cfg: MotionConfig, measured_q: Any = None) -> None:
+        """Hold the measured joints; the goal ends CANCELED on the next cycle."""
+        self.cancelling = True
+        if measured_q is not None:
+            self._send = tuple(measured_q)
+        self._pending = Outcome(
+            "canceled", IkStatus.OK, "canceled; holding the measured joints", (math.nan,) * 3
+        )
+
+    def on_params(self, now: float, cfg: MotionConfig) -> str | None:
+        """The trajectory generator clamps joint targets itself; nothing to re-check here."""
+        return None
+
+
+GoalRun = LinearGoalRun | JointGoalRun
+
+
+def start_goal(
+    goal: CartesianGoal, cfg: MotionConfig, now: float, measured_q: Any, active: GoalRun | None
+) -> tuple[GoalRun | None, Outcome | None]:
+    """Check and start `goal`; (run, None) when it may move, (None, outcome) when it fails at once.
+
+    A linear goal continues from the active linear motion's commanded state (position, velocity,
+    acceleration) so a preemption does not jerk the arm; otherwise it starts at rest at the measured pose.
+    """
+    meas = measured_pose(measured_q, cfg.arm)
+    moving = isinstance(active, LinearGoalRun) and not active.motion.failed
+    if moving:
+        start, seed = active.motion.state(now), active.motion.joints
+    else:
+        start, seed = CartesianState.at_rest(meas), tuple(measured_q)
+    if goal.path == PATH_JOINT:
+        p = goal.pose
+        res = solve_ik_pitched(p[:3], p[3], p[4], cfg.arm, seed=seed)
+        if not res.ok:
+            msg = f"{res.status.reason}: goal {_fmt(p)} cannot be solved ({res.status.message})"
+            return None, Outcome("aborted", res.status, msg, _tcp(meas))
+        return JointGoalRun(goal, res.q, start.pose, now), None
+    limits = cfg.limits.scaled(goal.speed_scale)
+    try:
+        plan, check = plan_checked(
+            start, goal.pose, limits, cfg.arm, seed, cfg.sampling, cfg.joint_rate_limits
+        )
+    except PlanningError as exc:
+        return None, Outcome("aborted", IkStatus.OK, str(exc), _tcp(meas))
+    if plan is None:
+        return None, Outcome(
+            "aborted",
+            check.status,
+            f"early fail, no joint target sent for this goal: {check.message}",
+            _tcp(meas),
+        )
+    # From rest the plan starts at the first control cycle (its first target is the start, at rest);
+    # a preemption continues the running motion from `now`.
+    return LinearGoalRun(goal, LinearMotion(plan, now if moving else None, seed, cfg.sampling)), None
+
+
+def _fmt(p: Any) -> str:
+    return f"({p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}) m"

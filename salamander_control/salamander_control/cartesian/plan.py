@@ -1,0 +1,313 @@
+"""Ruckig plans of the TCP in the frame of a straight line, fitted to the joints' limits.
+
+Why a line frame. Ruckig limits each degree of freedom on its own. Planning x, y, z in base_link would
+let a diagonal move run sqrt(3) times faster than the limit and, from a moving start, bend the path.
+Instead each plan rotates base_link so that its first axis points from the start to the goal; the
+other two axes measure the deviation from the line. From rest, the two deviation axes start and end at
+0 and therefore stay exactly 0: the TCP moves on the straight line, and the limits on the first axis
+are the limits on path speed, acceleration and jerk. Tool pitch and yaw are two more DoFs with their
+own (angular) limits; `Synchronization.Phase` makes all five DoFs follow one profile shape, so from
+rest the attitude changes in proportion to the distance travelled and the motion is the straight 5-D
+segment that `cartesian_path.check_line` checked.
+
+Retargeting a moving arm builds a new plan from the current position, velocity and acceleration (the
+commanded state, so nothing jumps) in the frame of the new line. The velocity across the new line
+then brakes to zero while the velocity along it builds up (Ruckig falls back from Phase to Time
+synchronization when the start is not at rest): the TCP blends smoothly onto the new line. During that
+blend the limits hold per axis of the line frame, so the speed can briefly exceed the along-line limit
+(at most sqrt(3) times; 1.15 times in 300 random retargets at full speed). The caller checks the blend.
+
+Fitting to the joints: the Cartesian limits alone would ask the joints for whatever the geometry needs
+(near the base axis the base turns at v / r); `fit_to_joints` slows a plan down until its joint motion
+fits the trajectory generator's joint limits, so the generator can follow the stream of targets
+instead of lagging and cutting across in joint space, off the line.
+
+Pure Python + ruckig + the kinematics library, no rclpy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+from typing import Any, NamedTuple
+
+import numpy as np
+from ruckig import ControlInterface, InputParameter, Result, Ruckig, Synchronization, Trajectory
+
+from salamander_control.cartesian.path import PathSampling, as_pose, relaxed
+from salamander_control.kinematics import ArmParams, solve_ik_batch
+
+DOFS = 5
+_RATE_TOL = 1e-3
+"""rad; limits widened by this much when estimating joint rates (an estimate, not a feasibility check)."""
+_FIT_MARGIN = 1.02
+"""Extra slow-down when fitting a plan to the joint limits: sampled peaks can miss the true ones a little."""
+
+
+class PlanningError(RuntimeError):
+    """Ruckig refused the input (only for inputs outside its documented domain)."""
+
+
+@dataclass(frozen=True)
+class CartesianLimits:
+    """Limits of the TCP along the line (m/s, m/s^2, m/s^3) and of tool pitch/yaw (rad/s, ...)."""
+
+    linear_velocity: float = 1.0
+    linear_acceleration: float = 4.0
+    linear_jerk: float = 40.0
+    angular_velocity: float = 1.5
+    angular_acceleration: float = 6.0
+    angular_jerk: float = 60.0
+
+    def __post_init__(self) -> None:
+        """Every limit must be a positive finite number."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"CartesianLimits.{f.name} must be a finite number, got {value!r}")
+            if value <= 0.0:
+                raise ValueError(f"CartesianLimits.{f.name} must be > 0, got {value}")
+
+    def scaled(self, speed_scale: float) -> CartesianLimits:
+        """All six limits times `speed_scale` (the goal's fraction of full speed, in (0, 1])."""
+        if not (math.isfinite(speed_scale) and 0.0 < speed_scale <= 1.0):
+            raise ValueError(f"speed_scale must lie in (0, 1], got {speed_scale}")
+        return replace(self, **{f.name: getattr(self, f.name) * speed_scale for f in fields(self)})
+
+    def time_scaled(self, k: float) -> CartesianLimits:
+        """Limits of the same motion run `k` times slower: velocity / k, acceleration / k^2, jerk / k^3.
+
+        From rest, Ruckig then plans the same path stretched in time, so every joint's velocity,
+        acceleration and jerk along it shrink by k, k^2 and k^3.
+        """
+        return self.reduced(k, k, k)
+
+    def reduced(self, velocity: float, acceleration: float, jerk: float) -> CartesianLimits:
+        """Velocity limits / `velocity`, acceleration limits / `acceleration`^2, jerk limits / `jerk`^3.
+
+        A factor <= 1 leaves its limits alone (the joints are within bounds for that derivative).
+        """
+        v, a, j = (1.0 / max(velocity, 1.0)), 1.0 / max(acceleration, 1.0) ** 2, 1.0 / max(jerk, 1.0) ** 3
+        return CartesianLimits(
+            self.linear_velocity * v,
+            self.linear_acceleration * a,
+            self.linear_jerk * j,
+            self.angular_velocity * v,
+            self.angular_acceleration * a,
+            self.angular_jerk * j,
+        )
+
+    def minimum(self, other: CartesianLimits) -> CartesianLimits:
+        """The element-wise smaller limits of the two."""
+        return CartesianLimits(*(min(getattr(self, f.name), getattr(other, f.name)) for f in fields(self)))
+
+    def per_dof(self) -> tuple[list[float], list[float], list[float]]:
+        """Ruckig's velocity, acceleration and jerk limits for (line, cross, cross, pitch, yaw)."""
+        v, a, j = self.linear_velocity, self.linear_acceleration, self.linear_jerk
+        w, dw, ddw = self.angular_velocity, self.angular_acceleration, self.angular_jerk
+        return [v, v, v, w, w], [a, a, a, dw, dw], [j, j, j, ddw, ddw]
+
+
+class CartesianState(NamedTuple):
+    """Pose, velocity and acceleration of the TCP and tool attitude in base_link, each (5,)."""
+
+    pose: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+
+    @classmethod
+    def at_rest(cls, pose: Any) -> CartesianState:
+        """A standing state at `pose`."""
+        return cls(np.asarray(as_pose(pose), dtype=float), np.zeros(DOFS), np.zeros(DOFS))
+
+    @property
+    def is_at_rest(self) -> bool:
+        """Exactly zero velocity and acceleration (then a plan is the straight segment)."""
+        return not (np.any(self.velocity) or np.any(self.acceleration))
+
+
+def line_frame(direction: np.ndarray) -> np.ndarray:
+    """Rotation (3x3, rows = axes) whose first axis is `direction`; any frame when it is ~0."""
+    n = float(np.linalg.norm(direction))
+    e1 = direction / n if n > 1e-12 else np.array([1.0, 0.0, 0.0])
+    helper = np.eye(3)[int(np.argmin(np.abs(e1)))]  # the world axis least parallel to e1
+    e2 = np.cross(e1, helper)
+    e2 /= np.linalg.norm(e2)
+    return np.vstack((e1, e2, np.cross(e1, e2)))
+
+
+class LinePlan:
+    """One Ruckig trajectory in the frame of the line from `start` to `goal`.
+
+    Args:
+        start: the commanded state the plan continues from.
+        goal: target pose (x, y, z, pitch, yaw); the yaw is reached the short way round.
+        limits: the (already speed-scaled) limits.
+        brake: instead of going to `goal`, stop as fast as the limits allow (velocity interface);
+            `goal` is ignored and `rotation` keeps the current plan's frame, so a straight motion
+            brakes on its own line.
+        rotation: frame to plan in (brake only).
+
+    Raises:
+        PlanningError: Ruckig rejected the input.
+    """
+
+    def __init__(
+        self,
+        start: CartesianState,
+        goal: Any,
+        limits: CartesianLimits,
+        brake: bool = False,
+        rotation: np.ndarray | None = None,
+    ) -> None:
+        self.start = start
+        self.limits = limits
+        self.origin = start.pose[:3].copy()
+        p0 = start.pose
+        if brake:
+            self.rotation = rotation if rotation is not None else line_frame(start.velocity[:3])
+            self.goal = None
+        else:
+            g = np.asarray(as_pose(goal), dtype=float)
+            g[4] = p0[4] + math.remainder(g[4] - p0[4], 2.0 * math.pi)
+            self.goal = g
+            self.rotation = line_frame(g[:3] - self.origin)
+        r = self.rotation
+        inp = InputParameter(DOFS)
+        inp.current_position = [0.0, 0.0, 0.0, float(p0[3]), float(p0[4])]
+        inp.current_velocity = [*(r @ start.velocity[:3]), *start.velocity[3:]]
+        inp.current_acceleration = [*(r @ start.acceleration[:3]), *start.acceleration[3:]]
+        inp.max_velocity, inp.max_acceleration, inp.max_jerk = limits.per_dof()
+        inp.target_velocity = [0.0] * DOFS
+        inp.target_acceleration = [0.0] * DOFS
+        if brake:
+            inp.control_interface = ControlInterface.Velocity
+            inp.synchronization = Synchronization.Time
+        else:
+            inp.target_position = [
+                *(r @ (self.goal[:3] - self.origin)),
+                float(self.goal[3]),
+                float(self.goal[4]),
+            ]
+            inp.synchronization = Synchronization.Phase  # falls back to Time when not collinear
+        self.trajectory = Trajectory(DOFS)
+        try:
+            result = Ruckig(DOFS).calculate(inp, self.trajectory)
+        except ValueError as exc:  # the binding raises for result codes its enum lacks (e.g. -101)
+            raise PlanningError(f"Ruckig could not plan the Cartesian motion: {exc}") from exc
+        if result not in (Result.Working, Result.Finished):
+            raise PlanningError(f"Ruckig could not plan the Cartesian motion: {result}")
+        self.duration = float(self.trajectory.duration)
+        self.brake = brake
+
+    def state_at(self, t: float) -> CartesianState:
+        """The commanded state `t` seconds into the plan (held at the end after `duration`).
+
+        At and after the end it is exactly the goal at rest, not Ruckig's end state, which can be ~1e-8
+        off: a goal with a joint exactly at its limit must not end a hair outside it.
+        """
+        if t >= self.duration and self.goal is not None:
+            return CartesianState(self.goal.copy(), np.zeros(DOFS), np.zeros(DOFS))
+        p, v, a = self.trajectory.at_time(min(max(t, 0.0), self.duration))
+        rt = self.rotation.T
+        pose = np.concatenate((self.origin + rt @ np.asarray(p[:3]), p[3:]))
+        vel = np.concatenate((rt @ np.asarray(v[:3]), v[3:]))
+        acc = np.concatenate((rt @ np.asarray(a[:3]), a[3:]))
+        return CartesianState(pose, vel, acc)
+
+    @property
+    def end_pose(self) -> np.ndarray:
+        """Where the plan stops (the goal, or the braking point)."""
+        return self.goal if self.goal is not None else self.state_at(self.duration).pose
+
+    def sample_poses(self, t_from: float, sampling: PathSampling) -> np.ndarray:
+        """Poses (N, 5) from `t_from` to the end, no two farther apart than the sampling allows."""
+        t_from = min(max(t_from, 0.0), self.duration)
+        v_lim, _, _ = self.limits.per_dof()
+        v0 = self.start.velocity
+        # Ruckig keeps every DoF within max(limit, |initial velocity|): a bound on the sample spacing.
+        v_bound = math.sqrt(3.0) * max(v_lim[0], float(np.max(np.abs(v0[:3]))))
+        w_bound = max(v_lim[3], float(np.max(np.abs(v0[3:]))))
+        dt = min(sampling.spacing / v_bound, sampling.angle_spacing / w_bound)
+        n = max(sampling.min_samples - 1, math.ceil((self.duration - t_from) / dt))
+        return np.array([self.state_at(t).pose for t in np.linspace(t_from, self.duration, n + 1)])
+
+
+class JointRateLimits(NamedTuple):
+    """Per-joint velocity, acceleration and jerk bounds (rad/s, rad/s^2, rad/s^3), motor order."""
+
+    velocity: tuple[float, ...]
+    acceleration: tuple[float, ...]
+    jerk: tuple[float, ...]
+
+
+def joint_rate_ratios(
+    plan: LinePlan, params: ArmParams, seed: Any, joint_limits: JointRateLimits
+) -> tuple[float, float, float]:
+    """How far the joint motion of `plan` exceeds `joint_limits`, per derivative; 1.0 is at the limits.
+
+    Returns (max |dq/dt| / v_max, sqrt(max |d2q/dt2| / a_max), cbrt(max |d3q/dt3| / j_max)) over all
+    joints, from finite differences of the IK along the plan (every 4 ms, at most 300 samples). Each is
+    the factor by which a time scaling would have to slow the motion down for that derivative to fit.
+    """
+    if plan.duration <= 0.0:
+        return 0.0, 0.0, 0.0
+    n = min(max(8, math.ceil(plan.duration / 0.004) + 1), 300)
+    h = plan.duration / (n - 1)
+    poses = np.array([plan.state_at(i * h).pose for i in range(n)])
+    # Relaxed limits: on a path along a limit, rounding must not blank out the rows where it moves.
+    q = solve_ik_batch(poses[:, :3], poses[:, 3], poses[:, 4], relaxed(params, _RATE_TOL), seeds=seed).q
+    q[:, 0], q[:, 4] = np.unwrap(q[:, 0]), np.unwrap(q[:, 4])  # a representation switch is not motion
+    out = []
+    for order, bound in ((1, joint_limits.velocity), (2, joint_limits.acceleration), (3, joint_limits.jerk)):
+        deriv = np.abs(np.diff(q, n=order, axis=0)) / h**order
+        peak = np.max(np.where(np.isfinite(deriv), deriv, 0.0), axis=0)  # rows the IK missed: NaN
+        out.append(float(np.max(peak / np.asarray(bound))) ** (1.0 / order))
+    return out[0], out[1], out[2]
+
+
+def fit_to_joints(
+    start: CartesianState,
+    goal: Any,
+    limits: CartesianLimits,
+    params: ArmParams,
+    seed: Any,
+    joint_limits: JointRateLimits | None,
+) -> LinePlan:
+    """The plan to `goal` under `limits`, slowed down until the joints stay within `joint_limits`.
+
+    The Cartesian limits alone ask the joints for whatever the geometry needs (near the base axis the
+    base turns at v / r). Joint targets faster than the trajectory generator's joint limits make it lag
+    and cut across in joint space, off the straight line.
+
+    First each Cartesian limit is lowered by the factor its own joint derivative is over (velocity by
+    the velocity ratio, acceleration by the acceleration ratio squared, ...), which keeps the ramps as
+    short as the joints allow; a few rounds of that usually fit. What still does not fit is then slowed
+    down uniformly in time (`CartesianLimits.time_scaled`), which from rest is exact: the same path,
+    stretched in time, with every joint's velocity / k, acceleration / k^2, jerk / k^3. The path itself
+    never changes, only its timing.
+
+    From a moving start (retarget, preemption) the current velocity and acceleration cannot be scaled,
+    so the fit is best effort: a few gentle rounds. A brief excess is then absorbed by the trajectory
+    generator, which keeps its own joint limits (and the clamp keeps every position limit regardless).
+    """
+    plan = LinePlan(start, goal, limits)
+    if joint_limits is None:
+        return plan
+    moving = not start.is_at_rest
+    for round_no in range(4 if moving else 8):
+        ratios = joint_rate_ratios(plan, params, seed, joint_limits)
+        worst = max(ratios)
+        if worst <= 1.0:
+            break
+        if moving:  # the current velocity and acceleration stay; shrink gently or Ruckig needs ages
+            candidate = limits.reduced(*(min(r * _FIT_MARGIN, 1.5) for r in ratios))
+        elif round_no < 4:
+            candidate = limits.reduced(*(r * _FIT_MARGIN for r in ratios))
+        else:
+            candidate = limits.time_scaled(worst * _FIT_MARGIN)
+        try:
+            plan, limits = LinePlan(start, goal, candidate), candidate
+        except PlanningError:
+            break  # keep the last plan Ruckig could make
+    return plan

@@ -1,0 +1,373 @@
+"""The simulated work cell's configuration: table, cans, box, suction; one table of parameters.
+
+`PARAMETERS` is the single source of every cell parameter's default, range and description: the node
+declares these ParamSpecs as they are (read-only where a run-time change makes no sense: a can cannot
+teleport, a box cannot grow), and `load_cell_config` reads the same names from a ROS params file
+(`config/cell.yaml`, section ``/salamander/cell_sim``), so the simulator and the behaviour tree, which
+reads the file with `salamander_control.sim.cell.targets`, can never disagree about the cell.
+
+Frames and units: base_link (REP-103), metres, radians, seconds. A can's position is the centre of its
+bottom face. The box stands on the table; its frame is centred on its footprint, turned by `box_yaw`
+about +z, with its row of compartments along the box's +x.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from salamander_control.kinematics import ArmParams
+from salamander_control.param_spec import ParamSpec
+
+NODE_FQN = "/salamander/cell_sim"
+"""The node, and the section of the params file the loader reads (names.CELL_SIM)."""
+
+
+def _param(
+    name: str,
+    default: Any,
+    description: str,
+    min_value: float | None = None,
+    max_value: float | None = None,
+    live: bool = False,
+) -> ParamSpec:
+    """One cell parameter: read-only on the node unless `live` (range None for arrays)."""
+    return ParamSpec(name, default, description, min_value, max_value, read_only=not live)
+
+
+# The shipped layout (config/cell.yaml repeats it): table 0.18 m below base_link, three 330 ml cans in a
+# row at y = +0.18 m, a three-compartment box at y = -0.18 m. Every target of the pick-and-place cycle
+# then lies at a reach of 0.33-0.50 m, well inside the pad-down workspace (docs/workspace.png).
+LAYOUT_PARAMETERS: tuple[ParamSpec, ...] = (
+    _param("table_z", -0.18, "height of the table surface in base_link (m)", -1.0, 1.0),
+    _param("can_diameter", 0.0662, "can diameter (m); a 330 ml can is 66.2 mm", 0.01, 0.3),
+    _param("can_height", 0.115, "can height (m); a 330 ml can is 115 mm", 0.01, 0.5),
+    _param(
+        "can_xy",
+        [0.30, 0.18, 0.38, 0.18, 0.46, 0.18],
+        "start positions of the cans on the table, flat [x0, y0, x1, y1, ...] in base_link (m); "
+        "can i is named can_i and belongs in compartment i",
+    ),
+    _param("box_x", 0.38, "x of the box footprint's centre in base_link (m)", -2.0, 2.0),
+    _param("box_y", -0.18, "y of the box footprint's centre in base_link (m)", -2.0, 2.0),
+    _param(
+        "box_yaw", 0.0, "yaw of the box about +z (rad); its compartments run along its +x", -math.pi, math.pi
+    ),
+    _param(
+        "side_clearance",
+        0.00195,
+        "gap between a centred can and each compartment wall (m); inner size = diameter + 2 * this",
+        0.0,
+        0.05,
+    ),
+    _param("wall_thickness", 0.003, "thickness of the box walls and dividers (m)", 0.0005, 0.05),
+    _param("wall_height", 0.06, "height of the walls above the box floor (m)", 0.005, 0.5),
+    _param("floor_thickness", 0.003, "thickness of the box floor (m)", 0.0, 0.05),
+    _param(
+        "pick_dz",
+        0.15,
+        "above-can target: pad this far above the can top (m); the lifted can must clear cans and rim",
+        0.0,
+        1.0,
+    ),
+    _param(
+        "place_dz",
+        0.15,
+        "place_above target: can bottom this far above the compartment floor (m)",
+        0.0,
+        1.0,
+    ),
+    _param(
+        "release_dz",
+        0.005,
+        "place_release target: can bottom this far above the compartment floor when the vacuum goes off (m)",
+        0.0,
+        1.0,
+    ),
+)
+
+SUCTION_PARAMETERS: tuple[ParamSpec, ...] = (
+    _param(
+        "attach_tol_z", 0.003, "pad within this of a can top, vertically, to grip it (m)", 0.0, 0.05, True
+    ),
+    _param(
+        "attach_tol_xy",
+        0.005,
+        "pad within this of a can's axis, horizontally, to grip it (m)",
+        0.0,
+        0.05,
+        True,
+    ),
+    _param(
+        "attach_max_tilt",
+        0.1,
+        "largest tool pitch at which the pad seals on a can top (rad)",
+        0.0,
+        1.5708,
+        True,
+    ),
+    _param(
+        "attach_settle", 0.5, "vacuum on with contact this long before the can is held (s)", 0.0, 10.0, True
+    ),
+    _param("release_settle", 0.7, "vacuum off this long before the can lets go (s)", 0.0, 10.0, True),
+    _param(
+        "touch_tolerance",
+        0.0001,
+        "a can in a compartment closer than this to a wall has touched it (m)",
+        0.0,
+        0.01,
+        True,
+    ),
+)
+
+NODE_PARAMETERS: tuple[ParamSpec, ...] = (
+    _param("update_rate", 50.0, "cell simulation steps per second (Hz)", 1.0, 500.0),
+    _param("state_rate", 4.0, "periodic /salamander/cell/state publications per second (Hz)", 0.1, 50.0),
+    _param("marker_rate", 10.0, "marker publications per second (Hz)", 0.1, 50.0),
+    _param(
+        "joint_state_timeout",
+        0.5,
+        "a /joint_states older than this gives no TCP: no gripping on stale data (s)",
+        0.05,
+        10.0,
+        True,
+    ),
+)
+
+PARAMETERS: tuple[ParamSpec, ...] = LAYOUT_PARAMETERS + SUCTION_PARAMETERS + NODE_PARAMETERS
+_INFO = {p.name: p for p in PARAMETERS}
+_ARM_NAMES = frozenset(f.name for f in fields(ArmParams))
+MAX_CANS = 20
+
+
+@dataclass(frozen=True)
+class CellLayout:
+    """Where everything stands; validated on construction (a layout in use is always consistent)."""
+
+    table_z: float
+    can_diameter: float
+    can_height: float
+    can_xy: tuple[tuple[float, float], ...]
+    box_x: float
+    box_y: float
+    box_yaw: float
+    side_clearance: float
+    wall_thickness: float
+    wall_height: float
+    floor_thickness: float
+    pick_dz: float
+    place_dz: float
+    release_dz: float
+
+    def __post_init__(self) -> None:
+        """Refuse layouts the cycle cannot run in: overlapping cans, a lifted can that hits something."""
+        n = len(self.can_xy)
+        if not 1 <= n <= MAX_CANS:
+            raise ValueError(f"can_xy must give 1..{MAX_CANS} cans, got {n}")
+        d = self.can_diameter
+        for i, (x, y) in enumerate(self.can_xy):
+            for j in range(i):
+                gap = math.dist((x, y), self.can_xy[j]) - d
+                if gap < 0.0:
+                    raise ValueError(f"can_{i} and can_{j} overlap by {-gap * 1000:.1f} mm")
+            # Distance from the can axis to the box footprint, in the box frame.
+            u, v = self.to_box_frame(x, y)
+            dx = max(abs(u) - self.box_length / 2, 0.0)
+            dy = max(abs(v) - self.box_width / 2, 0.0)
+            if math.hypot(dx, dy) < self.can_radius:
+                raise ValueError(f"can_{i} at ({x}, {y}) stands on or inside the box footprint")
+        rim = self.floor_thickness + self.wall_height
+        if self.pick_dz <= max(self.can_height, rim):
+            raise ValueError(
+                f"pick_dz {self.pick_dz} m: a lifted can's bottom must clear the standing cans "
+                f"({self.can_height} m) and the box rim ({rim:.4f} m above the table)"
+            )
+        if self.place_dz <= max(self.can_height, self.wall_height):
+            raise ValueError(
+                f"place_dz {self.place_dz} m: at place_above the can must clear the rim "
+                f"({self.wall_height} m) and the cans already placed ({self.can_height} m above the floor)"
+            )
+        if self.release_dz >= self.place_dz:
+            raise ValueError(f"release_dz {self.release_dz} m must be below place_dz {self.place_dz} m")
+
+    @property
+    def can_radius(self) -> float:
+        """Half the can diameter (m)."""
+        return self.can_diameter / 2
+
+    @property
+    def can_ids(self) -> tuple[str, ...]:
+        """Can names in config order: can_0, can_1, ..."""
+        return tuple(f"can_{i}" for i in range(len(self.can_xy)))
+
+    @property
+    def compartment_inner(self) -> float:
+        """Inner side of a (square) compartment: can diameter + 2 * side clearance (m)."""
+        return self.can_diameter + 2 * self.side_clearance
+
+    @property
+    def compartments(self) -> int:
+        """One compartment per can."""
+        return len(self.can_xy)
+
+    @property
+    def box_length(self) -> float:
+        """Outer size of the box along its x (the row of compartments), m."""
+        return self.compartments * self.compartment_inner + (self.compartments + 1) * self.wall_thickness
+
+    @property
+    def box_width(self) -> float:
+        """Outer size of the box along its y, m."""
+        return self.compartment_inner + 2 * self.wall_thickness
+
+    @property
+    def floor_top(self) -> float:
+        """Height of the compartment floors in base_link (m)."""
+        return self.table_z + self.floor_thickness
+
+    @property
+    def rim_z(self) -> float:
+        """Height of the wall tops in base_link (m)."""
+        return self.floor_top + self.wall_height
+
+    def compartment_u(self, k: int) -> float:
+        """Box-frame x of compartment k's centre (its y is 0)."""
+        pitch = self.compartment_inner + self.wall_thickness
+        return -self.box_length / 2 + self.wall_thickness + self.compartment_inner / 2 + k * pitch
+
+    def compartment_centre(self, k: int) -> tuple[float, float]:
+        """Compartment k's centre in base_link (x, y)."""
+        return self.from_box_frame(self.compartment_u(k), 0.0)
+
+    def to_box_frame(self, x: float, y: float) -> tuple[float, float]:
+        """A base_link point in the box frame."""
+        c, s = math.cos(self.box_yaw), math.sin(self.box_yaw)
+        dx, dy = x - self.box_x, y - self.box_y
+        return (c * dx + s * dy, -s * dx + c * dy)
+
+    def from_box_frame(self, u: float, v: float) -> tuple[float, float]:
+        """A box-frame point in base_link."""
+        c, s = math.cos(self.box_yaw), math.sin(self.box_yaw)
+        return (self.box_x + c * u - s * v, self.box_y + s * u + c * v)
+
+
+@dataclass(frozen=True)
+class SuctionParams:
+    """How the suction pad grips and lets go (all live parameters)."""
+
+    attach_tol_z: float = 0.003
+    attach_tol_xy: float = 0.005
+    attach_max_tilt: float = 0.1
+    attach_settle: float = 0.5
+    release_settle: float = 0.7
+    touch_tolerance: float = 0.0001
+
+
+@dataclass(frozen=True)
+class CellConfig:
+    """Everything a params-file section says about the cell."""
+
+    layout: CellLayout
+    suction: SuctionParams
+    node: Mapping[str, float]  # the simulator's own settings (rates, joint_state_timeout), read-only view
+
+
+def _checked(values: Mapping[str, Any], specs: tuple[ParamSpec, ...]) -> dict[str, Any]:
+    out = {}
+    for spec in specs:
+        value = values.get(spec.name, spec.default)
+        problem = spec.check(value)  # the node's own rule: a file cannot hold what the node would refuse
+        if problem:
+            raise ValueError(problem)
+        out[spec.name] = value
+    return out
+
+
+def layout_from_values(values: Mapping[str, Any]) -> CellLayout:
+    """A CellLayout from parameter values (defaults for missing names).
+
+    Raises:
+        ValueError: a value out of range or not finite, an odd-length can_xy, or an inconsistent layout.
+    """
+    v = _checked(values, LAYOUT_PARAMETERS)
+    flat = [float(x) for x in v.pop("can_xy")]
+    if len(flat) % 2:
+        raise ValueError(f"can_xy must hold x, y pairs, got {len(flat)} numbers")
+    pairs = tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
+    return CellLayout(can_xy=pairs, **{k: float(x) for k, x in v.items()})
+
+
+def suction_from_values(values: Mapping[str, Any]) -> SuctionParams:
+    """SuctionParams from parameter values (defaults for missing names); raises ValueError."""
+    return SuctionParams(**{k: float(x) for k, x in _checked(values, SUCTION_PARAMETERS).items()})
+
+
+def config_from_values(values: Mapping[str, Any]) -> CellConfig:
+    """The whole CellConfig from one params-file section (the arm's own parameters may appear too).
+
+    Raises:
+        ValueError: an unknown name (a typo would otherwise silently keep the default), or a bad value.
+    """
+    unknown = sorted(set(values) - set(_INFO) - _ARM_NAMES - {"use_sim_time"})
+    if unknown:
+        raise ValueError(f"unknown cell parameter(s): {', '.join(unknown)}")
+    node = MappingProxyType({k: float(x) for k, x in _checked(values, NODE_PARAMETERS).items()})
+    return CellConfig(layout_from_values(values), suction_from_values(values), node)
+
+
+def params_section(document: Any, node_fqn: str = NODE_FQN) -> dict[str, Any]:
+    """The ``ros__parameters`` a ROS params file gives `node_fqn`.
+
+    Accepts the forms rcl accepts for one node: ``/**`` (applies to every node, overridden by the
+    rest), the fully qualified key ``/salamander/cell_sim``, and the nested ``salamander: cell_sim:``.
+
+    Raises:
+        ValueError: the file has no section for the node.
+    """
+    if not isinstance(document, dict):
+        raise ValueError("a params file must be a mapping of node names")
+    found: dict[str, Any] = {}
+    hit = False
+    wildcard = document.get("/**")
+    if isinstance(wildcard, dict):
+        found.update(wildcard.get("ros__parameters") or {})
+    parts = [p for p in node_fqn.split("/") if p]
+    for key in (node_fqn, node_fqn.lstrip("/")):
+        if isinstance(document.get(key), dict):
+            found.update(document[key].get("ros__parameters") or {})
+            hit = True
+    nested: Any = document
+    for part in parts:
+        nested = nested.get(part) if isinstance(nested, dict) else None
+        if nested is None:
+            break
+    if isinstance(nested, dict) and isinstance(nested.get("ros__parameters"), dict):
+        found.update(nested["ros__parameters"])
+        hit = True
+    if not hit:
+        raise ValueError(f"the params file has no section for {node_fqn}")
+    return found
+
+
+def load_cell_config(path: str | Path, node_fqn: str = NODE_FQN) -> CellConfig:
+    """Read a ROS params file (e.g. config/cell.yaml) into a validated CellConfig.
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: not YAML, no section for the node, unknown names or bad values (the message says which).
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML: {exc}") from exc
+    try:
+        return config_from_values(params_section(document, node_fqn))
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from exc

@@ -1,0 +1,205 @@
+"""The simulated arm: position-controlled motors and the housing's physical stops (pure, no ROS).
+
+Each motor follows its commanded position as a first-order lag (time constant `time_constant`) with a
+per-joint velocity limit. The exact discretisation is used, so the new position is a convex
+combination of the old one and the command: a command sequence inside a convex set keeps the arm
+inside it (as long as the velocity limit does not act, which is why the motors' limits sit above the
+trajectory generator's).
+
+The physical stops sit a little beyond the limits the software enforces: each joint `stop_margin`
+beyond its URDF limit, and the two coupled stops at `alpha_stop`/`beta_stop`, a little beyond the
+default alpha_max/beta_max. A motion into a stop leaves the joints *at* the stop (the projection onto
+the stop polygon) and is recorded: if the trajectory generator ever lets a command through the
+software limits, the simulation says so instead of letting the arm pass through the housing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import NamedTuple
+
+from salamander_control.kinematics import ALPHA_BETA_RANGE, NUM_JOINTS, REST_POSTURE, ArmParams
+from salamander_control.kinematics._validate import finite_vector
+from salamander_control.trajectory.clamp import JOINT_BOUND_NAMES, clamp_joints
+
+_ZERO = (0.0,) * NUM_JOINTS
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Motor and stop model of the simulated arm.
+
+    Attributes:
+        time_constant: first-order lag of every motor, s.
+        max_velocity: per-joint motor velocity limit, rad/s (above the trajectory generator's).
+        stop_margin: how far beyond each per-joint limit of `limits` the physical stop sits, rad.
+        alpha_stop: the physical stop of q2 - q1, rad.
+        beta_stop: the physical stop of q1 - q2, rad.
+        command_timeout: a command older than this is no longer followed: the motors hold, s.
+        limits: the per-joint (URDF) limits the stops surround.
+    """
+
+    time_constant: float = 0.05
+    max_velocity: tuple[float, ...] = (2.0, 1.5, 1.5, 3.0, 3.0)  # the URDF's joint velocity limits
+    stop_margin: float = 0.02
+    alpha_stop: float = 1.45
+    beta_stop: float = 0.92
+    command_timeout: float = 0.5
+    limits: ArmParams = field(default_factory=ArmParams)
+
+    def __post_init__(self) -> None:
+        """Reject values the model cannot run with (and build the stop polygon once, to validate it)."""
+        object.__setattr__(
+            self, "max_velocity", finite_vector(self.max_velocity, NUM_JOINTS, "SimConfig.max_velocity")
+        )
+        if any(v <= 0.0 for v in self.max_velocity):
+            raise ValueError(f"SimConfig.max_velocity must be > 0, got {self.max_velocity}")
+        for name in ("time_constant", "command_timeout"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ValueError(f"SimConfig.{name} must be > 0, got {value}")
+        if not (math.isfinite(self.stop_margin) and 0.0 <= self.stop_margin <= 0.5):
+            raise ValueError(f"SimConfig.stop_margin must lie in [0, 0.5] rad, got {self.stop_margin}")
+        _ = self.stops  # raises ValueError for alpha/beta stops out of range
+
+    @cached_property
+    def stops(self) -> ArmParams:
+        """The physical stop polygon as an ArmParams (per-joint stops and the coupled stops)."""
+        lim, m = self.limits, self.stop_margin
+        lo, hi = ALPHA_BETA_RANGE
+        for name in ("alpha_stop", "beta_stop"):
+            if not (math.isfinite(getattr(self, name)) and lo <= getattr(self, name) <= hi):
+                raise ValueError(f"SimConfig.{name} must lie in [{lo}, {hi}] rad, got {getattr(self, name)}")
+        changes = {}
+        bounds = zip(JOINT_BOUND_NAMES, lim.joint_lower, lim.joint_upper, strict=True)
+        for (lo_name, hi_name), lower, upper in bounds:
+            changes[lo_name] = lower - m
+            changes[hi_name] = upper + m
+        for name in ("yaw_min", "wrist_yaw_min"):
+            changes[name] = max(changes[name], -2.0 * math.pi)
+        for name in ("yaw_max", "wrist_yaw_max"):
+            changes[name] = min(changes[name], 2.0 * math.pi)
+        return lim.with_changes(alpha_max=self.alpha_stop, beta_max=self.beta_stop, **changes)
+
+
+def stop_name(bound: str) -> str:
+    """The physical stop behind a limit's name: "alpha_max" -> "alpha_stop", "q2_max" -> "q2_max_stop"."""
+    return {"alpha_max": "alpha_stop", "beta_max": "beta_stop"}.get(bound, f"{bound}_stop")
+
+
+class StopEvent(NamedTuple):
+    """Joints ran into one or more physical stops this step.
+
+    Attributes:
+        time: model time of the hit, s.
+        stops: the stops newly touched (e.g. "alpha_stop", "q2_max_stop").
+        overshoot: how far the motion would have carried the joints past the stops this step, rad.
+        command_beyond: how far the command itself lies beyond the stops, rad.
+    """
+
+    time: float
+    stops: tuple[str, ...]
+    overshoot: float
+    command_beyond: float
+
+
+class SimModel:
+    """Deterministic simulated arm; call `command()` whenever a command arrives and `step(dt)` to advance.
+
+    Args:
+        config: motors and stops.
+        start: initial joint positions (at rest); the rest posture by default.
+    """
+
+    def __init__(self, config: SimConfig | None = None, start: Sequence[float] = REST_POSTURE) -> None:
+        self._config = config or SimConfig()
+        q = finite_vector(start, NUM_JOINTS, "start")
+        self._q = clamp_joints(q, self._config.stops, q).q
+        self._v = _ZERO
+        self._target = self._q
+        self._age = 0.0
+        self._holding = True  # no command yet: the motors hold where they are
+        self._time = 0.0
+        self._contact: frozenset[str] = frozenset()
+        self._hits = 0
+
+    @property
+    def config(self) -> SimConfig:
+        """The motor and stop model in use."""
+        return self._config
+
+    @property
+    def position(self) -> tuple[float, ...]:
+        """Joint positions, rad, motor order."""
+        return self._q
+
+    @property
+    def velocity(self) -> tuple[float, ...]:
+        """Joint velocities over the last step, rad/s."""
+        return self._v
+
+    @property
+    def time(self) -> float:
+        """Model time, s."""
+        return self._time
+
+    @property
+    def stop_hits(self) -> int:
+        """How many times a joint came into contact with a physical stop."""
+        return self._hits
+
+    @property
+    def in_contact(self) -> frozenset[str]:
+        """The stops the joints are pressed against now."""
+        return self._contact
+
+    @property
+    def holding(self) -> bool:
+        """Whether the motors hold position (no command yet, or the last one is older than the timeout)."""
+        return self._holding
+
+    def set_config(self, config: SimConfig) -> None:
+        """Use a new motor/stop model from the next step on."""
+        self._config = config
+
+    def command(self, q: Sequence[float]) -> None:
+        """A new position command for all five joints.
+
+        Raises:
+            ValueError: not five finite numbers; the previous command stays.
+        """
+        self._target = finite_vector(q, NUM_JOINTS, "command")
+        self._age = 0.0
+        self._holding = False
+
+    def step(self, dt: float) -> StopEvent | None:
+        """Advance the model by `dt` seconds; returns the stop hit of this step, if any."""
+        if not (math.isfinite(dt) and dt > 0.0):
+            raise ValueError(f"dt must be a positive number of seconds, got {dt}")
+        cfg = self._config
+        self._time += dt
+        self._age += dt
+        if not self._holding and self._age > cfg.command_timeout:
+            self._target, self._holding = self._q, True
+        decay = math.exp(-dt / cfg.time_constant)
+        moved = []
+        for q, target, vmax in zip(self._q, self._target, cfg.max_velocity, strict=True):
+            delta = (target - q) * (1.0 - decay)
+            limit = vmax * dt
+            moved.append(q + min(max(delta, -limit), limit))
+        stops = cfg.stops
+        result = clamp_joints(moved, stops, self._q)
+        new = result.q
+        self._v = tuple((b - a) / dt for a, b in zip(self._q, new, strict=True))
+        self._q = new
+        contact = frozenset(stop_name(b) for b in result.active)
+        fresh = contact - self._contact
+        self._contact = contact
+        if not fresh:
+            return None
+        self._hits += len(fresh)
+        beyond = clamp_joints(self._target, stops, self._target).amount
+        return StopEvent(self._time, tuple(sorted(fresh)), result.amount, beyond)

@@ -1,0 +1,181 @@
+"""Which goals on /arm/joint_target may move the arm: the lease, message order, well-formedness.
+
+Pure state machine (clocks passed in), so the trajectory generator's acceptance rules are tested
+without ROS. It owns the `ArmLease` and routes every lease operation through one place, so that a
+lease expiring inside any call (a goal, a heartbeat, a timer tick) is noticed exactly once by the
+control loop, which must then bring the arm to a stop.
+
+Rules, in order:
+1. Lease: while someone holds it, only the holder's goals count (sender = `header.frame_id`; "" is
+   the anonymous gamepad/preset sender). A client whose lease expired is refused until it acquires
+   the lease again: a controller that lost its heartbeat must not resume moving the arm by accident.
+2. Order: a goal stamped earlier than the last accepted goal is stale and dropped. A zero stamp means
+   "now" and is always in order; a stamp more than `max_future` s ahead of the clock is refused (it
+   would make every later goal look stale).
+3. Form: names, lengths and values are checked by `joint_goal.merge_goal`; the goal is merged onto
+   the current goal (a subset of joints is a valid goal). Velocities (JointState.velocity) are
+   optional; when given they must be one finite number per name (the unnamed joints get 0), else the
+   whole goal is refused: a goal with velocities is followed as part of a stream (trajectory_core).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from enum import Enum
+from typing import NamedTuple
+
+from salamander_control.kinematics import JOINT_NAMES
+from salamander_control.trajectory.joint_goal import GoalError, merge_goal
+from salamander_control.trajectory.lease import ArmLease, LeaseReply
+
+JOINT_INDEX = {name: i for i, name in enumerate(JOINT_NAMES)}
+
+
+class Verdict(Enum):
+    """Outcome of a goal check; the node logs each refusal kind on its own throttled line."""
+
+    ACCEPTED = "accepted"
+    MALFORMED = "malformed"
+    STALE = "stale"
+    LEASE = "lease"
+
+
+class GoalDecision(NamedTuple):
+    """A verdict; when accepted the merged five-joint goal (and its velocities, if any), else why not."""
+
+    verdict: Verdict
+    goal: tuple[float, ...] | None
+    reason: str
+    velocity: tuple[float, ...] | None = None
+
+
+class GoalGate:
+    """Lease holder, goal ordering and goal parsing of the trajectory generator.
+
+    Args:
+        max_future: how far ahead of the receiver's clock a goal stamp may be, s.
+    """
+
+    def __init__(self, max_future: float = 1.0) -> None:
+        self._lease = ArmLease()
+        self._max_future_ns = int(max_future * 1e9)
+        self._last_stamp_ns = 0
+        self._locked_out = ""  # the holder whose lease expired, until it acquires again
+        self._unreported = ""  # an expiry the control loop has not yet been told about
+
+    @property
+    def holder(self) -> str:
+        """Current lease holder ("" when free), as of the last call that passed the clock."""
+        return self._lease.holder
+
+    @property
+    def timeout(self) -> float:
+        """Heartbeat timeout of the holder, s (0 when free)."""
+        return self._lease.timeout
+
+    def seconds_left(self, now: float) -> float:
+        """Time before the lease expires without a heartbeat, s (0 when free)."""
+        return self._lease.seconds_left(now)
+
+    def acquire(self, client: str, timeout: float, now: float) -> LeaseReply:
+        """Take (or refresh) the lease; lifts the lock-out of a client whose lease had expired."""
+        self.expire(now)
+        reply = self._lease.acquire(client, timeout, now)
+        if reply.success and client == self._locked_out:
+            self._locked_out = ""
+        return reply
+
+    def heartbeat(self, client: str, now: float) -> LeaseReply:
+        """Keep the lease alive."""
+        self.expire(now)
+        return self._lease.heartbeat(client, now)
+
+    def release(self, client: str, now: float) -> LeaseReply:
+        """Give the lease back (the arm keeps going to its goal: a release is not a stop)."""
+        self.expire(now)
+        return self._lease.release(client, now)
+
+    def expire(self, now: float) -> str:
+        """Drop a holder whose heartbeat is overdue; returns that holder or ""."""
+        gone = self._lease.expire(now)
+        if gone:
+            self._locked_out = gone
+            self._unreported = gone
+        return gone
+
+    def poll_expired(self, now: float) -> str:
+        """The holder whose lease expired since the last poll (whichever call noticed it), or ""."""
+        self.expire(now)
+        gone, self._unreported = self._unreported, ""
+        return gone
+
+    def check(
+        self,
+        names: Sequence[str],
+        positions: Sequence[float],
+        stamp_ns: int,
+        sender: str,
+        current_goal: Sequence[float],
+        now: float,
+        now_ns: int,
+        velocities: Sequence[float] = (),
+    ) -> GoalDecision:
+        """Decide about one goal message; only an accepted goal changes the gate's state.
+
+        Args:
+            names: joint names of the goal.
+            positions: one position per name, rad.
+            stamp_ns: header stamp, ns (0 = "now").
+            sender: header.frame_id, the sender's lease client id ("" = anonymous).
+            current_goal: the five-joint goal the unnamed joints keep.
+            now: monotonic time for the lease, s.
+            now_ns: the clock the stamps are compared with, ns.
+            velocities: empty, or one velocity per name, rad/s (JointState.velocity).
+        """
+        self.expire(now)
+        holder = self._lease.holder
+        who = repr(sender) if sender else "anonymous sender"
+        if holder and sender != holder:
+            return GoalDecision(Verdict.LEASE, None, f"goal from {who} refused: lease held by {holder!r}")
+        if sender and sender == self._locked_out:
+            return GoalDecision(
+                Verdict.LEASE, None, f"goal from {who} refused: its lease expired; acquire the lease again"
+            )
+        if stamp_ns > now_ns + self._max_future_ns:
+            ahead = (stamp_ns - now_ns) * 1e-9
+            return GoalDecision(Verdict.STALE, None, f"goal from {who} stamped {ahead:.3f} s in the future")
+        if stamp_ns and stamp_ns < self._last_stamp_ns:
+            behind = (self._last_stamp_ns - stamp_ns) * 1e-9
+            return GoalDecision(
+                Verdict.STALE, None, f"goal from {who} is {behind:.3f} s older than the last accepted goal"
+            )
+        try:
+            goal = merge_goal(names, positions, current_goal)
+            velocity = merge_velocities(names, velocities, len(current_goal))
+        except GoalError as exc:
+            return GoalDecision(Verdict.MALFORMED, None, f"goal from {who} refused: {exc}")
+        self._last_stamp_ns = max(self._last_stamp_ns, stamp_ns or now_ns)
+        return GoalDecision(Verdict.ACCEPTED, goal, "", velocity)
+
+
+def merge_velocities(
+    names: Sequence[str], velocities: Sequence[float], joints: int
+) -> tuple[float, ...] | None:
+    """The goal's velocities in motor order (0 for unnamed joints), or None when it has none.
+
+    Call after `merge_goal` accepted `names` (known, unique joints).
+
+    Raises:
+        GoalError: a length other than the names', or a non-finite velocity.
+    """
+    if len(velocities) == 0:
+        return None
+    if len(velocities) != len(names):
+        raise GoalError(f"goal has {len(names)} names but {len(velocities)} velocities")
+    out = [0.0] * joints
+    for name, value in zip(names, velocities, strict=True):
+        if not math.isfinite(value):
+            raise GoalError(f"velocity for {name} is {value}")
+        out[JOINT_INDEX[name]] = float(value)
+    return tuple(out)

@@ -1,0 +1,323 @@
+"""/arm/arm_cartesian_motion_node as a real process, with a fake arm in the test closing the loop.
+
+The fake arm publishes /joint_states and jumps to every /arm/joint_target it receives (a perfect
+tracker), which keeps these tests independent of the trajectory generator.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from geometry_msgs.msg import Point
+from rclpy.time import Time
+
+from salamander_control.kinematics import JOINT_NAMES, IkStatus, forward_kinematics, solve_ik_pitched
+from salamander_control.ros.conversions import INVALID_REQUEST
+from salamander_control.testing import REPO as REPO_ROOT
+from salamander_control.testing.line_metrics import line_deviation
+from salamander_control.testing.node_process import NodeProcess
+from salamander_control.testing.ros_helpers import spin_until
+
+ROOT = REPO_ROOT
+NODE = "/arm/arm_cartesian_motion_node"
+TIMEOUT = 20.0
+Q_START = (0.2, 0.1, 0.6, 0.1, 0.0)
+HOUSING_START = (0.06, 0.12, 0.04)  # a line from here to HOUSING_GOAL runs into the coupled limit
+HOUSING_GOAL = (0.06, -0.12, 0.04)
+
+
+def tcp_of(q):
+    return np.array(forward_kinematics(q).tcp)
+
+
+def test_config_yaml_lists_every_parameter_with_its_default():
+    from salamander_control.kinematics.params import arm_param_specs
+    from salamander_control.nodes.arm_cartesian_motion_node import joint_limit_specs, motion_param_specs
+
+    data = yaml.safe_load((ROOT / "config/cartesian_motion.yaml").read_text())
+    params = {}
+    for key, value in data[NODE]["ros__parameters"].items():  # nested tables are dotted names in ROS 2
+        params.update(
+            {f"{key}.{k}": v for k, v in value.items()} if isinstance(value, dict) else {key: value}
+        )
+    specs = [*arm_param_specs(), *motion_param_specs(), *joint_limit_specs()]
+    assert params == {s.name: s.default for s in specs}
+    assert (params["max_linear_velocity"], params["max_linear_acceleration"], params["max_linear_jerk"]) == (
+        1.0,
+        4.0,
+        40.0,
+    )
+
+
+class FakeArm:
+    """/joint_states at 50 Hz from `q`; every /arm/joint_target received becomes the new `q`."""
+
+    def __init__(self, node, q, valid=True):
+        from rclpy.qos import qos_profile_sensor_data
+        from sensor_msgs.msg import JointState
+
+        self.node, self.q, self.valid = node, tuple(q), valid
+        self.targets = []  # received JointState messages
+        self._pub = node.create_publisher(JointState, "/joint_states", qos_profile_sensor_data)
+        node.create_subscription(JointState, "/arm/joint_target", self._on_target, 100)
+        node.create_timer(0.02, self._publish)
+        self._msg_type = JointState
+
+    def _publish(self):
+        msg = self._msg_type()
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        msg.name = list(JOINT_NAMES)
+        msg.position = [float(v) for v in self.q] if self.valid else [math.nan] * 5
+        self._pub.publish(msg)
+
+    def _on_target(self, msg):
+        self.targets.append(msg)
+        # A joint target may name a subset; the node always sends all five.
+        by_name = dict(zip(msg.name, msg.position, strict=True))
+        self.q = tuple(by_name[n] for n in JOINT_NAMES)
+
+
+class Harness:
+    """The node under test (subprocess) and the test's side: fake arm, action/service/param clients."""
+
+    def __init__(self, make_node, executor, domain_id, stderr_path, q_start, valid=True):
+        from rclpy.action import ActionClient
+        from rclpy.parameter_client import AsyncParameterClient
+
+        from salamander_msgs.action import MoveCartesian
+        from salamander_msgs.srv import RetargetCartesian
+
+        self.executor = executor
+        self.stderr_path = stderr_path
+        self.node = make_node(f"cartesian_test_{domain_id}")
+        self.arm = FakeArm(self.node, q_start, valid)
+        self.action = ActionClient(self.node, MoveCartesian, "/arm/move_cartesian")
+        self.retarget_client = self.node.create_client(RetargetCartesian, "/arm/retarget_cartesian")
+        self.params = AsyncParameterClient(self.node, NODE)
+        self.feedback = []
+        self.MoveCartesian, self.RetargetCartesian = MoveCartesian, RetargetCartesian
+
+    def wait(self, predicate, timeout=TIMEOUT):
+        return spin_until(self.executor, predicate, timeout)
+
+    def stderr(self):
+        return Path(self.stderr_path).read_text()
+
+    def goal(self, tcp, path="linear", speed_scale=1.0, tool_pitch=0.0, tool_yaw=0.0, client_id="bt"):
+        return self.MoveCartesian.Goal(
+            tcp=Point(x=float(tcp[0]), y=float(tcp[1]), z=float(tcp[2])),
+            tool_pitch=float(tool_pitch),
+            tool_yaw=float(tool_yaw),
+            path=path,
+            speed_scale=float(speed_scale),
+            client_id=client_id,
+        )
+
+    def send(self, goal):
+        """Send a goal; returns its handle (check .accepted)."""
+        assert self.action.wait_for_server(timeout_sec=TIMEOUT), "action server did not appear"
+        future = self.action.send_goal_async(
+            goal, feedback_callback=lambda fb: self.feedback.append(fb.feedback)
+        )
+        assert self.wait(future.done), "no goal response"
+        return future.result()
+
+    def send_accepted(self, goal):
+        """Send until accepted (right after start the node may not have a joint state yet)."""
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            handle = self.send(goal)
+            if handle.accepted:
+                return handle
+            self.wait(lambda: False, 0.1)  # let joint states flow before trying again
+        raise AssertionError(f"goal never accepted; node log:\n{self.stderr()}")
+
+    def result(self, handle):
+        future = handle.get_result_async()
+        assert self.wait(future.done), "no result"
+        return future.result()
+
+    def retarget(self, tcp, tool_pitch=0.0, tool_yaw=0.0):
+        assert self.retarget_client.wait_for_service(timeout_sec=TIMEOUT)
+        req = self.RetargetCartesian.Request(
+            tcp=Point(x=float(tcp[0]), y=float(tcp[1]), z=float(tcp[2])),
+            tool_pitch=tool_pitch,
+            tool_yaw=tool_yaw,
+        )
+        future = self.retarget_client.call_async(req)
+        assert self.wait(future.done)
+        return future.result()
+
+    def set_param(self, name, value):
+        from rclpy.parameter import Parameter
+
+        assert self.params.wait_for_services(timeout_sec=TIMEOUT)
+        future = self.params.set_parameters([Parameter(name, value=value)])
+        assert self.wait(future.done)
+        return future.result().results[0]
+
+
+@pytest.fixture
+def start_node(ros_context, ros_executor, make_node, tmp_path):
+    """start_node(q_start, valid=True, **params) -> Harness; the node is stopped (SIGINT) afterwards."""
+    procs = []
+
+    def start(q_start=Q_START, valid=True, **params):
+        domain_id = ros_context.get_domain_id()
+        proc = NodeProcess("arm_cartesian_motion_node", NODE, domain_id, tmp_path, params)
+        procs.append(proc)
+        return Harness(make_node, ros_executor, domain_id, proc.stderr_path, q_start, valid)
+
+    yield start
+    for proc in procs:
+        code = proc.stop()
+        print(f"--- exit code {code}: {proc.describe()}")  # pytest shows it when the test failed
+
+
+pytestmark = pytest.mark.ros
+
+
+def test_linear_goal_succeeds_with_feedback_along_a_straight_line(start_node):
+    h = start_node()
+    target = (0.35, -0.1, 0.0)
+    handle = h.send_accepted(h.goal(target, tool_yaw=0.5, client_id="behavior_tree"))
+    res = h.result(handle)
+    assert res.result.success, res.result.message
+    assert res.result.status == IkStatus.OK
+    final = np.array([res.result.final_tcp.x, res.result.final_tcp.y, res.result.final_tcp.z])
+    assert np.linalg.norm(final - target) < 0.001
+    # Joint targets every cycle, with the client id for the lease, and their TCP on the straight line.
+    assert len(h.arm.targets) > 20
+    assert {m.header.frame_id for m in h.arm.targets} == {"behavior_tree"}
+    assert all(list(m.name) == list(JOINT_NAMES) for m in h.arm.targets)
+    tcps = np.array([tcp_of(m.position) for m in h.arm.targets])
+    assert line_deviation(tcps, tcp_of(Q_START), np.array(target)) < 1e-4
+    # Feedback: several messages, progress rising towards 1, distance shrinking.
+    assert len(h.feedback) >= 3
+    progress = [fb.progress for fb in h.feedback]
+    assert progress == sorted(progress) and progress[-1] > 0.5
+    assert h.feedback[-1].distance_remaining < h.feedback[0].distance_remaining
+
+
+def test_goal_into_the_coupled_limit_fails_early_and_publishes_no_joint_target(start_node):
+    q_start = solve_ik_pitched(HOUSING_START, 0.0, 0.0).q
+    h = start_node(q_start)
+    res = h.result(h.send_accepted(h.goal(HOUSING_GOAL)))
+    assert not res.result.success
+    assert res.result.status == IkStatus.COUPLED_LIMIT
+    assert "coupled_limit at" in res.result.message and "mm of 240.0 mm" in res.result.message
+    # Nothing may follow either: a late target would still move the arm.
+    assert not h.wait(lambda: h.arm.targets, timeout=0.5)
+    assert h.arm.q == q_start
+
+
+def test_retarget_of_an_active_goal_ends_at_the_new_target(start_node):
+    h = start_node()
+    handle = h.send_accepted(h.goal((0.35, -0.15, 0.0), speed_scale=0.3))
+    assert h.wait(lambda: len(h.arm.targets) > 10)  # moving
+    new_target = (0.28, 0.12, 0.06)
+    reply = h.retarget(new_target)
+    assert reply.success and reply.status == IkStatus.OK, reply.message
+    res = h.result(handle)
+    assert res.result.success, res.result.message
+    final = np.array([res.result.final_tcp.x, res.result.final_tcp.y, res.result.final_tcp.z])
+    assert np.linalg.norm(final - new_target) < 0.001
+    q = np.array([m.position for m in h.arm.targets])
+    assert np.max(np.abs(np.diff(q, axis=0))) < 0.1  # the swap did not jerk the joints
+
+
+def test_infeasible_retarget_is_refused_and_the_goal_ends_at_its_old_target(start_node):
+    h = start_node()
+    reply = h.retarget((0.3, 0.0, 0.05))
+    assert not reply.success and reply.status == INVALID_REQUEST and "no active" in reply.message
+    target = (0.3, 0.12, 0.04)
+    handle = h.send_accepted(h.goal(target, speed_scale=0.3))
+    assert h.wait(lambda: len(h.arm.targets) > 5)
+    reply = h.retarget((0.06, 0.0, 0.04))  # inside the housing
+    assert not reply.success and reply.status == IkStatus.COUPLED_LIMIT
+    assert "coupled_limit" in reply.message
+    res = h.result(handle)
+    assert res.result.success, res.result.message
+    final = np.array([res.result.final_tcp.x, res.result.final_tcp.y, res.result.final_tcp.z])
+    assert np.linalg.norm(final - target) < 0.001
+
+
+def test_alpha_max_set_at_run_time_decides_the_next_early_fail(start_node):
+    q_start = (0.0, 0.0, 0.5, 0.0, 0.0)
+    rest_tcp = tcp_of((0.0, math.radians(-45.0), math.radians(33.8), 0.0, 0.0))  # needs q2 - q1 = 1.375
+    h = start_node(q_start)
+    bad = h.set_param("alpha_max", 5.0)
+    assert not bad.successful and "alpha_max" in bad.reason
+    assert not h.set_param("max_linear_velocity", -1.0).successful
+    narrowed = h.set_param("alpha_max", 1.30)
+    assert narrowed.successful  # narrowing is normal; it is accepted with the spec's warning:
+    assert "no longer admit the rest posture" in narrowed.reason
+    assert h.wait(lambda: "no longer admit the rest posture" in h.stderr())
+    h.arm.targets.clear()
+    res = h.result(h.send_accepted(h.goal(rest_tcp)))
+    assert not res.result.success and res.result.status == IkStatus.COUPLED_LIMIT, res.result.message
+    assert not h.arm.targets
+    assert h.set_param("alpha_max", 1.40).successful
+    assert h.set_param("control_rate", 250.0).successful  # the control timer is rebuilt live
+    res = h.result(h.send_accepted(h.goal(rest_tcp)))
+    assert res.result.success, res.result.message
+    stamps = [Time.from_msg(m.header.stamp).nanoseconds * 1e-9 for m in h.arm.targets]
+    assert np.median(np.diff(stamps)) < 0.007  # targets now come at ~250 Hz, not 100 Hz
+
+
+def test_malformed_goals_and_goals_before_a_valid_joint_state_are_rejected(start_node):
+    h = start_node(valid=False)  # the fake arm publishes NaN positions
+    assert h.wait(lambda: "ignoring /joint_states" in h.stderr()), h.stderr()
+    assert not h.send(h.goal((0.3, 0.0, 0.05))).accepted
+    assert "no joint state yet" in h.stderr()
+    h.arm.valid = True
+    h.send_accepted(h.goal((0.3, 0.0, 0.05), path="joint"))
+    for goal in (
+        h.goal((math.nan, 0.0, 0.05)),
+        h.goal((0.3, 0.0, 0.05), path="curvy"),
+        h.goal((0.3, 0.0, 0.05), speed_scale=1.5),
+        h.goal((0.3, 0.0, 0.05), speed_scale=-0.5),
+        h.goal((0.3, 0.0, 0.05), tool_yaw=math.inf),
+    ):
+        assert not h.send(goal).accepted
+    log = h.stderr()
+    assert "path must be 'linear' or 'joint'" in log and "speed_scale must lie in (0, 1]" in log
+
+
+def test_cancel_brakes_to_a_stop_short_of_the_goal(start_node):
+    from action_msgs.msg import GoalStatus
+
+    h = start_node()
+    target = (0.35, -0.2, 0.0)
+    handle = h.send_accepted(h.goal(target, speed_scale=0.3))
+    assert h.wait(lambda: len(h.arm.targets) > 20)
+    cancel = handle.cancel_goal_async()
+    assert h.wait(cancel.done)
+    res = h.result(handle)
+    assert res.status == GoalStatus.STATUS_CANCELED and not res.result.success
+    tcps = np.array([tcp_of(m.position) for m in h.arm.targets])
+    assert line_deviation(tcps, tcp_of(Q_START), np.array(target)) < 1e-4  # braked on the line
+    assert np.linalg.norm(tcps[-1] - target) > 0.02
+    steps = np.linalg.norm(np.diff(tcps, axis=0), axis=1)
+    assert steps[-1] < 1e-4  # the last targets stand still
+
+
+def test_a_new_goal_preempts_the_running_one_without_stopping_the_arm(start_node):
+    from action_msgs.msg import GoalStatus
+
+    h = start_node()
+    first = h.send_accepted(h.goal((0.35, -0.15, 0.0), speed_scale=0.3))
+    assert h.wait(lambda: len(h.arm.targets) > 10)
+    second_target = (0.3, 0.1, 0.08)
+    second = h.send_accepted(h.goal(second_target, speed_scale=0.5))
+    res = h.result(first)
+    assert res.status == GoalStatus.STATUS_ABORTED and "preempted" in res.result.message
+    res = h.result(second)
+    assert res.result.success, res.result.message
+    q = np.array([m.position for m in h.arm.targets])
+    assert np.max(np.abs(np.diff(q, axis=0))) < 0.1  # continued from the moving state, no jump

@@ -1,0 +1,222 @@
+"""`/salamander/cell_sim` as a real process: joint states and vacuum calls in, can state and markers out.
+
+Each test starts the node with config/cell.yaml in a DDS domain of its own. A peer node streams
+`/joint_states` at 50 Hz for the joints the test sets (IK of the cell's own pick/place targets), calls
+the vacuum service, and reads the JSON state, the markers and the latched vacuum state.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.parameter_client import AsyncParameterClient
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool, String
+from std_srvs.srv import SetBool
+from visualization_msgs.msg import Marker, MarkerArray
+
+from salamander_control import names
+from salamander_control.kinematics import JOINT_NAMES, solve_ik_pitched
+from salamander_control.sim.cell import load_cell_config, load_cell_targets
+from salamander_control.sim.cell.scene import GREEN
+from salamander_control.testing import REPO as REPO_ROOT
+from salamander_control.testing.node_process import NodeProcess
+from salamander_control.testing.ros_helpers import next_domain_id, spin_until
+
+pytestmark = pytest.mark.ros
+
+REPO = REPO_ROOT
+CELL_YAML = REPO / "config" / "cell.yaml"
+TARGETS = load_cell_targets(CELL_YAML)
+LAYOUT = load_cell_config(CELL_YAML).layout
+TIMEOUT = 30.0
+
+
+def joints_for(tcp: tuple[float, float, float]) -> tuple[float, ...]:
+    result = solve_ik_pitched(tcp, 0.0, math.atan2(tcp[1], tcp[0]))
+    assert result.ok, (tcp, result.reason)
+    return result.q
+
+
+def CellSimProcess(domain_id: int, log_dir: Path) -> NodeProcess:  # noqa: N802 - reads like a class
+    """The node as a subprocess (python -m, like the console script); stderr goes to a file."""
+    return NodeProcess(
+        "", names.CELL_SIM, domain_id, log_dir,
+        params_file=CELL_YAML, module="salamander_control.nodes.cell_sim",
+    )
+
+
+class CellPeer:
+    """Streams joint states, calls the vacuum, and keeps the newest state, markers and vacuum flag."""
+
+    def __init__(self, domain_id: int, sim: NodeProcess) -> None:
+        self.sim = sim
+        self.context = Context()
+        rclpy.init(context=self.context, domain_id=domain_id)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.node = Node("cell_sim_test_peer", context=self.context)
+        self.executor.add_node(self.node)
+        self.q: tuple[float, ...] | list[float] = joints_for(TARGETS.picks[0].above)
+        self.names = list(JOINT_NAMES)
+        self.state: dict[str, Any] | None = None
+        self.markers: MarkerArray | None = None
+        self.vacuum: bool | None = None
+        self.js_pub = self.node.create_publisher(JointState, names.JOINT_STATES, 10)
+        self.node.create_subscription(String, names.CELL_STATE, self._on_state, 10)
+        self.node.create_subscription(MarkerArray, names.CELL_MARKERS, self._on_markers, 10)
+        latched = QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+        )
+        self.node.create_subscription(Bool, names.CELL_VACUUM_STATE, self._on_vacuum, latched)
+        self.vacuum_client = self.node.create_client(SetBool, names.CELL_VACUUM)
+        self.params = AsyncParameterClient(self.node, names.CELL_SIM)
+        self.node.create_timer(0.02, self._publish_joints)
+        assert self.spin_until(lambda: self.state is not None and self.vacuum is not None), sim.describe()
+
+    def _publish_joints(self) -> None:
+        msg = JointState(name=self.names, position=[float(v) for v in self.q])
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        self.js_pub.publish(msg)
+
+    def _on_state(self, msg: String) -> None:
+        self.state = json.loads(msg.data)
+
+    def _on_markers(self, msg: MarkerArray) -> None:
+        self.markers = msg
+
+    def _on_vacuum(self, msg: Bool) -> None:
+        self.vacuum = msg.data
+
+    def spin_until(self, predicate, timeout: float = TIMEOUT) -> bool:
+        return spin_until(self.executor, predicate, timeout)
+
+    def can(self, can_id: str) -> dict[str, Any]:
+        assert self.state is not None
+        return next(c for c in self.state["cans"] if c["id"] == can_id)
+
+    def set_vacuum(self, on: bool) -> SetBool.Response:
+        assert self.vacuum_client.wait_for_service(timeout_sec=TIMEOUT), self.sim.describe()
+        future = self.vacuum_client.call_async(SetBool.Request(data=on))
+        assert self.spin_until(future.done), self.sim.describe()
+        return future.result()
+
+    def move_to(self, tcp: tuple[float, float, float], can_id: str) -> None:
+        """Put the pad at `tcp` and wait until the held can's position shows it (bottom = tcp - height)."""
+        self.q = joints_for(tcp)
+        want = (tcp[0], tcp[1], tcp[2] - LAYOUT.can_height)
+        assert self.spin_until(lambda: math.dist(self.can(can_id)["position"], want) < 1e-4), (
+            self.can(can_id),
+            want,
+            self.sim.describe(),
+        )
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+        self.context.try_shutdown()
+
+
+@pytest.fixture
+def peer(tmp_path: Path) -> Iterator[CellPeer]:
+    domain = next_domain_id()
+    sim = CellSimProcess(domain, tmp_path)
+    peer = None
+    try:
+        peer = CellPeer(domain, sim)
+        yield peer
+    finally:
+        if peer is not None:
+            peer.close()
+        code = sim.stop()
+        print(sim.describe())  # shown by pytest when the test failed
+        assert code == 0, sim.describe()
+
+
+def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None:
+    pick, place = TARGETS.pairs()[0]
+    assert peer.can("can_0")["on"] == "table" and peer.vacuum is False
+
+    # Pad on the can top, vacuum on: held after attach_settle (0.5 s), not before.
+    peer.q = joints_for(pick.contact)
+    assert peer.spin_until(lambda: peer.state["contact"] == "can_0"), peer.sim.describe()
+    sent = time.monotonic()
+    reply = peer.set_vacuum(True)
+    assert reply.success and "held after 0.50 s" in reply.message
+    assert peer.spin_until(lambda: peer.state["held"] == "can_0"), peer.sim.describe()
+    assert time.monotonic() - sent >= TARGETS.attach_settle
+    assert peer.can("can_0")["attached"] is True and peer.vacuum is True
+
+    # The can follows the pad up, across and down into compartment 0.
+    peer.move_to(pick.above, "can_0")
+    peer.move_to(place.place_above, "can_0")
+    peer.move_to(place.place_release, "can_0")
+
+    # Vacuum off: it lets go after release_settle (0.7 s) and lands clear of the walls.
+    sent = time.monotonic()
+    assert peer.set_vacuum(False).success
+    assert peer.spin_until(lambda: peer.can("can_0")["outcome"] is not None), peer.sim.describe()
+    assert time.monotonic() - sent >= TARGETS.release_settle
+    can = peer.can("can_0")
+    assert can["outcome"]["result"] == "in_box_clear" and can["outcome"]["compartment"] == 0
+    assert can["outcome"]["text"].startswith("in box, clear of walls")
+    for side, gap in can["outcome"]["clearance_mm"].items():
+        assert gap == pytest.approx(1.95, abs=0.01), side
+    assert can["position"] == pytest.approx([*place.centre, LAYOUT.floor_top], abs=1e-4)
+    assert not can["attached"] and peer.state["held"] is None and peer.vacuum is False
+
+    # The markers show it there, green; the other cans still silver on the table.
+    def can_marker() -> Marker | None:
+        if peer.markers is None:
+            return None
+        return next((m for m in peer.markers.markers if m.ns == "cans" and m.id == 0), None)
+
+    def colour(marker: Marker | None) -> tuple[float, ...] | None:
+        return None if marker is None else (marker.color.r, marker.color.g, marker.color.b, marker.color.a)
+
+    assert peer.spin_until(lambda: colour(can_marker()) == pytest.approx(GREEN)), colour(can_marker())
+    marker = can_marker()
+    assert marker.header.frame_id == "base_link" and marker.type == Marker.CYLINDER
+    assert (marker.pose.position.x, marker.pose.position.y) == pytest.approx(place.centre, abs=1e-4)
+    assert sum(m.type == Marker.CYLINDER for m in peer.markers.markers) == 3
+    assert sum(m.ns == "box" for m in peer.markers.markers) == 7
+    assert "can_0 in box, clear of walls" in peer.sim.stderr_text()
+
+
+def test_bad_joint_states_never_grip_and_parameters_are_guarded(peer: CellPeer) -> None:
+    contact = joints_for(TARGETS.picks[1].contact)
+
+    # Read-only layout: a can cannot be moved by a parameter; a live value outside its range is refused.
+    results = peer.params.set_parameters(
+        [Parameter("can_xy", value=[0.3, 0.2]), Parameter("attach_settle", value=-1.0)]
+    )
+    assert peer.spin_until(results.done)
+    refused = results.result().results
+    assert not refused[0].successful and "read-only" in refused[0].reason
+    assert not refused[1].successful and "attach_settle" in refused[1].reason
+
+    # NaN joint states at the can top with the vacuum on: refused, so no contact and no grip.
+    peer.q = [*contact[:4], math.nan]
+    assert peer.set_vacuum(True).success
+    assert not peer.spin_until(lambda: peer.state["contact"] is not None, timeout=1.5)
+    assert "skipped a /joint_states" in peer.sim.stderr_text()
+
+    # A live settle time of 1.5 s: valid joint states grip, but only after it.
+    results = peer.params.set_parameters([Parameter("attach_settle", value=1.5)])
+    assert peer.spin_until(results.done) and results.result().results[0].successful
+    peer.q = contact
+    assert peer.spin_until(lambda: peer.state["contact"] == "can_1"), peer.sim.describe()
+    seen = time.monotonic()
+    assert peer.spin_until(lambda: peer.state["held"] == "can_1"), peer.sim.describe()
+    assert time.monotonic() - seen >= 1.5 - 0.1  # contact is published within a step or two of it

@@ -1,0 +1,397 @@
+"""`/arm/trajectory_generator` driving `/arm/sim_hardware`, both as real processes in a domain of their own.
+
+A test node in the same domain sends goals on /arm/joint_target, calls the lease service and the
+parameter services, and watches /joint_states (the simulated arm's measured state) and the sim's
+physical-stop counter, as an operator's tool or the behaviour tree would.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import pytest
+import yaml
+from rclpy.duration import Duration
+from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy
+from rclpy.time import Time
+from sensor_msgs.msg import JointState
+from std_msgs.msg import UInt64
+
+from salamander_control import names
+from salamander_control.kinematics import JOINT_NAMES, ArmParams, within_limits
+from salamander_control.nodes import sim_hardware, trajectory_generator
+from salamander_control.testing.node_process import REPO, NodeProcess
+from salamander_control.testing.ros_helpers import RosPeer, next_domain_id, spin_until
+from salamander_control.trajectory.otg import MotionLimits
+from salamander_msgs.msg import LeaseState
+from salamander_msgs.srv import ArmLease
+
+TG_CONFIG = REPO / "config" / "trajectory_generator.yaml"
+SIM_CONFIG = REPO / "config" / "sim_hardware.yaml"
+TG = names.TRAJECTORY_GENERATOR
+TIMEOUT = 25.0
+VMAX = MotionLimits().max_velocity
+# The simulated motors follow a 500 Hz command sampled at 250 Hz by two processes' timers: a late or early
+# tick shows as a few % of velocity ripple on /joint_states. A jump (the thing tested) is far larger.
+RIPPLE = 1.2
+LATCHED = QoSProfile(
+    depth=1, reliability=QoSReliabilityPolicy.RELIABLE, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL
+)
+
+
+_client_ids = itertools.count(1)
+
+
+class State(NamedTuple):
+    stamp: float  # header stamp, s
+    q: tuple[float, ...]
+    v: tuple[float, ...]
+
+
+def alpha(q: Sequence[float]) -> float:
+    return q[2] - q[1]
+
+
+def beta(q: Sequence[float]) -> float:
+    return q[1] - q[2]
+
+
+class ArmUnderTest(RosPeer):
+    """The test's side of the stack: goal publisher, lease and parameter clients, state recorders."""
+
+    def __init__(self, domain_id: int, procs: list[NodeProcess]) -> None:
+        name = "trajectory_generator_test"
+        super().__init__(domain_id, name, names.TRAJECTORY_GENERATOR, self._logs, TIMEOUT)
+        self.procs = procs
+        self.states: list[State] = []
+        self.stop_hits: int | None = None
+        self.lease_state: LeaseState | None = None
+        self.commands = 0
+        node = self.node
+        node.create_subscription(JointState, names.JOINT_STATES, self._on_state, 200)
+        node.create_subscription(UInt64, names.SIM_STOP_HITS, self._on_hits, LATCHED)
+        node.create_subscription(LeaseState, names.LEASE_STATE, self._on_lease_state, LATCHED)
+        self._cmd_sub = node.create_subscription(JointState, names.JOINT_COMMAND, self._on_command, 10)
+        self.goals = node.create_publisher(JointState, names.JOINT_TARGET, 10)
+        self.lease_client = node.create_client(ArmLease, names.LEASE_SERVICE)
+        self._heartbeat_timer = None
+        self.clients: list[str] = []
+
+    # --- recorders ---
+    def _on_state(self, msg: JointState) -> None:
+        by_name = dict(zip(msg.name, zip(msg.position, msg.velocity, strict=True), strict=True))
+        q = tuple(by_name[n][0] for n in JOINT_NAMES)
+        v = tuple(by_name[n][1] for n in JOINT_NAMES)
+        self.states.append(State(Time.from_msg(msg.header.stamp).nanoseconds * 1e-9, q, v))
+
+    def _on_hits(self, msg: UInt64) -> None:
+        self.stop_hits = msg.data
+
+    def _on_lease_state(self, msg: LeaseState) -> None:
+        self.lease_state = msg
+
+    def _on_command(self, msg: JointState) -> None:
+        self.commands += 1
+
+    # --- helpers ---
+    def _logs(self) -> str:
+        return "\n".join(p.describe() for p in self.procs)
+
+    def wait_ready(self) -> None:
+        """Both nodes up: the generator commands (so it started from /joint_states) and hears goals."""
+        self.wait(lambda: self.commands > 0 and self.goals.get_subscription_count() > 0, "the first command")
+        self.wait(lambda: self.stop_hits is not None and self.lease_state is not None, "latched topics")
+        self.node.destroy_subscription(self._cmd_sub)  # 500 Hz: not needed any further
+
+    @property
+    def q(self) -> tuple[float, ...]:
+        return self.states[-1].q
+
+    def settled_at(self, target: Sequence[float], tol: float = 1e-4) -> bool:
+        if not self.states:
+            return False
+        last = self.states[-1]
+        near = all(abs(a - b) <= tol for a, b in zip(last.q, target, strict=True))
+        return near and all(abs(v) < 1e-3 for v in last.v)
+
+    def wait_settled(self, target: Sequence[float], tol: float = 1e-4) -> None:
+        self.wait(lambda: self.settled_at(target, tol), f"the arm to settle at {target}")
+
+    def wait_still(self) -> None:
+        """Until 25 successive states (0.1 s) show no motion."""
+        def still() -> bool:
+            tail = self.states[-25:]
+            return len(tail) == 25 and all(abs(v) < 1e-4 for s in tail for v in s.v)
+
+        self.wait(still, "the arm to come to rest")
+
+    def send(self, joints: dict[str, float], sender: str = "", stamp: Time | None = None) -> None:
+        msg = JointState(name=list(joints), position=[float(v) for v in joints.values()])
+        msg.header.frame_id = sender
+        if stamp is not None:
+            msg.header.stamp = stamp.to_msg()
+        self.goals.publish(msg)
+
+    def send_raw(self, names_: list[str], positions: list[float], sender: str = "") -> None:
+        msg = JointState(name=names_, position=positions)
+        msg.header.frame_id = sender
+        self.goals.publish(msg)
+
+    def now(self) -> Time:
+        return self.node.get_clock().now()
+
+    def call(self, client, request):
+        self.wait(client.service_is_ready, f"service {client.srv_name}")
+        future = client.call_async(request)
+        self.wait(future.done, f"an answer of {client.srv_name}")
+        return future.result()
+
+    def lease(self, operation: int, client_id: str, timeout: float = 0.0) -> ArmLease.Response:
+        return self.call(
+            self.lease_client, ArmLease.Request(operation=operation, client_id=client_id, timeout=timeout)
+        )
+
+    def client(self, name: str) -> str:
+        """A lease client id unique in this module (an expired one stays locked out)."""
+        client_id = f"{name}-{next(_client_ids)}"
+        self.clients.append(client_id)
+        return client_id
+
+    def keep_lease(self, client_id: str, period: float) -> None:
+        """Heartbeat from a timer of the test node (answers are not awaited)."""
+        request = ArmLease.Request(operation=ArmLease.Request.HEARTBEAT, client_id=client_id)
+        self._heartbeat_timer = self.node.create_timer(period, lambda: self.lease_client.call_async(request))
+
+    def stop_heartbeat(self) -> None:
+        if self._heartbeat_timer is not None:
+            self.node.destroy_timer(self._heartbeat_timer)
+            self._heartbeat_timer = None
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    """sim_hardware + trajectory_generator from the config files, shared by the module's tests (startup
+    costs seconds on this machine); `arm` resets what a test may change."""
+    domain, logs = next_domain_id(), tmp_path_factory.mktemp("arm_stack")
+    procs = [
+        NodeProcess("sim_hardware", names.SIM_HARDWARE, domain, logs, params_file=SIM_CONFIG),
+        NodeProcess("trajectory_generator", TG, domain, logs, params_file=TG_CONFIG),
+    ]
+    system = ArmUnderTest(domain, procs)
+    try:
+        system.wait_ready()
+        yield system
+    finally:
+        system.close()
+        for proc in procs:
+            proc.stop()
+
+
+@pytest.fixture
+def arm(stack):
+    """The shared stack with the default alpha/beta, the lease free and a fresh state record."""
+    stack.states.clear()
+    yield stack
+    stack.stop_heartbeat()
+    for client in stack.clients:
+        stack.lease(ArmLease.Request.RELEASE, client)  # refused when already expired: fine
+    stack.clients.clear()
+    results = stack.set_params({"alpha_max": 1.4, "beta_max": 0.87})
+    assert all(r.successful for r in results)
+    crashed = [p for p in stack.procs if not p.alive()]
+    assert not crashed, "a node died during the test\n" + stack.describe()
+
+
+# --- config files (no ROS) --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "fqn", "specs"),
+    [
+        (TG_CONFIG, names.TRAJECTORY_GENERATOR, trajectory_generator.parameter_specs()),
+        (SIM_CONFIG, names.SIM_HARDWARE, sim_hardware.parameter_specs()),
+    ],
+)
+def test_config_files_list_every_parameter_with_its_default(path, fqn, specs) -> None:
+    values = yaml.safe_load(path.read_text())[fqn]["ros__parameters"]
+    flat = {}
+    for key, value in values.items():
+        for sub, v in value.items() if isinstance(value, dict) else [(None, value)]:
+            flat[f"{key}.{sub}" if sub else key] = v
+    assert flat == {s.name: s.default for s in specs}
+    assert all(type(flat[s.name]) is type(s.default) for s in specs)  # 1.0, not 1: a double stays a double
+
+
+# --- the running stack ------------------------------------------------------------------------------
+
+
+def full(q: Sequence[float]) -> dict[str, float]:
+    return dict(zip(JOINT_NAMES, q, strict=True))
+
+
+@pytest.mark.ros
+def test_goals_past_both_coupled_limits_stop_on_them_and_never_reach_a_physical_stop(arm) -> None:
+    arm.send(full((0.0, -1.0, 1.0, 0.0, 0.0)))  # q2 - q1 = 2.0, far past alpha_max = 1.40
+    arm.wait_settled((0.0, -0.7, 0.7, 0.0, 0.0))  # the nearest point of the alpha_max bound
+    arm.send({"shoulder_pitch": 1.3, "beam_pitch": 0.0})  # q1 - q2 = 1.3, past beta_max = 0.87
+    arm.wait_settled((0.0, 1.085, 0.215, 0.0, 0.0))
+    default = ArmParams()
+    crossing = [s for s in arm.states if not within_limits(s.q, default, tol=1e-9)]
+    assert not crossing, f"{len(crossing)} states beyond the limits, first {crossing[0]}"
+    assert max(alpha(s.q) for s in arm.states) == pytest.approx(1.40, abs=1e-4)  # it went right up to both
+    assert max(beta(s.q) for s in arm.states) == pytest.approx(0.87, abs=1e-4)
+    assert arm.stop_hits == 0
+
+
+@pytest.mark.ros
+def test_narrowing_alpha_max_mid_motion_holds_from_the_next_cycle(arm) -> None:
+    arm.send(full((0.0, -0.6, 0.05, 0.0, 0.0)))  # q2 - q1 = 0.65
+    arm.wait_settled((0.0, -0.6, 0.05, 0.0, 0.0))
+    arm.send({"shoulder_pitch": -1.3, "beam_pitch": 0.1})  # towards q2 - q1 = 1.40 at full speed
+    arm.wait(lambda: alpha(arm.q) > 0.9, "the arm to be under way")
+    (result,) = arm.set_params({"alpha_max": 1.1})
+    changed_at = len(arm.states)
+    assert result.successful and "rest posture" in result.reason  # accepted, with the warning
+    arm.wait(lambda: alpha(arm.q) > 1.1 - 1e-4, "the arm to reach the new bound")
+    arm.wait_still()
+    after = arm.states[changed_at:]
+    assert max(alpha(s.q) for s in after) <= 1.1 + 1e-9
+    assert arm.get_param("alpha_max") == 1.1 and arm.stop_hits == 0
+
+
+@pytest.mark.ros
+def test_narrowing_alpha_max_under_the_arm_brings_it_back_without_a_jump(arm) -> None:
+    arm.send(full((0.0, -1.0, 0.4, 0.0, 0.0)))  # on the default bound: q2 - q1 = 1.40
+    arm.wait_settled((0.0, -1.0, 0.4, 0.0, 0.0))
+    arm.wait_still()
+    (result,) = arm.set_params({"alpha_max": 1.25})
+    changed_at = len(arm.states) - 1
+    assert result.successful
+    arm.wait_settled((0.0, -0.925, 0.325, 0.0, 0.0), tol=1e-6)  # the goal projected onto the new bound
+    back = arm.states[changed_at:]
+    diffs = [alpha(s.q) for s in back]
+    # Never further out (beyond the last 1e-6 of the motors still settling onto the old bound) ...
+    assert all(b <= a + 1e-6 for a, b in zip(diffs, diffs[1:], strict=False))
+    for a, b in zip(back, back[1:], strict=False):  # ... and no jump: every step within the velocity limit
+        for i in (1, 2):
+            assert abs(b.q[i] - a.q[i]) <= VMAX[i] * (b.stamp - a.stamp) * RIPPLE + 1e-9, (a, b)
+    assert arm.stop_hits == 0
+
+
+@pytest.mark.ros
+def test_invalid_parameter_values_are_refused_with_a_reason_and_change_nothing(arm) -> None:
+    for value, reason in [(math.nan, "alpha_max"), (2.8, "2.7"), (-0.1, "0.0")]:
+        (result,) = arm.set_params({"alpha_max": value})
+        assert not result.successful and reason in result.reason, result.reason
+    # Each value alone is fine; together they leave no feasible (q1, q2): the whole set is refused.
+    result = arm.set_params({"q1_max": -1.0, "alpha_max": 0.5}, atomically=True)
+    assert not result.successful and "no feasible" in result.reason, result.reason
+    (result,) = arm.set_params({"max_velocity.base_yaw": 0.0})
+    assert not result.successful and result.reason
+    (result,) = arm.set_params({"control_rate_hz": 100.0})
+    assert not result.successful  # read-only
+    assert (arm.get_param("alpha_max"), arm.get_param("q1_max")) == (1.4, 1.35)
+    arm.send(full((0.0, -1.0, 1.0, 0.0, 0.0)))  # and the limit in force is still 1.40
+    arm.wait_settled((0.0, -0.7, 0.7, 0.0, 0.0))
+
+
+@pytest.mark.ros
+def test_malformed_and_stale_goals_are_ignored_and_the_arm_keeps_its_goal(arm) -> None:
+    goal, stamp = (0.2, -0.5, 0.5, 0.1, 0.3), arm.now()
+    arm.send(full(goal), stamp=stamp)
+    arm.wait_settled(goal)
+    arm.wait_still()
+    bad_from = len(arm.states)
+    # Every one of these would move wrist_yaw to 1.0 if any part of it were taken.
+    arm.send_raw(["shoulder_pitch", "wrist_yaw"], [math.nan, 1.0])
+    arm.send_raw(["elbow", "wrist_yaw"], [0.5, 1.0])
+    arm.send_raw(["wrist_yaw", "base_yaw"], [1.0])
+    arm.send_raw(["wrist_yaw"], [math.inf])
+    arm.send({"wrist_yaw": 1.0}, stamp=stamp - Duration(seconds=0.5))  # older than `goal`: stale
+    arm.send({"base_yaw": 0.5})  # in order after the bad ones: a subset goal, zero stamp = now
+    arm.wait_settled((0.5, *goal[1:]))
+    assert all(s.q[4] == pytest.approx(goal[4], abs=1e-5) for s in arm.states[bad_from:])
+    log = arm.procs[1].stderr_text()
+    assert "goal for shoulder_pitch is nan" in log and "stale goal dropped" in log
+
+
+@pytest.mark.ros
+def test_only_the_lease_holder_moves_the_arm(arm) -> None:
+    home = (0.0, -0.5, 0.6, 0.0, 0.0)
+    arm.send(full(home))
+    arm.wait_settled(home)
+    arm.wait_still()
+    bt, other = arm.client("bt"), arm.client("other")
+    granted = arm.lease(ArmLease.Request.ACQUIRE, bt, timeout=1.0)
+    assert granted.success and granted.holder == bt
+    arm.keep_lease(bt, 0.2)
+    refused = arm.lease(ArmLease.Request.ACQUIRE, other, timeout=1.0)
+    assert not refused.success and refused.holder == bt and f"held by '{bt}'" in refused.message
+    arm.wait(lambda: arm.lease_state.holder == bt, "LeaseState to name the holder")
+    start = len(arm.states)
+    arm.send({"wrist_yaw": 1.0})  # anonymous (gamepad): refused while bt holds the lease
+    arm.send({"wrist_yaw": 1.0}, sender=other)
+    arm.send({"base_yaw": 0.4}, sender=bt)
+    arm.wait_settled((0.4, *home[1:]))
+    assert all(abs(s.q[4]) < 1e-5 for s in arm.states[start:])
+    assert f"lease held by '{bt}'" in arm.procs[1].stderr_text()
+    arm.stop_heartbeat()
+    assert arm.lease(ArmLease.Request.RELEASE, bt).success
+    arm.wait(lambda: arm.lease_state.holder == "", "LeaseState to show the lease free")
+    arm.send({"wrist_yaw": 0.3})  # free again: the gamepad jogs
+    arm.wait_settled((0.4, *home[1:4], 0.3))
+
+
+@pytest.mark.ros
+def test_heartbeat_loss_brakes_the_arm_smoothly_and_frees_the_lease(arm) -> None:
+    home = (-1.5, -0.5, 0.6, 0.0, 0.0)
+    arm.send(full(home))
+    arm.wait_settled(home)
+    bt = arm.client("bt")
+    assert arm.lease(ArmLease.Request.ACQUIRE, bt, timeout=0.3).success
+    arm.keep_lease(bt, 0.1)
+    arm.send({"base_yaw": 3.0}, sender=bt)
+    arm.wait(lambda: arm.states[-1].v[0] > 0.95 * VMAX[0], "the arm to cruise")
+    arm.stop_heartbeat()
+    arm.wait(lambda: arm.lease_state.holder == "", "the lease to expire")
+    expired_at = len(arm.states)  # LeaseState is published in the cycle that starts braking
+    arm.wait_still()
+    braking = arm.states[expired_at:]
+    t0, q0 = braking[0].stamp, braking[0].q[0]
+    # It brakes within its limits, not on the spot and not on to the goal: from about 1.5 rad/s, Ruckig
+    # needs v/a + a/j = 0.475 s and 0.36 rad; the motors trail the command by v * tau = 0.075 rad. A hard
+    # stop would cover ~0.08 rad, no stop 1.5 rad or more. (Distances, unlike the velocity samples, do
+    # not care when a loaded machine delays a cycle or two.)
+    assert 0.3 < arm.q[0] - q0 < 0.6
+    assert max(s.v[0] for s in braking) <= VMAX[0] * RIPPLE  # never speeds up again ...
+    later = next(s for s in braking if s.stamp > t0 + 0.3)
+    assert later.v[0] < 0.8 * VMAX[0] and abs(arm.states[-1].v[0]) < 1e-4  # ... its velocity decays to rest
+    for a, b in zip(braking, braking[1:], strict=False):  # and no jump
+        assert abs(b.q[0] - a.q[0]) <= VMAX[0] * (b.stamp - a.stamp) * RIPPLE + 1e-9, (a, b)
+    stopped = arm.q[0]
+    assert "expired" in arm.procs[1].stderr_text()
+    # It holds there; the expired holder must acquire again before its goals count.
+    arm.send({"base_yaw": 0.0}, sender=bt)
+    arm.send({"wrist_yaw": 0.2})  # the (now free) anonymous sender is heard: a marker, sent after
+    arm.wait_settled((stopped, *home[1:4], 0.2))
+
+
+@pytest.mark.ros
+def test_a_params_file_sets_the_per_joint_limits(tmp_path) -> None:
+    text = TG_CONFIG.read_text().replace("wrist_yaw: 2.0}", "wrist_yaw: 0.7}", 1)
+    custom = tmp_path / "trajectory_generator.yaml"
+    custom.write_text(text)
+    domain = next_domain_id()
+    proc = NodeProcess("trajectory_generator", TG, domain, tmp_path, params_file=custom)
+    peer = ArmUnderTest(domain, [proc])
+    try:
+        assert peer.get_param("max_velocity.wrist_yaw") == 0.7
+        assert peer.get_param("max_velocity.wrist_pitch") == 2.0 and peer.get_param("alpha_max") == 1.4
+        # No /joint_states: it waits, and never commands (watched for a second).
+        assert not spin_until(peer.executor, lambda: peer.commands > 0, 1.0)
+    finally:
+        peer.close()
+        proc.stop()

@@ -1,0 +1,111 @@
+"""Which goals may move the arm: lease holder only, in stamp order, well-formed; expiry is reported once."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from salamander_control.trajectory.goal_gate import GoalGate, Verdict
+
+CURRENT = (0.0, -0.785, 0.59, 0.0, 0.0)
+S = 1_000_000_000  # ns per s
+
+
+def check(gate: GoalGate, sender: str = "", stamp_s: float = 0.0, now: float = 10.0, **joints: float):
+    names = list(joints) or ["wrist_yaw"]
+    positions = list(joints.values()) or [0.5]
+    return gate.check(names, positions, int(stamp_s * S), sender, CURRENT, now, int(now * S))
+
+
+def test_a_free_lease_accepts_anyone_and_merges_subsets() -> None:
+    decision = check(GoalGate(), base_yaw=0.3)
+    assert decision.verdict is Verdict.ACCEPTED and decision.goal == (0.3, -0.785, 0.59, 0.0, 0.0)
+    assert check(GoalGate(), sender="bt").verdict is Verdict.ACCEPTED
+
+
+@pytest.mark.parametrize(
+    ("joints", "match"),
+    [({"elbow": 0.1}, "unknown joint"), ({"wrist_yaw": math.nan}, "nan"), ({"wrist_yaw": -math.inf}, "inf")],
+)
+def test_malformed_goals_are_refused_whole(joints: dict, match: str) -> None:
+    decision = check(GoalGate(), **joints)
+    assert decision.verdict is Verdict.MALFORMED and match in decision.reason and decision.goal is None
+
+
+def test_mismatched_lengths_are_refused() -> None:
+    decision = GoalGate().check(["wrist_yaw", "base_yaw"], [1.0], 0, "", CURRENT, 1.0, S)
+    assert decision.verdict is Verdict.MALFORMED and "2 names but 1 positions" in decision.reason
+
+
+def test_only_the_holder_moves_the_arm_while_the_lease_is_held() -> None:
+    gate = GoalGate()
+    assert gate.acquire("bt", 0.5, now=10.0).success
+    anonymous = check(gate, now=10.1)
+    assert anonymous.verdict is Verdict.LEASE and "lease held by 'bt'" in anonymous.reason
+    assert check(gate, sender="gamepad", now=10.1).verdict is Verdict.LEASE
+    assert check(gate, sender="bt", now=10.1).verdict is Verdict.ACCEPTED
+    assert not gate.acquire("other", 0.5, now=10.2).success and gate.holder == "bt"
+
+
+def test_stale_and_out_of_order_goals_are_dropped_zero_stamp_means_now() -> None:
+    gate = GoalGate()
+    assert check(gate, stamp_s=9.0, now=10.0).verdict is Verdict.ACCEPTED
+    stale = check(gate, stamp_s=8.5, now=10.0)
+    assert stale.verdict is Verdict.STALE and "0.500 s older" in stale.reason
+    assert check(gate, stamp_s=9.0, now=10.0).verdict is Verdict.ACCEPTED  # same stamp: not older
+    assert check(gate, stamp_s=0.0, now=10.0).verdict is Verdict.ACCEPTED  # zero stamp: "now" (10 s)
+    assert check(gate, stamp_s=9.5, now=10.1).verdict is Verdict.STALE  # older than that "now"
+    future = check(gate, stamp_s=12.0, now=10.1)
+    assert future.verdict is Verdict.STALE and "in the future" in future.reason
+    assert check(gate, stamp_s=10.5, now=10.1).verdict is Verdict.ACCEPTED  # within 1 s of clock skew
+
+
+def test_refused_goals_do_not_advance_the_stamp_order() -> None:
+    gate = GoalGate()
+    check(gate, stamp_s=5.0)
+    assert check(gate, stamp_s=9.0, elbow=1.0).verdict is Verdict.MALFORMED
+    assert check(gate, stamp_s=6.0).verdict is Verdict.ACCEPTED
+
+
+def test_expiry_is_reported_once_and_locks_the_expired_holder_out_until_it_reacquires() -> None:
+    gate = GoalGate()
+    gate.acquire("bt", 0.5, now=10.0)
+    assert gate.poll_expired(10.4) == ""
+    # The expiry is noticed inside a goal check; the control loop still hears about it, exactly once.
+    assert check(gate, now=10.6).verdict is Verdict.ACCEPTED  # anonymous: the lease is free again
+    assert gate.holder == ""
+    assert gate.poll_expired(10.6) == "bt" and gate.poll_expired(10.7) == ""
+    locked = check(gate, sender="bt", now=10.7)
+    assert locked.verdict is Verdict.LEASE and "expired" in locked.reason
+    assert gate.acquire("bt", 0.5, now=10.8).success
+    assert check(gate, sender="bt", now=10.9).verdict is Verdict.ACCEPTED
+
+
+def test_heartbeats_keep_the_lease_and_release_frees_it() -> None:
+    gate = GoalGate()
+    gate.acquire("bt", 0.5, now=0.0)
+    for t in (0.4, 0.8, 1.2):
+        assert gate.heartbeat("bt", now=t).success
+    assert gate.holder == "bt" and gate.seconds_left(1.3) == pytest.approx(0.4)
+    assert gate.release("bt", now=1.3).success and gate.holder == ""
+    assert gate.poll_expired(5.0) == ""  # a release is not an expiry: the arm is not stopped
+
+
+def test_velocities_are_merged_by_name_and_absent_means_none() -> None:
+    gate = GoalGate()
+    plain = gate.check(["base_yaw"], [0.3], 0, "", CURRENT, 10.0, 10 * S)
+    assert plain.verdict is Verdict.ACCEPTED and plain.velocity is None
+    streamed = gate.check(["wrist_yaw", "base_yaw"], [0.1, 0.3], 0, "", CURRENT, 10.0, 10 * S, [0.5, -0.2])
+    assert streamed.verdict is Verdict.ACCEPTED and streamed.velocity == (-0.2, 0.0, 0.0, 0.0, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("velocities", "match"),
+    [([0.1], "2 names but 1 velocities"), ([0.1, math.nan], "velocity for base_yaw is nan"),
+     ([math.inf, 0.0], "velocity for wrist_yaw is inf")],
+)
+def test_malformed_velocities_refuse_the_whole_goal(velocities: list, match: str) -> None:
+    gate = GoalGate()
+    decision = gate.check(["wrist_yaw", "base_yaw"], [0.1, 0.3], 0, "", CURRENT, 10.0, 10 * S, velocities)
+    assert decision.verdict is Verdict.MALFORMED and match in decision.reason and decision.goal is None

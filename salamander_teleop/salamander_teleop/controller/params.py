@@ -1,0 +1,85 @@
+"""Parameters of /salamander/controller_node: the gamepad bindings plus the arm limits the jog respects.
+
+The defaults come from `JoyMapping()` (DualShock 4, see mapping.py) and `ArmParams()` (kinematics.md);
+config/teleop.yaml repeats them with comments. The arm limits are parameters here too, so an operator who
+narrows `alpha_max` on the trajectory generator can narrow the jog the same way; the generator's own
+clamp stays the backstop either way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from salamander_control.kinematics import JOINT_NAMES, ArmParams
+from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
+from salamander_control.ros.params import ParamSpec
+from salamander_teleop.controller.mapping import MAX_INDEX, MAX_JOINT_RATE, MAX_PLACE_SPEED, JoyMapping
+
+_CONTROL_SYNTAX = "'button N', 'axis N+', 'axis N-' (one direction of an axis: the DPAD hat) or 'none'"
+_DESCRIPTIONS = {
+    "auto_mode": f"switches to auto mode: the behaviour tree drives the arm (spec: DPAD_DOWN); "
+    f"{_CONTROL_SYNTAX}",
+    "manual_mode": f"switches back to manual joint jog (DPAD_UP); {_CONTROL_SYNTAX}",
+    "confirm": f"publishes operator/confirm = true once per press (spec: SQUARE); {_CONTROL_SYNTAX}",
+    "abort": f"publishes operator/confirm = false once per press (CIRCLE); {_CONTROL_SYNTAX}",
+    "rest_preset": f"manual mode: the rest posture as joint target (TRIANGLE); {_CONTROL_SYNTAX}",
+    "place_jog.enable": f"auto mode: hold to jog the placement with the left stick (spec: R1); "
+    f"{_CONTROL_SYNTAX}",
+    "place_jog.axis_x": "axis for base_link +x in the place jog (left stick up = +1); -1 = none",
+    "place_jog.axis_y": "axis for base_link +y in the place jog (left stick left = +1); -1 = none",
+    "place_jog.invert_x": "flip the place jog's x direction",
+    "place_jog.invert_y": "flip the place jog's y direction",
+    "place_jog.speed": "place jog speed at full deflection, m/s (spec cap 0.05)",
+    "deadzone": "stick deflection ignored around centre, fraction of full scale (rest rescaled)",
+    "joy_timeout": "a Joy stamped longer ago is refused; a jog stops when no fresh Joy came for this long, s",
+    "joint_state_timeout": "joint jog needs a /joint_states message at most this old, s",
+    "target_rate": "while jogging, a joint target or twist at least this often, Hz",
+    "joy_rate_limit": "outputs per second driven directly by Joy messages, on average (bursts of 5), Hz",
+    "max_lead": "the jogged joint target never leads the measured joints by more than this, rad",
+    "jog_resume_window": "a jog restarted within this time continues from the last target, s",
+}
+_RANGES: dict[str, tuple[float, float]] = {
+    "place_jog.axis_x": (-1, MAX_INDEX),
+    "place_jog.axis_y": (-1, MAX_INDEX),
+    "place_jog.speed": (0.0, MAX_PLACE_SPEED),
+    "deadzone": (0.0, 0.9),
+    "joy_timeout": (0.02, 10.0),
+    "joint_state_timeout": (0.02, 10.0),
+    "target_rate": (1.0, 500.0),
+    "joy_rate_limit": (1.0, 1000.0),
+    "max_lead": (0.001, 1.0),
+    "jog_resume_window": (0.0, 10.0),
+}
+for _name in JOINT_NAMES:
+    _DESCRIPTIONS[f"joint_jog.{_name}.axis"] = f"manual mode: axis that jogs {_name}; -1 = none"
+    _DESCRIPTIONS[f"joint_jog.{_name}.rate"] = f"{_name} rate at full deflection, rad/s (sign = direction)"
+    _RANGES[f"joint_jog.{_name}.axis"] = (-1, MAX_INDEX)
+    _RANGES[f"joint_jog.{_name}.rate"] = (-MAX_JOINT_RATE, MAX_JOINT_RATE)
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    """The node's parameter snapshot: bindings and arm limits, swapped in together."""
+
+    mapping: JoyMapping
+    arm: ArmParams
+
+
+def controller_param_specs() -> list[ParamSpec]:
+    """ParamSpecs of every binding (defaults: DualShock 4) and every arm-model parameter."""
+    specs = []
+    for name, default in JoyMapping().to_params().items():
+        lo, hi = _RANGES.get(name, (None, None))
+        specs.append(ParamSpec(name, default, _DESCRIPTIONS[name], lo, hi))
+    return specs + arm_param_specs()
+
+
+def build_controller_config(values: dict[str, Any]) -> ControllerConfig:
+    """The snapshot from parameter values; ValueError (the refusal reason) when inconsistent."""
+    return ControllerConfig(JoyMapping.from_params(values), build_arm_params(values))
+
+
+def controller_config_warnings(config: ControllerConfig) -> list[str]:
+    """Legal but notable settings (limits that lock out the rest posture)."""
+    return arm_params_warnings(config.arm)

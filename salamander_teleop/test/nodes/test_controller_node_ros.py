@@ -1,0 +1,330 @@
+"""The real controller_node and gamepad_node processes, driven over real topics in a domain of their own.
+
+A probe node plays joy_node (Joy at 20 Hz autorepeat, stamped) and the arm (/joint_states at rest), and
+watches /arm/joint_target, /salamander/operator/jog, /salamander/operator/confirm and the mode topic.
+The controller is started with config/teleop.yaml, so the shipped file is what is tested. The last test
+runs the chain controller_node -> trajectory_generator -> sim_hardware: the anonymous jog moves the
+simulated arm only while nobody holds the arm lease.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from salamander_control.testing import REPO as REPO_ROOT
+
+pytestmark = pytest.mark.ros
+
+rclpy = pytest.importorskip("rclpy")
+
+from geometry_msgs.msg import Twist  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.qos import QoSDurabilityPolicy, QoSProfile  # noqa: E402
+from sensor_msgs.msg import JointState, Joy  # noqa: E402
+from std_msgs.msg import Bool, String  # noqa: E402
+
+from salamander_control import names  # noqa: E402
+from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, ArmParams, within_limits  # noqa: E402
+from salamander_control.testing.ros_helpers import ros_env, spin_until  # noqa: E402
+from salamander_msgs.srv import ArmLease  # noqa: E402
+
+REPO = REPO_ROOT
+CONFIG = REPO / "config" / "teleop.yaml"
+LY, DPAD_Y = 1, 7
+CIRCLE, TRIANGLE, SQUARE, R1 = 1, 2, 3, 5
+TIMEOUT = 25.0
+
+
+class Proc:
+    """A node process whose stderr goes to a file (read while it runs, shown on failure)."""
+
+    def __init__(self, module: str, domain: int, *ros_args: str) -> None:
+        self.log = tempfile.NamedTemporaryFile(prefix="teleop_", suffix=".log", delete=False)
+        cmd = [sys.executable, "-m", module, "--ros-args", *ros_args]
+        self.popen = subprocess.Popen(cmd, env=ros_env(domain), cwd=REPO, stdout=self.log, stderr=self.log)
+
+    def text(self) -> str:
+        return Path(self.log.name).read_text(errors="replace")
+
+    def stop(self) -> int:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGINT)
+            try:
+                self.popen.wait(10)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait(5)
+        print(f"--- output of {self.popen.args[2]}:\n{self.text()}")  # shown by pytest on failure
+        os.unlink(self.log.name)
+        return self.popen.returncode
+
+
+@pytest.fixture
+def controller(ros_context):
+    proc = Proc("salamander_teleop.nodes.controller_node", ros_context.get_domain_id(),
+                "--params-file", str(CONFIG), "--log-level", "info")
+    yield proc
+    proc.stop()
+
+
+class Probe:
+    """joy_node + arm stand-in and observer, all in one test node."""
+
+    def __init__(self, node, executor) -> None:
+        self.node, self.executor = node, executor
+        self.joy_pub = node.create_publisher(Joy, names.JOY, 10)
+        self.js_pub = node.create_publisher(JointState, names.JOINT_STATES, 10)
+        self.targets: list[JointState] = []
+        self.jogs: list[Twist] = []
+        self.confirms: list[bool] = []
+        self.modes: list[str] = []
+        node.create_subscription(JointState, names.JOINT_TARGET, self.targets.append, 100)
+        node.create_subscription(Twist, names.OPERATOR_JOG, self.jogs.append, 100)
+        node.create_subscription(Bool, names.OPERATOR_CONFIRM, lambda m: self.confirms.append(m.data), 100)
+        latched = QoSProfile(depth=1, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL)
+        node.create_subscription(String, names.TELEOP_MODE, lambda m: self.modes.append(m.data), latched)
+        self.axes, self.pressed = {}, ()
+        self.streaming = True
+        self.arm = True  # play the arm: /joint_states at rest (off when a simulated arm runs)
+        node.create_timer(0.05, self._autorepeat)  # joy_node's default autorepeat_rate: 20 Hz
+        node.create_timer(0.02, self._joint_states)
+
+    def now(self):
+        return self.node.get_clock().now()
+
+    def joy(self, axes=None, pressed=(), age: float = 0.0, n_axes: int = 8) -> Joy:
+        a = [0.0] * n_axes
+        for i, v in (axes or {}).items():
+            a[i] = v
+        msg = Joy(axes=a, buttons=[1 if i in pressed else 0 for i in range(13)])
+        msg.header.stamp = (self.now() - rclpy.duration.Duration(seconds=age)).to_msg()
+        msg.header.frame_id = "joy"
+        return msg
+
+    def set(self, axes=None, pressed=()) -> None:
+        """Change the simulated pad's state: published now and then at 20 Hz."""
+        self.axes, self.pressed = dict(axes or {}), tuple(pressed)
+        self.joy_pub.publish(self.joy(self.axes, self.pressed))
+
+    def _autorepeat(self) -> None:
+        if self.streaming:
+            self.joy_pub.publish(self.joy(self.axes, self.pressed))
+
+    def _joint_states(self) -> None:
+        if self.arm:
+            self.js_pub.publish(JointState(name=list(JOINT_NAMES), position=list(REST_POSTURE)))
+
+    def until(self, predicate, timeout: float = TIMEOUT) -> bool:
+        return spin_until(self.executor, predicate, timeout)
+
+    def watch(self, seconds: float) -> None:
+        """Keep spinning for an observation window (to see that something does NOT happen)."""
+        spin_until(self.executor, lambda: False, seconds)
+
+    def quiet(self, received: list, window: float, timeout: float = TIMEOUT) -> bool:
+        """True once `received` did not grow for `window` s (False if it never calms within `timeout`)."""
+        for _ in range(int(timeout / window)):
+            count = len(received)
+            self.watch(window)
+            if len(received) == count:
+                return True
+        return False
+
+    def ready(self) -> bool:
+        """The controller is up and reacts to button presses (handshake: TRIANGLE until rest comes).
+
+        The first Joy a controller sees is a baseline, never a press, and DDS discovery may drop the
+        first messages: so press until the controller demonstrably answered, then forget the answer.
+        """
+        if not self.until(lambda: self.modes and self.joy_pub.get_subscription_count() > 0):
+            return False
+        for _ in range(int(TIMEOUT / 0.2)):
+            self.press(pressed=(TRIANGLE,))
+            if self.targets:
+                self.targets.clear()
+                return True
+        return False
+
+    def press(self, button_axes=None, pressed=()) -> None:
+        """Press and release (one press edge), each state held for two autorepeat periods."""
+        self.set(button_axes, pressed)
+        self.watch(0.1)
+        self.set()
+        self.watch(0.1)
+
+
+@pytest.fixture
+def probe(make_node, ros_executor):
+    return Probe(make_node("teleop_probe"), ros_executor)
+
+
+def test_sticks_jog_joints_inside_the_limits_and_triangle_sends_rest(controller, probe) -> None:
+    assert probe.ready(), controller.text()
+    assert probe.modes[-1] == "manual"
+    probe.set({LY: 1.0})  # left stick up: shoulder forward
+    assert probe.until(lambda: len(probe.targets) >= 20), controller.text()
+    for msg in probe.targets:
+        assert list(msg.name) == list(JOINT_NAMES) and msg.header.frame_id == ""
+        assert within_limits(msg.position, ArmParams())
+    assert probe.targets[-1].position[1] > REST_POSTURE[1] + 0.01
+    assert probe.targets[-1].position[1] <= REST_POSTURE[1] + 0.15 + 1e-9  # max_lead: the arm stays at rest
+    probe.set()
+    assert probe.quiet(probe.targets, 0.3)  # stick centred: the targets stop
+    count = len(probe.targets)
+    probe.press(pressed=(TRIANGLE,))
+    assert probe.until(lambda: len(probe.targets) > count)
+    assert list(probe.targets[-1].position) == pytest.approx(REST_POSTURE, abs=1e-12)
+
+
+def test_auto_mode_place_jog_zero_on_release_and_one_confirm_per_press(controller, probe) -> None:
+    assert probe.ready(), controller.text()
+    probe.press({DPAD_Y: -1.0})
+    assert probe.until(lambda: probe.modes[-1] == "auto"), controller.text()
+    probe.set({LY: 1.0}, (R1,))
+    assert probe.until(lambda: len(probe.jogs) >= 10)
+    assert all(j.linear.x == pytest.approx(0.05) and j.linear.y == 0.0 for j in probe.jogs)
+    probe.set({LY: 1.0})  # R1 released, stick still up
+    assert probe.until(lambda: probe.jogs[-1].linear.x == 0.0)
+    released_at = len(probe.jogs)
+    probe.watch(0.4)
+    assert len(probe.jogs) == released_at  # exactly one zero twist, nothing after it
+    probe.set(pressed=(SQUARE,))  # held for many autorepeat Joys
+    assert probe.until(lambda: probe.confirms)
+    probe.watch(0.5)
+    assert probe.confirms == [True]
+    probe.set()
+    probe.press(pressed=(CIRCLE,))
+    assert probe.until(lambda: len(probe.confirms) == 2)
+    assert probe.confirms == [True, False]
+    probe.press({DPAD_Y: 1.0})
+    assert probe.until(lambda: probe.modes[-1] == "manual")
+
+
+def test_stale_or_malformed_joys_do_nothing_and_a_dead_stream_stops_the_jog(controller, probe) -> None:
+    assert probe.ready(), controller.text()
+    probe.press({DPAD_Y: -1.0})
+    assert probe.until(lambda: probe.modes[-1] == "auto")
+    probe.streaming = False
+    probe.joy_pub.publish(probe.joy({LY: 1.0}, (R1,), age=2.0))  # stale
+    probe.joy_pub.publish(probe.joy({LY: 1.0}, (R1,), n_axes=4))  # too few axes for the mapping
+    nan = probe.joy({LY: 1.0}, (R1,))
+    nan.axes[0] = float("nan")
+    probe.joy_pub.publish(nan)
+    probe.watch(0.5)
+    assert probe.jogs == []
+    assert probe.until(lambda: "stale" in controller.text() and "axes" in controller.text(), 5.0)
+    probe.streaming = True
+    probe.set({LY: -1.0}, (R1,))
+    assert probe.until(lambda: len(probe.jogs) >= 5)
+    assert probe.jogs[-1].linear.x == pytest.approx(-0.05)
+    probe.streaming = False  # the pad dies with R1 and the stick held
+    assert probe.until(lambda: probe.jogs[-1].linear.x == 0.0, 5.0)
+    count = len(probe.jogs)
+    probe.watch(0.3)
+    assert len(probe.jogs) == count
+    assert "jog stopped" in controller.text()
+
+
+def test_bindings_are_live_parameters_and_bad_ones_are_refused(controller, probe) -> None:
+    assert probe.ready(), controller.text()
+    client = probe.node.create_client(SetParameters, f"{names.CONTROLLER_NODE}/set_parameters")
+    assert client.wait_for_service(timeout_sec=TIMEOUT)
+
+    def set_param(name, value):
+        request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
+        future = client.call_async(request)
+        assert probe.until(future.done)
+        return future.result().results[0]
+
+    refused = set_param("place_jog.speed", 0.2)
+    assert not refused.successful and "0.05" in refused.reason
+    refused = set_param("confirm", "axis 1-")
+    assert not refused.successful and "also jogs" in refused.reason
+    refused = set_param("confirm", "square")
+    assert not refused.successful and "not a control" in refused.reason
+    assert set_param("place_jog.speed", 0.02).successful
+    assert set_param("place_jog.enable", "button 4").successful  # L1 as the deadman now
+    probe.press({DPAD_Y: -1.0})
+    assert probe.until(lambda: probe.modes[-1] == "auto")
+    probe.set({LY: 1.0}, (R1,))
+    probe.watch(0.3)
+    assert probe.jogs == []  # R1 no longer enables
+    probe.set({LY: 1.0}, (4,))
+    assert probe.until(lambda: probe.jogs)
+    assert probe.jogs[-1].linear.x == pytest.approx(0.02)
+
+
+def test_gamepad_node_without_a_pad_keeps_running_and_says_so(ros_context, probe) -> None:
+    received: list[Joy] = []
+    probe.node.create_subscription(Joy, names.JOY, received.append, 10)
+    probe.streaming = False
+    proc = Proc("salamander_teleop.nodes.gamepad_node", ros_context.get_domain_id(),
+                "-p", "device:=/dev/input/event99", "-p", "retry_period:=0.2")
+    try:
+        assert probe.until(lambda: "retrying every 0.2 s" in proc.text(), TIMEOUT), proc.text()
+        probe.watch(1.0)  # several retries
+        assert proc.popen.poll() is None, proc.text()
+        assert proc.text().count("no gamepad") == 1  # one line per outage, not per attempt
+        assert received == []
+    finally:
+        code = proc.stop()
+    assert code == 0
+
+
+def test_jog_moves_the_simulated_arm_only_while_nobody_holds_the_lease(ros_context, probe) -> None:
+    """controller_node -> trajectory_generator -> sim_hardware: the anonymous jog obeys the arm lease."""
+    domain = ros_context.get_domain_id()
+    arm = ["-r", "__ns:=/arm"]
+    procs = [
+        Proc("salamander_control.nodes.sim_hardware", domain, *arm, "-r", "__node:=sim_hardware",
+             "--params-file", str(REPO / "config" / "sim_hardware.yaml")),
+        Proc("salamander_control.nodes.trajectory_generator", domain, *arm,
+             "-r", "__node:=trajectory_generator",
+             "--params-file", str(REPO / "config" / "trajectory_generator.yaml")),
+        Proc("salamander_teleop.nodes.controller_node", domain, "--params-file", str(CONFIG)),
+    ]
+    probe.arm = False
+    measured: list[JointState] = []
+    probe.node.create_subscription(JointState, names.JOINT_STATES, measured.append, 10)
+    lease = probe.node.create_client(ArmLease, names.LEASE_SERVICE)
+
+    def call_lease(operation: int) -> ArmLease.Response:
+        future = lease.call_async(ArmLease.Request(operation=operation, client_id="bt", timeout=30.0))
+        assert probe.until(future.done)
+        return future.result()
+
+    def shoulder() -> float:
+        return measured[-1].position[list(measured[-1].name).index("shoulder_pitch")]
+
+    try:
+        assert probe.until(lambda: len(measured) > 5) and probe.ready(), procs[2].text()
+        assert lease.wait_for_service(timeout_sec=TIMEOUT)
+        start = shoulder()
+        assert start == pytest.approx(REST_POSTURE[1], abs=1e-3)
+        assert call_lease(ArmLease.Request.ACQUIRE).success  # the behaviour tree holds the arm
+        probe.targets.clear()
+        probe.set({LY: 1.0})
+        assert probe.until(lambda: len(probe.targets) >= 25)  # published, but anonymous: refused
+        assert shoulder() == pytest.approx(start, abs=1e-3)
+        probe.set()
+        assert call_lease(ArmLease.Request.RELEASE).success
+        probe.watch(0.1)
+        probe.set({LY: 1.0})
+        assert probe.until(lambda: shoulder() > start + 0.1), procs[1].text()
+        probe.set()
+        assert probe.until(lambda: len(measured) > 2 and measured[-1].velocity
+                           and max(abs(v) for v in measured[-1].velocity) < 1e-3)
+        assert start + 0.1 < shoulder() < start + 0.15 + 0.3 * 2  # moved, stayed near the jogged target
+        assert within_limits([measured[-1].position[list(measured[-1].name).index(n)] for n in JOINT_NAMES],
+                             ArmParams())
+    finally:
+        for proc in procs:
+            proc.stop()
