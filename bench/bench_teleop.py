@@ -4,14 +4,15 @@
 Run from the repository root (inside scripts/env.sh)::
 
     python bench/bench_teleop.py            # 2,000 measured Joys per subject (~1 min)
-    python bench/bench_teleop.py --quick    # 100 (~10 s; test/test_teleop_bench.py)
+    python bench/bench_teleop.py --quick    # 100 (~10 s; test/test_bench_smoke.py)
 
 What it measures:
 
 * subjects, each a separate process in a DDS domain of its own: the real
-  `salamander_teleop.nodes.controller_node` with config/teleop.yaml (but `target_rate` 1 Hz, so its timer
-  adds no fill-in targets: every target is the answer to a Joy, which makes answers countable; the
-  timer is not on the Joy-to-target path), and a baseline measured in the same run,
+  `salamander_teleop.nodes.controller_node` with its launch files, config/arm.yaml and config/teleop.yaml
+  (but `target_rate_hz` 1 Hz, so its timer adds no fill-in targets: every target is the answer to a Joy,
+  which makes answers countable; the timer is not on the Joy-to-target path), and a baseline measured
+  in the same run,
   a minimal rclpy relay that republishes every Joy as a JointState with no logic at all (this script
   with ``--relay``). The ratio controller / relay is what the controller's own work costs.
 * stimulus: Joy messages every `--period` s (default 15 ms), alternating "left stick deflected" (up or
@@ -22,7 +23,7 @@ What it measures:
   answers at once; a centred Joy stops it and is not answered). Both subjects are measured on the same
   deflected Joys, after a warm-up. The relay answers every Joy; only the deflected ones are counted.
   A deflected Joy not answered before the next one counts as infinitely late in the percentiles. (The
-  controller sends at most `joy_rate_limit` = 100 Joy-driven targets per second: if load makes two
+  controller sends at most `joy_rate_limit_hz` = 100 Joy-driven targets per second: if load makes two
   deflected Joys arrive within 10 ms and the jog ends before the next timer tick, the second jog, which
   moved nothing, is not answered; the 30 ms between deflected Joys keeps that rare.)
 
@@ -57,6 +58,11 @@ for _pkg in ("salamander_control", "salamander_teleop"):
 
 from salamander_control import names  # noqa: E402
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE  # noqa: E402
+from salamander_control.testing.config_files import launch_param_files  # noqa: E402
+from salamander_control.testing.node_process import stack_ros_args  # noqa: E402
+
+PARAMS_FILES = [arg for path in launch_param_files("controller_node") for arg in ("--params-file", str(path))]
+"""The controller's --params-file arguments, as the launch file gives them (arm.yaml, teleop.yaml)."""
 
 TITLE = "Salamander teleop latency benchmark"
 TARGET_P99_MS = 10.0
@@ -68,14 +74,14 @@ def relay_main() -> None:
     """The baseline: republish each Joy as a JointState at once (no validation, no state)."""
     rclpy.init()
     node = Node("joy_relay")
-    pub = node.create_publisher(JointState, names.JOINT_TARGET, 10)
+    pub = node.create_publisher(JointState, names.absolute(names.JOINT_TARGET), 10)
 
     def on_joy(msg: Joy) -> None:
         out = JointState(name=list(JOINT_NAMES), position=[float(a) for a in msg.axes[:5]])
         out.header.stamp = msg.header.stamp
         pub.publish(out)
 
-    node.create_subscription(Joy, names.JOY, on_joy, 10)
+    node.create_subscription(Joy, names.absolute(names.JOY), on_joy, 10)
     signal.signal(signal.SIGTERM, lambda *_: rclpy.try_shutdown())
     try:
         rclpy.spin(node)
@@ -112,11 +118,10 @@ def measure(
     node = Node("bench_teleop", context=context)
     executor.add_node(node)
     arrivals: list[int] = []
-    node.create_subscription(
-        JointState, names.JOINT_TARGET, lambda _m: arrivals.append(time.perf_counter_ns()), 100
-    )
-    joy_pub = node.create_publisher(Joy, names.JOY, 10)
-    js_pub = node.create_publisher(JointState, names.JOINT_STATES, 10)
+    target = names.absolute(names.JOINT_TARGET)
+    node.create_subscription(JointState, target, lambda _m: arrivals.append(time.perf_counter_ns()), 100)
+    joy_pub = node.create_publisher(Joy, names.absolute(names.JOY), 10)
+    js_pub = node.create_publisher(JointState, names.absolute(names.JOINT_STATES), 10)
     state = JointState(name=list(JOINT_NAMES), position=list(REST_POSTURE))
     node.create_timer(0.02, lambda: js_pub.publish(state))
     sends: list[int] = []
@@ -186,8 +191,9 @@ def main() -> int:
     subjects = {
         "relay (baseline)": ([sys.executable, str(Path(__file__).resolve()), "--relay"], 2),
         "controller_node": ([sys.executable, "-m", "salamander_teleop.nodes.controller_node", "--ros-args",
-                             "--params-file", str(REPO / "config" / "teleop.yaml"),
-                             "-p", "target_rate:=1.0"], 1),
+                             *stack_ros_args(names.CONTROLLER_NODE),
+                             *PARAMS_FILES,
+                             "-p", "target_rate_hz:=1.0"], 1),
     }
     results = {}
     for offset, (name, (cmd, answers)) in enumerate(subjects.items()):

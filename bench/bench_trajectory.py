@@ -46,7 +46,6 @@ from pathlib import Path
 
 import psutil
 import rclpy
-import yaml
 from rclpy.context import Context
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
@@ -74,8 +73,11 @@ from trajectory_metrics import (  # noqa: E402
 
 from salamander_control import names  # noqa: E402
 from salamander_control.kinematics import JOINT_NAMES, ArmParams  # noqa: E402
+from salamander_control.testing.config_files import launch_param_files, node_config  # noqa: E402
+from salamander_control.testing.node_process import stack_ros_args  # noqa: E402
 from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore  # noqa: E402
 from salamander_control.trajectory.otg import MotionLimits, Otg  # noqa: E402
+from salamander_control.trajectory.params import build_motion_limits  # noqa: E402
 
 TITLE = "Salamander trajectory generator benchmark"
 HEADER = ("metric", "generator", "baseline", "ratio", "target", "verdict")
@@ -107,11 +109,8 @@ class Phase:
 
 
 def config_limits() -> MotionLimits:
-    """The motion limits in config/trajectory_generator.yaml (what the running generator uses)."""
-    doc = yaml.safe_load((REPO / "config" / "trajectory_generator.yaml").read_text())
-    p = doc["/arm/trajectory_generator"]["ros__parameters"]
-    keys = ("max_velocity", "max_acceleration", "max_jerk")
-    return MotionLimits(*(tuple(float(p[key][n]) for n in JOINT_NAMES) for key in keys))
+    """The motion limits the running generator uses (config/motion_limits.yaml, from its launch files)."""
+    return build_motion_limits(node_config("trajectory_generator"))
 
 
 def bench_ruckig(limits: MotionLimits, calls: int, repeats: int) -> list[tuple[str, float, float]]:
@@ -222,8 +221,8 @@ def start_subjects(domain: int, log_dir: Path) -> dict[str, Subject]:
     env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
     subjects = {}
     for exe in ("sim_hardware", "trajectory_generator"):
-        cmd = [str(EXECUTABLES / exe), "--ros-args", "-r", f"__ns:={names.ARM_NS}", "-r", f"__node:={exe}"]
-        cmd += ["--params-file", str(REPO / "config" / f"{exe}.yaml")]
+        cmd = [str(EXECUTABLES / exe), "--ros-args", *stack_ros_args(exe)]  # placed as the launch does
+        cmd += [arg for path in launch_param_files(exe) for arg in ("--params-file", str(path))]
         subjects[exe] = Subject(exe, cmd, env, log_dir)
     subjects["baseline"] = Subject("baseline", [sys.executable, baseline.__file__], env, log_dir)
     return subjects
@@ -240,10 +239,11 @@ class Probe:
         self.executor = EventsExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.streams = {"generator": Stream(), "baseline": Stream()}
-        for key, topic in (("generator", names.JOINT_COMMAND), ("baseline", baseline.COMMAND_TOPIC)):
+        generator_topic = names.absolute(names.JOINT_COMMAND)
+        for key, topic in (("generator", generator_topic), ("baseline", baseline.COMMAND_TOPIC)):
             self.node.create_subscription(JointState, topic, self.streams[key].on_msg, 1000)
         self.pubs = {
-            "generator": self.node.create_publisher(JointState, names.JOINT_TARGET, 10),
+            "generator": self.node.create_publisher(JointState, names.absolute(names.JOINT_TARGET), 10),
             "baseline": self.node.create_publisher(JointState, baseline.TARGET_TOPIC, 10),
         }
         self.goals: dict[str, list[Goal]] = {"generator": [], "baseline": []}
@@ -342,7 +342,7 @@ def measure(
         if not alive() or not all(len(s.recv) > AT_REST for s in probe.streams.values()):
             return idle, moving, probe, subjects, "the subjects did not start (no commands within 30 s)"
         probe.spin_for(1.0)  # past the start-up
-        topics = (names.JOINT_COMMAND, baseline.COMMAND_TOPIC)
+        topics = (names.absolute(names.JOINT_COMMAND), baseline.COMMAND_TOPIC)
         if [probe.node.count_publishers(t) for t in topics] != [1, 1]:
             failure = f"ROS_DOMAIN_ID {domain} is used by another run: pass --domain"
             return idle, moving, probe, subjects, failure

@@ -49,8 +49,8 @@ import py_trees  # noqa: E402
 from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded  # noqa: E402
 from salamander_behavior.limits.cache import JointStateCache  # noqa: E402
 from salamander_behavior.mock.ports import FakeClock, Rig, Script  # noqa: E402
+from salamander_behavior.params import BehaviorSettings  # noqa: E402
 from salamander_behavior.plan import load_jobs  # noqa: E402
-from salamander_behavior.settings import BehaviorSettings  # noqa: E402
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE  # noqa: E402
 
 TITLE = "Salamander behaviour tree benchmark results"

@@ -1,7 +1,7 @@
 """The numbers of bench/bench_trajectory.py, computed from recorded messages (no ROS here).
 
 Kept apart from the script so that the definitions are plain functions a unit test can hold to
-(test/test_bench_trajectory_smoke.py): what counts as a missed cycle, as the answer to a goal, as a
+(test/test_bench_trajectory_metrics.py): what counts as a missed cycle, as the answer to a goal, as a
 percentile.
 """
 

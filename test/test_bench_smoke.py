@@ -1,7 +1,10 @@
-"""Smoke test of the IK benchmark script: `bench/bench_ik.py --quick` runs and prints its results table.
+"""Smoke runs of the benchmark scripts in bench/: each `--quick` run works end to end and prints its table.
 
-Only checks that the script works end to end (exit code 0 means every IK answer it checked was correct);
-the performance targets are reported by the script, never asserted here.
+Exit code 0 of a script means what it checked held (bench_ik: every IK answer it checked was correct;
+bench_teleop: both subjects, the real controller_node and the relay baseline, answered at least 90% of
+the deflected Joys; bench_trajectory: both subjects ran throughout and answered >= 90% of the goals).
+The performance targets are reported by the scripts, never asserted here. The trajectory benchmark's
+metric definitions are unit-tested in test_bench_trajectory_metrics.py.
 """
 
 from __future__ import annotations
@@ -12,28 +15,67 @@ import sys
 
 import pytest
 
-from salamander_control.testing import REPO as REPO_ROOT
+from salamander_control.testing import REPO
+from salamander_control.testing.ros_helpers import next_domain_id
 
-REPO = REPO_ROOT
-SCRIPT = REPO / "bench" / "bench_ik.py"
+
+def run_bench(script: str, *args: str, timeout: float) -> str:
+    """Run bench/<script> with `args` from the repository root; its stdout, once it exited with 0."""
+    env = dict(os.environ)
+    pkg = str(REPO / "salamander_control")
+    env["PYTHONPATH"] = pkg + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / script), *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    return proc.stdout
+
+
+def row(stdout: str, metric: str) -> list[str]:
+    """The cells of the results table's row for `metric`."""
+    for line in stdout.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] == metric:
+            return cells
+    raise AssertionError(f"no row {metric!r} in:\n{stdout}")
 
 
 def test_bench_ik_quick_runs_and_prints_table() -> None:
     """The quick run exits 0 and prints the table title and header within the time budget."""
     pytest.importorskip("numpy")
     pytest.importorskip("scipy")
-    env = dict(os.environ)
-    pkg = str(REPO / "salamander_control")
-    env["PYTHONPATH"] = pkg + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 0, f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    assert "Salamander IK benchmark results" in proc.stdout
-    assert "| metric" in proc.stdout and "| verdict" in proc.stdout
+    out = run_bench("bench_ik.py", "--quick", timeout=60)
+    assert "Salamander IK benchmark results" in out
+    assert "| metric" in out and "| verdict" in out
+
+
+@pytest.mark.ros
+def test_bench_teleop_quick_runs_and_prints_table() -> None:
+    first = next_domain_id()
+    next_domain_id()  # the script uses `first` and `first + 1`
+    out = run_bench("bench_teleop.py", "--quick", "--domain", str(first), timeout=120)
+    assert "Salamander teleop latency benchmark" in out
+    assert "| controller_node |" in out and "| relay (baseline) |" in out
+    assert "target p99 <= 10 ms:" in out
+
+
+@pytest.mark.ros
+def test_bench_trajectory_quick_runs_and_prints_table() -> None:
+    out = run_bench("bench_trajectory.py", "--quick", "--domain", str(next_domain_id()), timeout=120)
+    assert "Salamander trajectory generator benchmark" in out, out
+    assert row(out, "metric") == ["metric", "generator", "baseline", "ratio", "target", "verdict"]
+    for phase in ("idle", "moving"):
+        rate = row(out, f"{phase}: command rate [Hz]")
+        assert 400.0 < float(rate[1]) < 600.0 and 400.0 < float(rate[2]) < 600.0, out  # the 500 Hz streams
+        cpu = row(out, f"{phase}: CPU [% of one core]")
+        assert float(cpu[1]) > 1.0 and float(cpu[2]) > 1.0, out  # the nodes' own processes were measured
+    p99 = row(out, "moving: goal publish -> command received p99 [ms]")
+    assert 0.0 < float(p99[1]) < 500.0 and p99[4] == "<= 3 ms" and p99[5] in ("PASS", "MISS"), out
+    assert row(out, "Ruckig.update(), new plan from rest (A -> B) [us]")[3].endswith("x"), out
+
+
+def test_bench_tree_quick_runs_and_prints_its_table() -> None:
+    out = run_bench("bench_tree.py", "--quick", timeout=120)
+    assert "Salamander behaviour tree benchmark results" in out
+    assert "| full tree (" in out and "target: full tree p99 <= 1.0 ms:" in out

@@ -10,13 +10,11 @@ import ast
 import importlib.util
 import json
 import os
-import queue
 import re
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import fields
@@ -25,13 +23,18 @@ from pathlib import Path
 import psutil
 import pytest
 import yaml
+from rclpy.action import get_action_client_names_and_types_by_node, get_action_server_names_and_types_by_node
+from rclpy.node import Node as RclpyNode
 from rclpy.parameter import parameter_value_to_python
 from rclpy.parameter_client import AsyncParameterClient
 
+from salamander_control import names, params_file
 from salamander_control.bringup.launch_plan import LaunchFileError, find_executable, load_plan
 from salamander_control.kinematics import ArmParams
 from salamander_control.testing import REPO as REPO_ROOT
+from salamander_control.testing.process import ChildProcess
 from salamander_control.testing.ros_helpers import next_domain_id, ros_env, spin_until
+from salamander_control.trajectory.params import motion_limit_specs
 
 ROOT = REPO_ROOT
 LAUNCH = ROOT / "launch" / "arm_control.launch.xml"
@@ -39,32 +42,39 @@ SETUP_PY = ROOT / "salamander_control" / "setup.py"
 ALL_ON = {"gamepad": "true"}  # every node of the launch file (the gamepad node is off by default)
 RUNNER = [sys.executable, "-m", "salamander_control.bringup.runner"]
 
-# (fully qualified name, executable, parameter file) of the default bring-up: the arm stack (issue 3),
-# then the simulated cell, the behaviour server and the gamepad controller (issue 4).
+# (fully qualified name, executable, parameter files in load order) of the default bring-up: the arm
+# stack (issue 3), then the simulated cell, the behaviour server and the gamepad controller (issue 4).
+# Every node that uses the arm model loads arm.yaml first (issue 8: the model is written once).
+ARM, LIMITS = "arm.yaml", "motion_limits.yaml"
 ARM_STACK = [
-    ("/arm/sim_hardware", "sim_hardware", "sim_hardware.yaml"),
-    ("/arm/trajectory_generator", "trajectory_generator", "trajectory_generator.yaml"),
-    ("/arm/arm_kinematics_node", "arm_kinematics_node", "kinematics.yaml"),
-    ("/arm/arm_cartesian_motion_node", "arm_cartesian_motion_node", "cartesian_motion.yaml"),
-    ("/salamander/ik_ghost_node", "ik_ghost_node", "kinematics.yaml"),
-    ("/salamander/cell_sim", "cell_sim", "cell.yaml"),
-    ("/salamander/behavior_server_node", "behavior_server_node", "behavior.yaml"),
-    ("/salamander/controller_node", "controller_node", "teleop.yaml"),
-]
+    ("/arm/sim_hardware", "sim_hardware", ("sim_hardware.yaml",)),
+    ("/arm/trajectory_generator", "trajectory_generator", (ARM, LIMITS, "trajectory_generator.yaml")),
+    ("/arm/arm_kinematics_node", "arm_kinematics_node", (ARM,)),
+    ("/arm/arm_cartesian_motion_node", "arm_cartesian_motion_node", (ARM, LIMITS, "cartesian_motion.yaml")),
+    ("/salamander/ik_ghost_node", "ik_ghost_node", (ARM, "ghost.yaml")),
+    ("/salamander/cell_sim", "cell_sim", (ARM, "cell.yaml")),
+    ("/salamander/behavior_server_node", "behavior_server_node", (ARM, "behavior.yaml")),
+    ("/salamander/controller_node", "controller_node", (ARM, "teleop.yaml")),
+]  # fmt: skip
 SIMULATED = {"/arm/sim_hardware", "/salamander/cell_sim"}
 
-# launch_xml's attribute names for the actions used (launch's DeclareLaunchArgument, launch_ros's Node
-# and its <param>); anything else would be a typo `ros2 launch` rejects or silently ignores.
+# launch_xml's attribute names for the actions used (launch's DeclareLaunchArgument, SetLaunchConfiguration
+# and GroupAction, launch_ros's PushRosNamespace, SetRemap, Node and its <param>); anything else would be
+# a typo `ros2 launch` rejects or silently ignores.
 LAUNCH_XML_ATTRS = {
     "launch": set(),
     "arg": {"name", "default", "description"},
+    "let": {"name", "value"},
+    "group": set(),
+    "push-ros-namespace": {"namespace"},
+    "set_remap": {"from", "to"},
     "node": {"pkg", "exec", "name", "namespace", "output", "args", "ros_args", "if", "unless"},
     "param": {"name", "value", "from"},
 }
 
 
 def plan_summary(plan):
-    return [(n.fqn, n.executable, Path(f).name) for n in plan.nodes for f in n.param_files]
+    return [(n.fqn, n.executable, tuple(Path(f).name for f in n.param_files)) for n in plan.nodes]
 
 
 # --- the launch file and its parameter files -------------------------------------------------------
@@ -79,6 +89,8 @@ def test_launch_file_is_launch_xml_with_known_tags_and_attributes():
         assert not unknown, f"<{elem.tag} {elem.attrib}>: not launch_xml attributes: {unknown}"
     for node in root.iter("node"):
         assert {"pkg", "exec", "name", "namespace"} <= set(node.attrib), node.attrib
+        # Relative: the node's sub-namespace (arm, salamander) goes under the stack's (`cell`).
+        assert not node.get("namespace").startswith("/"), node.attrib
         for param in node.iter("param"):
             assert set(param.attrib) in ({"from"}, {"name", "value"}), param.attrib
     use_sim = [a for a in root.iter("arg") if a.get("name") == "use_sim"]
@@ -90,7 +102,8 @@ def test_launch_file_is_launch_xml_with_known_tags_and_attributes():
 def test_plan_has_exactly_the_arm_stack_and_use_sim_false_drops_only_the_sim():
     plan = load_plan(LAUNCH)
     assert plan_summary(plan) == ARM_STACK
-    assert plan.values == {"use_sim": "true", "autonomy": "true", "teleop": "true", "gamepad": "false"}
+    defaults = {"use_sim": "true", "autonomy": "true", "teleop": "true", "gamepad": "false", "cell": ""}
+    assert plan.values == defaults
     real = load_plan(LAUNCH, {"use_sim": "false"})
     assert plan_summary(real) == [entry for entry in ARM_STACK if entry[0] not in SIMULATED]
     for path in {f for n in plan.nodes for f in n.param_files}:
@@ -129,9 +142,18 @@ def test_param_files_are_ros_params_files_keyed_by_the_nodes_that_load_them():
     for path, fqns in _param_files().items():
         data = yaml.safe_load(path.read_text())
         assert isinstance(data, dict), f"{path.name}: not a mapping"
-        # A section for a node that does not load the file, or a loading node without a section, means
-        # parameters that silently never apply.
-        assert set(data) == fqns, f"{path.name}: sections {sorted(data)} but loaded by {sorted(fqns)}"
+        # A section that applies to no node loading the file, or a loading node no section applies to,
+        # means parameters that silently never apply. Keys are wildcards (/**/* for a file every loading
+        # node shares, /**/<node name> otherwise), so the files apply under any cell:= namespace; never
+        # /**, under which rcl files a command-line -p, which the node's own section would then override.
+        for key in data:
+            assert key == "/**/*" or re.fullmatch(r"/\*\*/[A-Za-z_]\w*", key), f"{path.name}: key {key}"
+            assert any(params_file.key_matches(key, fqn) for fqn in fqns), (
+                f"{path.name}: {key} applies to none of the nodes loading it, {sorted(fqns)}"
+            )
+        for fqn in fqns:
+            keys = [key for key in data if params_file.key_matches(key, fqn)]
+            assert keys, f"{path.name}: no section applies to {fqn}"
         for fqn, section in data.items():
             assert isinstance(section, dict) and set(section) == {"ros__parameters"}, f"{path.name}: {fqn}"
             params = section["ros__parameters"]
@@ -140,19 +162,34 @@ def test_param_files_are_ros_params_files_keyed_by_the_nodes_that_load_them():
                 assert _is_ros_param_value(value), f"{path.name}: {fqn}: {name} = {value!r}"
 
 
-def test_arm_model_parameters_agree_in_every_file_and_form_a_valid_arm():
-    # The generator clamps, the kinematics node solves and the ghost judges with these; if the files
-    # disagree, the IK plans motions the clamp then bends.
+def test_the_arm_model_and_the_motion_limits_are_written_once_and_every_user_loads_them_first():
+    # The generator clamps, the kinematics node solves and the ghost judges with the arm model; written
+    # in one file that each of them loads, they cannot disagree at start-up (a one-line edit changes all).
     arm_fields = {f.name for f in fields(ArmParams)}
-    seen = {}
+    motion = {s.name for s in motion_limit_specs()}
     for path in _param_files():
-        for fqn, section in yaml.safe_load(path.read_text()).items():
-            for name, value in flatten(section["ros__parameters"]).items():
-                if name in arm_fields:
-                    seen.setdefault(name, {})[f"{path.name}:{fqn}"] = value
-    for name, where in seen.items():
-        assert len(set(where.values())) == 1, f"{name} differs between files: {where}"
-    ArmParams(**{name: float(next(iter(where.values()))) for name, where in seen.items()})
+        written = {name for _key, values in params_file.sections(params_file.load(path)) for name in values}
+        if path.name == "arm.yaml":
+            assert written == arm_fields
+        elif path.name == "motion_limits.yaml":
+            assert written == motion
+        else:
+            assert not written & arm_fields, f"{path.name} repeats arm-model values: {written & arm_fields}"
+            assert not motion <= written, f"{path.name} repeats the motion limits"
+    ArmParams(**params_file.node_values([ROOT / "config" / "arm.yaml"], "/any/node"))  # a valid arm
+    for node in load_plan(LAUNCH, ALL_ON).nodes:
+        module = importlib.import_module(_console_scripts(node.pkg)[node.executable].split(":")[0])
+        declared = {s.name for s in module.params.param_specs()}
+        files = [Path(f).name for f in node.param_files]
+        uses_arm, uses_limits = arm_fields <= declared, motion <= declared
+        assert ("arm.yaml" in files) == uses_arm and (not uses_arm or files[0] == "arm.yaml"), node.fqn
+        assert ("motion_limits.yaml" in files) == uses_limits, node.fqn
+        if uses_limits:
+            assert files.index("motion_limits.yaml") == 1, node.fqn  # after arm.yaml, before its own
+        values = params_file.node_values(node.param_files, node.fqn)
+        assert set(values) <= declared, f"{node.fqn}: undeclared {set(values) - declared}"
+        for cell in ("cell2", "site/cell3"):  # the same values whatever namespace the stack is under
+            assert params_file.node_values(node.param_files, f"/{cell}{node.fqn}") == values, node.fqn
 
 
 def _console_scripts(pkg: str = "salamander_control"):
@@ -208,11 +245,11 @@ def test_dry_run_of_run_sh_prints_the_ros2_run_command_of_every_node():
     commands = [line for line in lines if line.startswith("[")]
     assert len(commands) == len(ARM_STACK)
     pkgs = {n.executable: n.pkg for n in load_plan(LAUNCH).nodes}
-    for line, (fqn, exe, param_file) in zip(commands, ARM_STACK, strict=True):
+    for line, (fqn, exe, param_files) in zip(commands, ARM_STACK, strict=True):
         ns, name = fqn.rsplit("/", 1)
+        files = " ".join(f"--params-file {ROOT / 'launch'}/../config/{f}" for f in param_files)
         assert line.startswith(
-            f"[{name}] {find_executable(pkgs[exe], exe)} --ros-args -r __node:={name} "
-            f"-r __ns:={ns} --params-file {ROOT / 'launch'}/../config/{param_file}"
+            f"[{name}] {find_executable(pkgs[exe], exe)} --ros-args -r __node:={name} -r __ns:={ns} {files}"
         )
     real = subprocess.run(
         [str(ROOT / "scripts" / "run.sh"), "use_sim:=false", "--dry-run"], capture_output=True, text=True
@@ -220,6 +257,90 @@ def test_dry_run_of_run_sh_prints_the_ros2_run_command_of_every_node():
     assert real.returncode == 0, real.stderr
     assert "[sim_hardware]" not in real.stdout and "[cell_sim]" not in real.stdout
     assert real.stdout.count("--ros-args") == len(ARM_STACK) - len(SIMULATED)
+
+
+def test_dry_run_with_a_cell_moves_every_node_under_it():
+    out = subprocess.run([str(ROOT / "scripts" / "run.sh"), "--dry-run", "cell:=cell2"], capture_output=True,
+                         text=True)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "arg cell:=cell2" in out.stdout.splitlines()
+    commands = [line for line in out.stdout.splitlines() if line.startswith("[")]
+    assert len(commands) == len(ARM_STACK)
+    for line, (fqn, _exe, _file) in zip(commands, ARM_STACK, strict=True):
+        ns, name = fqn.rsplit("/", 1)
+        assert f" -r __node:={name} -r __ns:=/cell2{ns} " in line, line
+        assert " -r joint_states:=/cell2/joint_states " in line, line
+
+
+# --- names: the pinned ones in the default launch, a whole second stack under cell:=... ------------
+
+PINNED_NODES = ["/arm/trajectory_generator", "/arm/arm_kinematics_node", "/arm/arm_cartesian_motion_node",
+                "/salamander/behavior_server_node"]  # fmt: skip
+PINNED_NAMES = ["/joint_states", "/arm/joint_target", "/salamander/ik_ghost/status",
+                "/salamander/ik_ghost/joint_state", "/salamander/operator/jog",
+                "/salamander/operator/confirm", "/joy"]  # fmt: skip
+
+
+def _node_class(node):
+    """The rclpy Node subclass the console script of a planned node runs (the one its module defines)."""
+    module = importlib.import_module(_console_scripts(node.pkg)[node.executable].split(":")[0])
+    classes = [
+        v for v in vars(module).values()
+        if isinstance(v, type) and issubclass(v, RclpyNode) and v.__module__ == module.__name__
+    ]  # fmt: skip
+    assert len(classes) == 1, f"{module.__name__}: {classes}"
+    return classes[0]
+
+
+def _names_used(node):
+    """Every topic, service and action `node` (an rclpy Node) has, as the ROS graph shows them, without
+    the ones every node has (its parameter services, /rosout, /parameter_events)."""
+    name, ns, fqn = node.get_name(), node.get_namespace(), node.get_fully_qualified_name()
+    found = set()
+    for query in (
+        node.get_publisher_names_and_types_by_node, node.get_subscriber_names_and_types_by_node,
+        node.get_service_names_and_types_by_node, node.get_client_names_and_types_by_node,
+    ):  # fmt: skip
+        found |= {topic for topic, _types in query(name, ns)}
+    actions = set()
+    for query in (get_action_server_names_and_types_by_node, get_action_client_names_and_types_by_node):
+        actions |= {action for action, _types in query(node, name, ns)}
+    found = {n for n in found if not any(n.startswith(f"{a}/_action/") for a in actions)}
+    everyones = ("/rosout", "/parameter_events")
+    return {n for n in found | actions if not n.startswith(fqn + "/") and n not in everyones}
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("cell", ["", "cell2"])
+def test_every_node_placed_by_the_launch_file_uses_only_names_of_its_own_stack(ros_context, cell):
+    """Each node built as the launch file places it (namespace, remaps, parameters): every name it
+    publishes, subscribes, serves or calls is a name of the stack it belongs to (names.absolute: a missing
+    remap would leave e.g. /salamander/joint_states), and the default launch has every pinned name."""
+    plan = load_plan(LAUNCH, {**ALL_ON, "cell": cell})
+    stack = {names.absolute(name, cell) for name in names.HOMES}
+    used = set()
+    for planned in plan.nodes:
+        args = ["--ros-args", "-r", f"__ns:={planned.namespace}", "-r", f"__node:={planned.name}"]
+        args += [f for path in planned.param_files for f in ("--params-file", path)]
+        args += [f for key, value in planned.params for f in ("-p", f"{key}:={value}")]
+        args += [f for src, dst in planned.remaps for f in ("-r", f"{src}:={dst}")]
+        node = _node_class(planned)(context=ros_context, cli_args=args)
+        try:
+            assert node.get_fully_qualified_name() == planned.fqn == names.absolute(planned.name, cell)
+            names_used = _names_used(node)
+        finally:
+            node.destroy_node()
+        assert names_used, planned.fqn
+        assert names_used <= stack, f"{planned.fqn} uses names outside its stack: {names_used - stack}"
+        used |= names_used
+    if cell:
+        assert all(n.startswith("/cell2/") for n in used)
+        assert {n.fqn for n in plan.nodes} == {"/cell2" + fqn for fqn, *_ in ARM_STACK} | {
+            "/cell2/salamander/gamepad_node"
+        }
+    else:
+        assert set(PINNED_NODES) <= {n.fqn for n in plan.nodes}
+        assert set(PINNED_NAMES) <= used
 
 
 # --- the launch-file reader on its own: what it refuses, clearly ------------------------------------
@@ -316,66 +437,21 @@ def standin(tmp_path):
     return launch, env
 
 
-class RunnerProcess:
-    """The runner as a subprocess with its output lines collected by a thread, waitable with deadlines."""
-
-    def __init__(self, args, env):
-        self.proc = subprocess.Popen(
-            [*RUNNER, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            process_group=0,  # like a shell job: a terminal's Ctrl-C goes to this whole group
-        )
-        self.lines = []
-        self._queue = queue.Queue()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self._queue.put(line.rstrip("\n"))
-
-    def wait_for_lines(self, *wanted, timeout=30.0):
-        deadline = time.monotonic() + timeout
-        while not all(any(w in line for line in self.lines) for w in wanted):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                pytest.fail(f"runner output lacks {wanted} after {timeout} s:\n" + "\n".join(self.lines))
-            try:
-                self.lines.append(self._queue.get(timeout=min(remaining, 0.5)))
-            except queue.Empty:
-                pass
-
-    def wait(self, timeout=30.0):
-        rc = self.proc.wait(timeout=timeout)
-        self._reader.join(timeout=5.0)  # the runner's exit closes the pipe: the reader ends at EOF
-        while not self._queue.empty():
-            self.lines.append(self._queue.get_nowait())
-        return rc
-
-    def text(self):
-        return "\n".join(self.lines)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGINT)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-
-
 @pytest.fixture
-def run_runner():
+def run_runner(tmp_path):
+    """start(args, env) -> the runner as a ChildProcess in a process group of its own (like a shell job:
+    a terminal's Ctrl-C goes to the whole group); stopped after the test."""
     started = []
 
     def start(args, env):
-        runner = RunnerProcess(args, env)
+        log = tmp_path / f"runner_{len(started)}.log"
+        runner = ChildProcess([*RUNNER, *args], env, log, process_group=True)
         started.append(runner)
         return runner
 
     yield start
     for runner in started:
-        runner.stop()
+        runner.stop(timeout=15.0)
 
 
 def pids_in(text):
@@ -393,10 +469,10 @@ def assert_prefixed(runner, labels):
 def test_runner_starts_nodes_like_ros2_run_prefixes_output_and_stops_cleanly(standin, run_runner, how):
     launch, env = standin
     runner = run_runner([str(launch)], env)
-    runner.wait_for_lines(
+    assert runner.wait_for_text(
         "[talker] up as /fixture/talker greeting=hello",  # name, namespace and the params file applied
         "[listener] up as /fixture/listener greeting=hi",  # relative namespace made absolute; -p applied
-    )
+    ), runner.text()
     if how == "ctrl-c":
         os.killpg(runner.proc.pid, signal.SIGINT)  # what a terminal does: the whole foreground group
     else:
@@ -426,10 +502,10 @@ def test_runner_kills_a_node_that_ignores_sigint_and_fails(standin, run_runner, 
         <node pkg="standin_pkg" exec="standin" name="stubborn" args="--ignore-sigint"/>
     """, name="hang.launch.xml")
     runner = run_runner([str(no_ros), "--stop-timeout", "30" if second_interrupt else "1"], env)
-    runner.wait_for_lines("[stubborn] ignoring SIGINT")
+    assert runner.wait_for_text("[stubborn] ignoring SIGINT"), runner.text()
     runner.proc.send_signal(signal.SIGINT)
     if second_interrupt:  # an impatient operator's second Ctrl-C: kill now, not after the stop timeout
-        runner.wait_for_lines("[runner] stopping (SIGINT)")
+        assert runner.wait_for_text("[runner] stopping (SIGINT)"), runner.text()
         runner.proc.send_signal(signal.SIGINT)
     assert runner.wait(timeout=15) == 1, runner.text()
     why = "second interrupt" if second_interrupt else "not stopped after 1 s"
@@ -461,15 +537,13 @@ def test_arm_stack_comes_up_with_every_config_value_applied_and_stops_cleanly(
 ):
     runner = run_runner([str(LAUNCH), "gamepad:=true"], ros_env(ros_context.get_domain_id()))
     probe = make_node("bringup_probe")
-    expected = {}
-    for path in _param_files():
-        for fqn, section in yaml.safe_load(path.read_text()).items():
-            expected[fqn] = flatten(section["ros__parameters"])
     plan = load_plan(LAUNCH, ALL_ON)
-    for node in plan.nodes:  # <param name= value=> in the launch file wins over the file, as in ROS
-        for name, value in node.params:
+    expected = {}
+    for node in plan.nodes:  # what its files give it, merged as rcl does (arm.yaml first, its own last)
+        expected[node.fqn] = params_file.node_values(node.param_files, node.fqn)
+        for name, value in node.params:  # <param name= value=> in the launch file wins over the files
             expected[node.fqn][name] = value
-    assert sorted(expected) == sorted(n.fqn for n in plan.nodes)
+    assert all(expected.values()) and sorted(expected) == sorted(n.fqn for n in plan.nodes)
     for fqn, params in expected.items():
         client = AsyncParameterClient(probe, fqn)
         assert spin_until(ros_executor, client.services_are_ready, timeout=30.0), (

@@ -6,6 +6,10 @@ from a two-can or one-can test cell) and behaviour server, and plays the operato
 topics. Speeds are raised to what the stack allows (transit/approach/nudge 1.0) and the cell's
 settle times shortened, to keep the file short; the place_release descent runs at the spec's 0.5 (the
 node's default), into compartments with 1.95 mm of side clearance.
+
+The tests wait on state topics (the tree snapshot, the cell state, the lease state, the action's goal
+status); log lines are asserted where the line itself is what is required (the spec's
+``ManualAdjust[<name>]: confirmed, offset ...``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import json
 import math
 import re
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -37,16 +40,7 @@ LINE = re.compile(
 )
 
 
-def ModuleProcess(  # noqa: N802 - reads like the class it stands for
-    module: str,
-    fqn: str,
-    domain_id: int,
-    log_dir: Path,
-    params: dict[str, object] | None = None,
-    params_file: Path | None = None,
-) -> NodeProcess:
-    """A node started as ``python -m <module>`` (no console script yet), otherwise like NodeProcess."""
-    return NodeProcess("", fqn, domain_id, log_dir, params, params_file, module=module)
+CELL_SIM = names.absolute(names.CELL_SIM)  # the cell section's key in the test's params files
 
 
 class Arm:
@@ -55,22 +49,12 @@ class Arm:
     def __init__(self, domain_id: int, log_dir: Path) -> None:
         self.domain_id = domain_id
         self.procs = [
-            NodeProcess(exe, f"/arm/{exe}", domain_id, log_dir)
-            for exe in ("sim_hardware", "trajectory_generator", "arm_cartesian_motion_node")
+            NodeProcess(exe, exe, domain_id, log_dir)  # each executable starts the node of its name
+            for exe in (names.SIM_HARDWARE, names.TRAJECTORY_GENERATOR, names.CARTESIAN_MOTION_NODE)
         ]
 
     def describe(self) -> str:
         return "\n".join(p.describe() for p in self.procs)
-
-
-def wait_for(predicate, timeout: float = STEP_TIMEOUT) -> bool:
-    """Poll `predicate` (a log file check, no executor involved) until it holds or `timeout` passes."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 @pytest.fixture(scope="module")
@@ -79,10 +63,8 @@ def arm(tmp_path_factory):
     # The generator must run from a measured state before the first goal: a joint goal's target is
     # sent once, and a generator still waiting for /joint_states would drop it.
     generator, cartesian = stack.procs[1], stack.procs[2]
-    assert wait_for(lambda: "started from the measured joint state" in generator.stderr_text()), (
-        stack.describe()
-    )
-    assert wait_for(lambda: "ready:" in cartesian.stderr_text()), stack.describe()
+    started = generator.wait_for_text("started from the measured joint state", timeout=STEP_TIMEOUT)
+    assert started and cartesian.wait_for_text("ready:", timeout=STEP_TIMEOUT), stack.describe()
     yield stack
     for proc in stack.procs:
         proc.stop()
@@ -93,9 +75,13 @@ class Run(RosPeer):
     """One test's cell and behaviour server, plus the test's node playing the operator."""
 
     def __init__(self, arm: Arm, log_dir: Path, cans: int, **params: Any) -> None:
+        from action_msgs.msg import GoalStatusArray
         from geometry_msgs.msg import Twist
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from rclpy.qos import qos_profile_action_status_default
         from std_msgs.msg import Bool, String
+
+        from salamander_control.ros.qos import LATCHED
+        from salamander_msgs.msg import LeaseState
 
         self.arm = arm
         self.cell_file = log_dir / "cell.yaml"
@@ -103,19 +89,14 @@ class Run(RosPeer):
             "can_xy": CAN_XY[: 2 * cans],
             "pick_dz": 0.125,
             "place_dz": 0.125,
-            "attach_settle": 0.2,
-            "release_settle": 0.2,
-            "state_rate": 10.0,
+            "attach_settle_s": 0.2,
+            "release_settle_s": 0.2,
+            "state_rate_hz": 10.0,
         }
-        self.cell_file.write_text(yaml.safe_dump({names.CELL_SIM: {"ros__parameters": section}}))
+        self.cell_file.write_text(yaml.safe_dump({CELL_SIM: {"ros__parameters": section}}))
         self.jobs = load_jobs(self.cell_file)
-        self.cell = ModuleProcess(
-            "salamander_control.nodes.cell_sim",
-            names.CELL_SIM,
-            arm.domain_id,
-            log_dir,
-            params_file=self.cell_file,
-        )
+        domain = arm.domain_id
+        self.cell = NodeProcess("cell_sim", names.CELL_SIM, domain, log_dir, params_file=self.cell_file)
         bt_params = {
             "cell_config": str(self.cell_file),
             "transit_speed": 1.0,
@@ -126,24 +107,22 @@ class Run(RosPeer):
             "snapshot_rate_hz": 10.0,
             **params,
         }
-        self.bt = ModuleProcess(
-            "salamander_behavior.nodes.behavior_server_node",
-            names.BEHAVIOR_SERVER,
-            arm.domain_id,
-            log_dir,
-            bt_params,
-        )
+        self.bt = NodeProcess("behavior_server_node", names.BEHAVIOR_SERVER, domain, log_dir, bt_params)
         name = "behavior_e2e_operator"
-        super().__init__(arm.domain_id, name, names.BEHAVIOR_SERVER, self.describe, STEP_TIMEOUT)
+        at = names.absolute  # the default launch's names (the operator's node lives at /)
+        super().__init__(arm.domain_id, name, at(names.BEHAVIOR_SERVER), self.describe, STEP_TIMEOUT)
         self.state: dict[str, Any] | None = None
         self.tree = ""
-        self.node.create_subscription(String, names.CELL_STATE, self._on_state, 10)
-        latched = QoSProfile(
-            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
-        )
-        self.node.create_subscription(String, names.BEHAVIOR_TREE, self._on_tree, latched)
-        self.jog_pub = self.node.create_publisher(Twist, names.OPERATOR_JOG, 10)
-        self.confirm_pub = self.node.create_publisher(Bool, names.OPERATOR_CONFIRM, 10)
+        self.lease: LeaseState | None = None
+        self.goals: dict[bytes, int] = {}  # MoveCartesian goal id -> its last action_msgs/GoalStatus
+        self.node.create_subscription(String, at(names.CELL_STATE), self._on_state, 10)
+        self.node.create_subscription(String, at(names.BEHAVIOR_TREE), self._on_tree, LATCHED)
+        self.node.create_subscription(LeaseState, at(names.LEASE_STATE), self._on_lease, LATCHED)
+        status = f"{at(names.MOVE_CARTESIAN)}/_action/status"
+        goal_qos = qos_profile_action_status_default  # latched, as the action server publishes it
+        self.node.create_subscription(GoalStatusArray, status, self._on_goals, goal_qos)
+        self.jog_pub = self.node.create_publisher(Twist, at(names.OPERATOR_JOG), 10)
+        self.confirm_pub = self.node.create_publisher(Bool, at(names.OPERATOR_CONFIRM), 10)
         self._twist = Twist()
         self._jogs_left = 0
         self.node.create_timer(0.05, self._publish_jog)  # `ros2 topic pub -r 20` while jogging
@@ -155,6 +134,13 @@ class Run(RosPeer):
     def _on_tree(self, msg: Any) -> None:
         self.tree = msg.data
 
+    def _on_lease(self, msg: Any) -> None:
+        self.lease = msg
+
+    def _on_goals(self, msg: Any) -> None:
+        for status in msg.status_list:
+            self.goals[bytes(status.goal_info.goal_id.uuid)] = status.status
+
     def _publish_jog(self) -> None:
         if self._jogs_left > 0:
             self.jog_pub.publish(self._twist)
@@ -163,8 +149,17 @@ class Run(RosPeer):
     def describe(self) -> str:
         return f"{self.bt.describe()}\n{self.cell.describe()}\n--- tree:\n{self.tree}\n{self.arm.describe()}"
 
-    def wait_log(self, text: str, timeout: float = STEP_TIMEOUT) -> None:
-        self.wait(lambda: text in self.bt.stderr_text(), f"{text!r} in the behaviour server's log", timeout)
+    def wait_tree(self, text: str, timeout: float = STEP_TIMEOUT) -> None:
+        """Wait for `text` in the tree snapshot (e.g. a leaf's status and feedback)."""
+        self.wait(lambda: text in self.tree, f"{text!r} in the tree snapshot", timeout)
+
+    def wait_operator(self, name: str, timeout: float = STEP_TIMEOUT) -> None:
+        """Wait until ManualAdjust[name] runs and waits for the operator (its inbox is drained by then)."""
+        self.wait_tree(f"ManualAdjust[{name}] [*] -- waiting for the operator", timeout)
+
+    def lease_holder(self) -> str | None:
+        """Who holds the arm lease, per the latest /arm/lease_state ("" when free, None before one)."""
+        return None if self.lease is None else self.lease.holder
 
     def offset_shown(self, name: str) -> float:
         """x of the offset ManualAdjust[name] shows in the tree snapshot while waiting (mm), else -inf."""
@@ -174,13 +169,26 @@ class Run(RosPeer):
         return float(match[1]) if match else -math.inf
 
     def wait_run_end(self, timeout: float = RUN_TIMEOUT) -> str:
-        """Wait for the run to end either way; returns the node's last line about it."""
-        ends = re.compile(r"\]: (run (complete|stopped): .*)")
-        self.wait(lambda: ends.search(self.bt.stderr_text()) is not None, "the end of the run", timeout)
-        return ends.search(self.bt.stderr_text())[1]
+        """Wait for the run to end either way; returns the tree snapshot's head, e.g. "run: SUCCESS (...)"."""
+        ended = ("run: SUCCESS (", "run: FAILURE (")
+        self.wait(lambda: self.tree.startswith(ended), "the end of the run (tree snapshot)", timeout)
+        return self.tree.splitlines()[0]
 
     def adjust_lines(self) -> list[re.Match]:
-        return list(LINE.finditer(self.bt.stderr_text()))
+        return list(LINE.finditer(self.bt.text()))
+
+    def adjust_line(self, index: int) -> re.Match:
+        """The `index`-th ManualAdjust summary line (the spec's log line), waited for."""
+        what = f"ManualAdjust summary line {index + 1} in the log"
+        self.wait(lambda: len(self.adjust_lines()) > index, what)
+        return self.adjust_lines()[index]
+
+    def executing_goal(self, known: set[bytes]) -> bytes | None:
+        """A MoveCartesian goal not in `known` that is executing, per the action's status topic."""
+        from action_msgs.msg import GoalStatus
+
+        running = [g for g, s in self.goals.items() if g not in known and s == GoalStatus.STATUS_EXECUTING]
+        return running[0] if running else None
 
     def jog(self, vx: float, seconds: float) -> None:
         """Twists of vx m/s at 20 Hz for `seconds`, then silence (as when R1 is let go)."""
@@ -220,7 +228,7 @@ def start(arm, tmp_path):
 
 def test_automatic_run_places_every_can_in_its_compartment(start):
     run = start(2)
-    assert run.wait_run_end() == "run complete: 2 placed, 0 missed, 0 skipped, 0 aborted", run.describe()
+    assert run.wait_run_end() == "run: SUCCESS (2 placed, 0 missed, 0 skipped, 0 aborted)", run.describe()
     run.wait(lambda: all(c["outcome"] for c in run.state["cans"]))
     for i, job in enumerate(run.jobs):
         can = run.can(job.can)
@@ -238,10 +246,10 @@ def test_automatic_run_places_every_can_in_its_compartment(start):
 def test_manual_placement_nudges_confirms_and_caps_at_thirty_mm(start):
     run = start(2)
     assert run.set_param("manual_place", True).successful  # live, before the first can gets there
-    run.wait_log("arm and cell ready: starting the run")
+    run.wait_tree("arm and cell ready? [✓]")
     run.confirm(True)  # before the wait began: must not count
     # can_0: a long jog (75 mm worth, in -x, away from can_1's way) stops at 30 mm.
-    run.wait_log("ManualAdjust[place_can_0]: waiting for the operator")
+    run.wait_operator("place_can_0")
     run.jog(-0.05, 1.5)
     run.wait(lambda: run.offset_shown("place_can_0") <= -30.0)  # the operator sees it there, confirms
     run.confirm(True)
@@ -250,13 +258,13 @@ def test_manual_placement_nudges_confirms_and_caps_at_thirty_mm(start):
     assert first.group(1, 2, 3) == ("place_can_0", "confirmed", "-30.0") and float(first[4]) == 0.0, first[0]
     assert float(first[5]) >= 1.5  # the early confirm did not end the wait at once
     # can_1: the spec's check, 0.02 m/s in x for 1 s at 20 Hz.
-    run.wait_log("ManualAdjust[place_can_1]: waiting for the operator", RUN_TIMEOUT)
+    run.wait_operator("place_can_1", RUN_TIMEOUT)
     run.jog(0.02, 1.0)
     run.wait(lambda: run.offset_shown("place_can_1") >= 20.0)
     run.confirm(True)
     # Offsets of 30 and ~22 mm put both cans on the box rim: the report says so instead of "placed".
-    assert run.wait_run_end() == "run complete: 0 placed, 2 missed, 0 skipped, 0 aborted", run.describe()
-    second = run.adjust_lines()[1]
+    assert run.wait_run_end() == "run: SUCCESS (0 placed, 2 missed, 0 skipped, 0 aborted)", run.describe()
+    second = run.adjust_line(1)
     assert second.group(1, 2) == ("place_can_1", "confirmed") and float(second[4]) == 0.0, second[0]
     assert 20.0 <= float(second[3]) <= 26.0, second[0]  # a twist counts for 0.3 s after it arrives
     # Where the cans came down: the planned spot shifted by the logged offset. With 1.95 mm of side
@@ -275,59 +283,60 @@ def test_manual_placement_nudges_confirms_and_caps_at_thirty_mm(start):
 
 def test_false_aborts_and_the_can_stays_on_the_pad(start):
     run = start(1, manual_place=True)
-    run.wait_log("ManualAdjust[place_can_0]: waiting for the operator", RUN_TIMEOUT)
+    run.wait_operator("place_can_0", RUN_TIMEOUT)
     run.confirm(False)  # the operator decides against it
-    assert run.wait_run_end() == "run stopped: 0 placed, 0 missed, 0 skipped, 1 aborted", run.describe()
-    line = run.adjust_lines()[0]
+    assert run.wait_run_end() == "run: FAILURE (0 placed, 0 missed, 0 skipped, 1 aborted)", run.describe()
+    line = run.adjust_line(0)
     assert line[2] == "aborted", line[0]
     run.wait(lambda: run.state["held"] == "can_0" and run.state["vacuum"])
     assert run.can("can_0")["attached"] and run.can("can_0")["outcome"] is None
-    assert "vacuum off" not in run.cell.stderr_text()
+    assert "vacuum off" not in run.cell.text()
     run.wait(lambda: run.tree.startswith("run: FAILURE"))
     assert "can_0: aborted: " in run.tree
 
 
 def test_no_twist_for_the_timeout_fails_without_releasing(start):
     run = start(1, manual_place=True, manual_timeout_s=1.5)
-    run.wait_log("ManualAdjust[place_can_0]: waiting for the operator", RUN_TIMEOUT)
-    assert run.wait_run_end() == "run stopped: 0 placed, 0 missed, 0 skipped, 1 aborted", run.describe()
-    line = run.adjust_lines()[0]
+    run.wait_operator("place_can_0", RUN_TIMEOUT)
+    assert run.wait_run_end() == "run: FAILURE (0 placed, 0 missed, 0 skipped, 1 aborted)", run.describe()
+    line = run.adjust_line(0)
     assert line[2] == "timed_out" and line[5] == "1.5" and line[3] == "0.0", line[0]
     run.wait(lambda: run.state["held"] == "can_0")
-    assert "vacuum off" not in run.cell.stderr_text()
+    assert "vacuum off" not in run.cell.text()
     assert len(run.adjust_lines()) == 1
 
 
 def test_sigterm_cancels_the_running_goal_and_releases_the_lease(start):
+    from action_msgs.msg import GoalStatus
+
     run = start(1)
-    cartesian, generator = run.arm.procs[2], run.arm.procs[1]
-    goals_before = cartesian.stderr_text().count("MoveCartesian joint goal")
-    run.wait(lambda: cartesian.stderr_text().count("MoveCartesian joint goal") > goals_before)
-    cancels, releases = (
-        cartesian.stderr_text().count("cancel requested"),
-        generator.stderr_text().count("released"),
-    )
-    run.bt.proc.send_signal(signal.SIGTERM)  # the runner's / systemd's stop
+    generator = run.arm.procs[1]
+    known = set(run.goals)  # goals of earlier tests (the arm stack is the module's)
+    run.wait(lambda: run.executing_goal(known) is not None, "a MoveCartesian goal of this run executing")
+    goal = run.executing_goal(known)
+    run.wait(lambda: run.lease_holder() == "behavior_server", "the behaviour server holding the lease")
+    mark = len(generator.lines)
+    run.bt.send_signal(signal.SIGTERM)  # the runner's / systemd's stop
     # The exit code is run_node's business (its SIGTERM handler races the executor: 0 or an RCLError
     # traceback, reported); what matters here is that the arm is stopped and the lease given back.
-    run.bt.proc.wait(timeout=STEP_TIMEOUT)
-    run.wait(lambda: cartesian.stderr_text().count("cancel requested") > cancels)
-    run.wait(lambda: generator.stderr_text().count("lease released by 'behavior_server'") > releases)
+    run.bt.wait(timeout=STEP_TIMEOUT)
+    cancelled = (GoalStatus.STATUS_CANCELING, GoalStatus.STATUS_CANCELED)
+    run.wait(lambda: run.goals[goal] in cancelled, "the running goal cancelled")
+    run.wait(lambda: run.lease_holder() == "", "the lease free again")
+    # Given back, not expired: the generator says which.
+    released = "lease released by 'behavior_server'"
+    assert generator.wait_for_text(released, since=mark, timeout=STEP_TIMEOUT), generator.describe()
 
 
 def test_a_bad_cell_config_stops_the_node_with_the_reason(tmp_path):
     bad = tmp_path / "cell.yaml"
-    bad.write_text(yaml.safe_dump({names.CELL_SIM: {"ros__parameters": {"can_xy": [0.3, 0.18, 0.31, 0.18]}}}))
-    proc = ModuleProcess(
-        "salamander_behavior.nodes.behavior_server_node",
-        names.BEHAVIOR_SERVER,
-        next_domain_id(),
-        tmp_path,
-        {"cell_config": str(bad)},
-    )
+    bad.write_text(yaml.safe_dump({CELL_SIM: {"ros__parameters": {"can_xy": [0.3, 0.18, 0.31, 0.18]}}}))
+    domain = next_domain_id()
+    params = {"cell_config": str(bad)}
+    proc = NodeProcess("behavior_server_node", names.BEHAVIOR_SERVER, domain, tmp_path, params)
     try:
-        assert proc.proc.wait(timeout=STEP_TIMEOUT) == 1, proc.describe()
+        assert proc.wait(timeout=STEP_TIMEOUT) == 1, proc.describe()
     finally:
         proc.stop()
-    text = proc.stderr_text()
+    text = proc.text()
     assert "cannot load the cell config" in text and "overlap" in text and "Traceback" not in text, text

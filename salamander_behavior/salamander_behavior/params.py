@@ -1,21 +1,102 @@
-"""The ParamSpecs of /salamander/behavior_server_node (they build a `settings.BehaviorSettings`).
+"""The behaviour server's parameters (`/salamander/behavior_server_node`) and their one frozen snapshot.
 
-Live parameters are read by the leaves when they start (see settings.py); `manual_place` when a can
-reaches place_above. The read-only ones shape the node at start-up (which cell, which lease identity,
-which rates) and are set with ``-p`` or a params file (config/behavior.yaml).
+The convention of every node (see `salamander_control.ros.params`): `param_specs` lists the parameters
+(config/behavior.yaml repeats them with their defaults), `build_config` turns their values into a
+`BehaviorSettings` or raises ValueError (the refusal `ros2 param set` prints). The arm model the limit
+guard judges with (alpha_max, beta_max, geometry, per-joint limits) is declared here too, from
+config/arm.yaml, loaded before config/behavior.yaml, so the guard and the arm nodes start with the same
+values. Pure: no rclpy.
+
+The tree's leaves read the snapshot through a callable when they start (a motion its speed, a wait its
+duration, ManualAdjust its timeout) and `ManualPlaceOff` reads `manual_place` when a can reaches
+place_above, so a `ros2 param set` takes effect at the next such point and never half-way through one.
+The read-only ones shape the node at start-up (which cell, which lease identity, which rates).
 """
 
 from __future__ import annotations
 
-from salamander_behavior.settings import BehaviorSettings
-from salamander_control.kinematics import ALPHA_BETA_RANGE
-from salamander_control.ros.params import ParamSpec
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from salamander_behavior.manual_adjust.core import AdjustLimits
+from salamander_control.kinematics import ArmParams
+from salamander_control.kinematics.params import arm_param_specs, build_arm_params
+from salamander_control.param_spec import ParamSpec
+
+
+@dataclass(frozen=True)
+class BehaviorSettings:
+    """Every parameter of /salamander/behavior_server_node (descriptions in `param_specs`).
+
+    `arm` holds the arm-model parameters (one field each in ArmParams); every other field is the
+    parameter of the same name.
+    """
+
+    manual_place: bool = False
+    manual_timeout_s: float = 120.0
+    transit_speed: float = 0.5
+    approach_speed: float = 0.3
+    release_speed: float = 0.5
+    nudge_speed: float = 0.5
+    attach_timeout_s: float = 2.0
+    grip_confirm_s: float = 0.5
+    release_timeout_s: float = 2.0
+    settle_s: float = 0.5
+    vacuum_timeout_s: float = 2.0
+    motion_timeout_s: float = 30.0
+    ready_timeout_s: float = 60.0
+    arm: ArmParams = field(default_factory=ArmParams)
+    # Read-only (start-up) parameters.
+    cell_config: str = ""
+    client_id: str = "behavior_server"
+    lease_timeout_s: float = 1.0
+    tick_rate_hz: float = 20.0
+    snapshot_rate_hz: float = 2.0
+
+    def __post_init__(self) -> None:
+        """Refuse combinations no single ParamSpec range can express."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{f.name} must be a finite number, got {value}")
+        for name in ("transit_speed", "approach_speed", "release_speed", "nudge_speed"):
+            if not 0.0 < getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must lie in (0, 1], got {getattr(self, name)}")
+        if self.manual_timeout_s > AdjustLimits.timeout:
+            raise ValueError(
+                f"manual_timeout_s must not exceed the spec's {AdjustLimits.timeout:.0f} s, "
+                f"got {self.manual_timeout_s}"
+            )
+        if not self.client_id:
+            raise ValueError("client_id must not be empty (it is the lease identity)")
+
+    @property
+    def adjust_limits(self) -> AdjustLimits:
+        """ManualAdjust's bounds: the spec's, with the configured timeout."""
+        return AdjustLimits(timeout=self.manual_timeout_s)
+
+    @classmethod
+    def from_values(cls, values: dict[str, Any]) -> BehaviorSettings:
+        """The snapshot from parameter values (extra names ignored); raises ValueError to refuse them.
+
+        The arm model's names build `arm` (ValueError when they make no valid arm).
+        """
+        own = {f.name for f in fields(cls)} - {"arm"}
+        kwargs: dict[str, Any] = {}
+        for key, value in values.items():
+            if key not in own:
+                continue
+            default = getattr(cls, key)
+            kwargs[key] = float(value) if isinstance(default, float) else value
+        return cls(arm=build_arm_params(values), **kwargs)
+
 
 _D = BehaviorSettings()
 
 
-def behavior_param_specs() -> list[ParamSpec]:
-    """Every parameter of the node, with its description and range."""
+def param_specs() -> list[ParamSpec]:
+    """Every parameter of the node, with its description and range: its own, then the arm model's."""
     return [
         ParamSpec(
             "manual_place",
@@ -45,7 +126,7 @@ def behavior_param_specs() -> list[ParamSpec]:
         ParamSpec(
             "attach_timeout_s",
             _D.attach_timeout_s,
-            "vacuum on to 'can gripped' at most this long (s; the cell grips after its attach_settle)",
+            "vacuum on to 'can gripped' at most this long (s; the cell grips after its attach_settle_s)",
             0.1,
             30.0,
         ),
@@ -59,7 +140,7 @@ def behavior_param_specs() -> list[ParamSpec]:
         ParamSpec(
             "release_timeout_s",
             _D.release_timeout_s,
-            "vacuum off to 'can let go' at most this long (s; the cell lets go after its release_settle)",
+            "vacuum off to 'can let go' at most this long (s; the cell lets go after its release_settle_s)",
             0.1,
             30.0,
         ),
@@ -80,18 +161,6 @@ def behavior_param_specs() -> list[ParamSpec]:
             "start-up wait for the lease, the motion node, joint states and the cell (s)",
             1.0,
             3600.0,
-        ),
-        ParamSpec(
-            "alpha_max",
-            _D.alpha_max,
-            "coupled limit q2 - q1 <= alpha_max (rad) the limit guard watches; keep equal to the arm nodes'",
-            *ALPHA_BETA_RANGE,
-        ),
-        ParamSpec(
-            "beta_max",
-            _D.beta_max,
-            "coupled limit q1 - q2 <= beta_max (rad) the limit guard watches; keep equal to the arm nodes'",
-            *ALPHA_BETA_RANGE,
         ),
         ParamSpec(
             "cell_config",
@@ -117,9 +186,9 @@ def behavior_param_specs() -> list[ParamSpec]:
             20.0,
             read_only=True,
         ),
-    ]
+    ] + arm_param_specs()
 
 
-def build_settings(values: dict) -> BehaviorSettings:
+def build_config(values: dict[str, Any]) -> BehaviorSettings:
     """The snapshot (ValueError refuses the set, with the reason `ros2 param set` prints)."""
     return BehaviorSettings.from_values(values)

@@ -2,9 +2,9 @@
 
 The tree's leaves never talk to ROS themselves: they go through a `MotionPort` (the arm: lease, Cartesian
 goals, retargets) and a `CellPort` (vacuum, what the pad holds). The behaviour server gives them the ROS
-implementations (`arm_motion_core.ArmMotionCore`, `cell_io.CellIO`); the unit tests and the benchmark
-give them the fakes of `salamander_behavior.mock.ports`. Every call here returns at once: a request is
-started and then *polled* on later ticks, so a tick never blocks the executor.
+implementations (`ros.arm_motion_client.ArmMotionCore`, `ros.cell_client.CellIO`); the unit tests and the
+benchmark give them the fakes of `salamander_behavior.mock.ports`. Every call here returns at once: a
+request is started and then *polled* on later ticks, so a tick never blocks the executor.
 """
 
 from __future__ import annotations

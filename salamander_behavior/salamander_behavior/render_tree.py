@@ -5,7 +5,8 @@
 Both show the tree the behaviour server builds for the first can of config/cell.yaml, guard included
 (every further can repeats the same subtree under the root). The picture needs graphviz's ``dot``
 (``apt-get install graphviz``), which CI does not have: docs/tree.png is generated once and committed;
-the text version needs nothing and is what test_behavior_parts compares with the code.
+the text version needs nothing and is what salamander_behavior/test/test_render_tree.py compares with
+the code.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 MD_HEAD = """# The pick-and-place tree
 
-`salamander_behavior/tree.py` builds it; the behaviour server ticks it at `tick_rate_hz` and publishes
-it with every behaviour's status on `/salamander/behavior/tree`. Shown for one can; the root runs one
-such selector per can of `config/cell.yaml`, in order. Regenerate with
+`salamander_behavior/salamander_behavior/tree.py` builds it; the behaviour server ticks it at
+`tick_rate_hz` and publishes it with every behaviour's status on `/salamander/behavior/tree`. Shown for
+one can; the root runs one such selector per can of `config/cell.yaml`, in order. Regenerate with
 `python -m salamander_behavior.render_tree` (the picture needs graphviz `dot`).
 
 ![the tree for one can](tree.png)

@@ -22,10 +22,10 @@ from salamander_behavior.behaviors.motion import MoveTo
 from salamander_behavior.behaviors.vacuum import SetVacuum
 from salamander_behavior.limits.cache import JointStateCache
 from salamander_behavior.mock.ports import FakeClock, Rig, Script
+from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
 from salamander_behavior.ports import MotionPath, MotionPhase
 from salamander_behavior.report import CanResult
-from salamander_behavior.settings import BehaviorSettings
 from salamander_behavior.tree import ROLE_PLACE_RELEASE, build_tree, walk
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, IkStatus
 from salamander_control.testing import REPO as REPO_ROOT

@@ -1,61 +1,122 @@
 """Every topic, service, action and node name of the stack, in one place.
 
-The names marked (spec) are fixed by ../shared/spec/interfaces.md: operators' runbooks, gamepad setups
-and rviz configs depend on them. The rest are the project's own and documented here.
+Inside the nodes every name is relative: a node resolves it against its own namespace, as ROS does,
+and the launch file (launch/arm_control.launch.xml) places the nodes and remaps the names that live in
+another namespace of the stack. Each constant below is registered with its home, the sub-namespace of
+the stack it lives in (`ARM_NS`, `SALAMANDER_NS`, or the stack's root ""), and the comment gives the
+absolute name of the default launch. Those marked (spec) are pinned: operators' runbooks, gamepad
+setups and rviz configs depend on them. All of them, with types, QoS and rates: docs/interfaces.md.
+
+A stack started with ``cell:=cell2`` has the same names under ``/cell2`` (``/cell2/joint_states``,
+``/cell2/arm/trajectory_generator``). Code outside the nodes (tests, the operator CLI, the benches)
+reaches a stack through `absolute(name, cell)`; `cell_namespace` reads a cell the way the launch file
+does. test/test_launch_runner.py builds every node as the launch file places it and checks that each
+name it uses resolves to `absolute(name, cell)`: a name used outside its home without a remap fails.
 """
 
 from __future__ import annotations
 
-# Namespaces and nodes.
-ARM_NS = "/arm"
-SALAMANDER_NS = "/salamander"
-TRAJECTORY_GENERATOR = "/arm/trajectory_generator"  # (spec)
-KINEMATICS_NODE = "/arm/arm_kinematics_node"  # (spec)
-CARTESIAN_MOTION_NODE = "/arm/arm_cartesian_motion_node"  # (spec)
-SIM_HARDWARE = "/arm/sim_hardware"
-IK_GHOST_NODE = "/salamander/ik_ghost_node"
-BEHAVIOR_SERVER = "/salamander/behavior_server_node"  # (spec)
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+
+# The sub-namespaces of a stack; the launch file pushes the stack's own namespace (`cell`) above them.
+ROOT_NS = ""
+ARM_NS = "arm"
+SALAMANDER_NS = "salamander"
+
+_HOME: dict[str, str] = {}
+
+
+def _at(home: str, name: str) -> str:
+    """Register `name` (relative) as living in the sub-namespace `home` of the stack."""
+    assert name not in _HOME, f"{name} is registered twice"
+    _HOME[name] = home
+    return name
+
+
+# Nodes.
+TRAJECTORY_GENERATOR = _at(ARM_NS, "trajectory_generator")  # (spec) /arm/trajectory_generator
+KINEMATICS_NODE = _at(ARM_NS, "arm_kinematics_node")  # (spec) /arm/arm_kinematics_node
+CARTESIAN_MOTION_NODE = _at(ARM_NS, "arm_cartesian_motion_node")  # (spec) /arm/arm_cartesian_motion_node
+SIM_HARDWARE = _at(ARM_NS, "sim_hardware")  # /arm/sim_hardware
+IK_GHOST_NODE = _at(SALAMANDER_NS, "ik_ghost_node")  # /salamander/ik_ghost_node
+BEHAVIOR_SERVER = _at(SALAMANDER_NS, "behavior_server_node")  # (spec) /salamander/behavior_server_node
+CELL_SIM = _at(SALAMANDER_NS, "cell_sim")  # /salamander/cell_sim
+CONTROLLER_NODE = _at(SALAMANDER_NS, "controller_node")  # /salamander/controller_node
+GAMEPAD_NODE = _at(SALAMANDER_NS, "gamepad_node")  # /salamander/gamepad_node
 
 # Joint space.
-JOINT_STATES = "/joint_states"  # (spec) sensor_msgs/JointState, measured
-JOINT_TARGET = "/arm/joint_target"  # (spec) sensor_msgs/JointState, goal for the trajectory generator
-JOINT_COMMAND = "/arm/joint_command"  # sensor_msgs/JointState, trajectory generator -> hardware
+JOINT_STATES = _at(ROOT_NS, "joint_states")  # (spec) /joint_states: sensor_msgs/JointState, measured
+JOINT_TARGET = _at(ARM_NS, "joint_target")  # (spec) /arm/joint_target: JointState, the generator's goal
+JOINT_COMMAND = _at(ARM_NS, "joint_command")  # /arm/joint_command: JointState, generator -> hardware
 
 # Trajectory generator.
-LEASE_SERVICE = "/arm/lease"  # salamander_msgs/srv/ArmLease
-LEASE_STATE = "/arm/lease_state"  # salamander_msgs/msg/LeaseState, latched (transient local)
-CLAMP_REPORT = "/arm/clamp_report"  # salamander_msgs/msg/ClampReport, on every clamped cycle
+LEASE_SERVICE = _at(ARM_NS, "lease")  # /arm/lease: salamander_msgs/srv/ArmLease
+LEASE_STATE = _at(ARM_NS, "lease_state")  # /arm/lease_state: salamander_msgs/msg/LeaseState, latched
+CLAMP_REPORT = _at(ARM_NS, "clamp_report")  # /arm/clamp_report: salamander_msgs/msg/ClampReport
 
 # Simulated hardware.
-SIM_STOP_HITS = "/arm/sim/stop_hits"  # std_msgs/UInt64, latched: commands that ran into a physical stop
+SIM_STOP_HITS = _at(ARM_NS, "sim/stop_hits")  # /arm/sim/stop_hits: std_msgs/UInt64, latched
 
 # Kinematics and Cartesian motion.
-SOLVE_IK = "/arm/solve_ik"  # salamander_msgs/srv/SolveIk
-COMPUTE_FK = "/arm/compute_fk"  # salamander_msgs/srv/ComputeFk
-MOVE_CARTESIAN = "/arm/move_cartesian"  # salamander_msgs/action/MoveCartesian
-RETARGET_CARTESIAN = "/arm/retarget_cartesian"  # salamander_msgs/srv/RetargetCartesian
+SOLVE_IK = _at(ARM_NS, "solve_ik")  # /arm/solve_ik: salamander_msgs/srv/SolveIk
+COMPUTE_FK = _at(ARM_NS, "compute_fk")  # /arm/compute_fk: salamander_msgs/srv/ComputeFk
+MOVE_CARTESIAN = _at(ARM_NS, "move_cartesian")  # /arm/move_cartesian: salamander_msgs/action/MoveCartesian
+RETARGET_CARTESIAN = _at(ARM_NS, "retarget_cartesian")  # /arm/retarget_cartesian: srv/RetargetCartesian
 
 # IK ghost (spec).
-GHOST_STATUS = "/salamander/ik_ghost/status"  # salamander_msgs/msg/IkStatus
-GHOST_JOINT_STATE = "/salamander/ik_ghost/joint_state"  # sensor_msgs/JointState
-GHOST_MARKERS = "/salamander/ik_ghost/markers"  # visualization_msgs/MarkerArray
+GHOST_STATUS = _at(SALAMANDER_NS, "ik_ghost/status")  # /salamander/ik_ghost/status: IkStatus
+GHOST_JOINT_STATE = _at(SALAMANDER_NS, "ik_ghost/joint_state")  # /salamander/ik_ghost/joint_state
+GHOST_MARKERS = _at(SALAMANDER_NS, "ik_ghost/markers")  # /salamander/ik_ghost/markers: MarkerArray
 
 # Operator (spec).
-OPERATOR_JOG = "/salamander/operator/jog"  # geometry_msgs/Twist, m/s in base_link
-OPERATOR_CONFIRM = "/salamander/operator/confirm"  # std_msgs/Bool
-JOY = "/joy"  # sensor_msgs/Joy
+OPERATOR_JOG = _at(SALAMANDER_NS, "operator/jog")  # /salamander/operator/jog: Twist, m/s in base_link
+OPERATOR_CONFIRM = _at(SALAMANDER_NS, "operator/confirm")  # /salamander/operator/confirm: std_msgs/Bool
+JOY = _at(ROOT_NS, "joy")  # /joy: sensor_msgs/Joy
 
 # Simulated cell.
-CELL_SIM = "/salamander/cell_sim"
-CELL_VACUUM = "/salamander/cell/vacuum"  # std_srvs/SetBool, true = vacuum on
-CELL_STATE = "/salamander/cell/state"  # std_msgs/String, JSON (format in sim/cell/report.py)
-CELL_MARKERS = "/salamander/cell/markers"  # visualization_msgs/MarkerArray, base_link
-CELL_VACUUM_STATE = "/salamander/cell/vacuum_state"  # std_msgs/Bool, latched (transient local)
+CELL_VACUUM = _at(SALAMANDER_NS, "cell/vacuum")  # /salamander/cell/vacuum: std_srvs/SetBool, true = on
+CELL_STATE = _at(SALAMANDER_NS, "cell/state")  # /salamander/cell/state: String, JSON (sim/cell/report.py)
+CELL_MARKERS = _at(SALAMANDER_NS, "cell/markers")  # /salamander/cell/markers: MarkerArray, base_link
+CELL_VACUUM_STATE = _at(SALAMANDER_NS, "cell/vacuum_state")  # /salamander/cell/vacuum_state: Bool, latched
 
 # Gamepad teleop (salamander_teleop).
-CONTROLLER_NODE = "/salamander/controller_node"
-GAMEPAD_NODE = "/salamander/gamepad_node"
-TELEOP_MODE = "/salamander/teleop/mode"  # std_msgs/String, latched (transient local): "manual" or "auto"
+TELEOP_MODE = _at(SALAMANDER_NS, "teleop/mode")  # /salamander/teleop/mode: String, latched, manual|auto
 
 # Behaviour server.
-BEHAVIOR_TREE = "/salamander/behavior/tree"  # std_msgs/String, latched: the pick-and-place tree with statuses
+BEHAVIOR_TREE = _at(SALAMANDER_NS, "behavior/tree")  # /salamander/behavior/tree: String, latched
+
+HOMES: Mapping[str, str] = MappingProxyType(_HOME)
+"""Every name above -> its home, the sub-namespace of the stack it lives in ("" = the stack's root)."""
+
+_TOKEN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def cell_namespace(cell: str = "") -> str:
+    """The namespace of the stack the launch file starts with ``cell:=CELL``, as a prefix of names.
+
+    '' for the default stack (at /); '/cell2' for 'cell2' or '/cell2' (the launch file joins the cell
+    like push-ros-namespace does).
+
+    Raises:
+        ValueError: `cell` is not a valid ROS namespace.
+    """
+    tokens = cell.strip("/").split("/") if cell.strip("/") else []
+    if not all(_TOKEN_RE.match(token) for token in tokens):
+        raise ValueError(f"invalid cell {cell!r}: a ROS namespace such as cell2 (letters, digits, _)")
+    return "".join(f"/{token}" for token in tokens)
+
+
+def absolute(name: str, cell: str = "") -> str:
+    """The absolute name of `name` (a constant of this module) in the stack started with ``cell:=CELL``.
+
+    E.g. ``absolute(JOINT_TARGET) == "/arm/joint_target"`` and
+    ``absolute(TRAJECTORY_GENERATOR, "cell2") == "/cell2/arm/trajectory_generator"``.
+
+    Raises:
+        KeyError: `name` is not a name of this module.
+        ValueError: `cell` is not a valid ROS namespace.
+    """
+    parts = (cell_namespace(cell).lstrip("/"), _HOME[name], name)
+    return "/" + "/".join(part for part in parts if part)

@@ -18,7 +18,10 @@ def _is_number(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class ParamSpec:
-    """One parameter: name, default (its type is the parameter's type), description, optional range."""
+    """One parameter: name, default (its type is the parameter's type), description, optional range.
+
+    `min_value` and `max_value` are each optional: both give [min, max], one alone a half-open range.
+    """
 
     name: str
     default: Any
@@ -31,8 +34,9 @@ class ParamSpec:
         """Why `value` is unacceptable for this parameter, or None when it is fine.
 
         A list default takes a list of finite numbers (an rclpy array counts as a list), a float default
-        a finite number; a number must lie in the range when there is one. Other types are left to ROS,
-        which refuses a value of the wrong type before it gets here.
+        a finite number; a number must lie in the range when there is one (either bound may be None: a
+        half-open range). Other types are left to ROS, which refuses a value of the wrong type before it
+        gets here.
         """
         if isinstance(self.default, list):
             if not isinstance(value, (list, tuple)) and type(value).__name__ != "array":
@@ -44,7 +48,23 @@ class ParamSpec:
                 return f"{self.name} must be a floating-point number, got {value!r}"
             if not math.isfinite(value):
                 return f"{self.name} must be a finite number, got {value}"
-        if self.min_value is not None and _is_number(value):
-            if not self.min_value <= value <= self.max_value:
-                return f"{self.name} must lie in [{self.min_value}, {self.max_value}], got {value}"
+        if _is_number(value) and not self.in_range(value):
+            return f"{self.name} must {self.range_text()}, got {value}"
         return None
+
+    def in_range(self, value: float) -> bool:
+        """Whether `value` lies in the range; a missing bound does not limit (a half-open range)."""
+        return (self.min_value is None or value >= self.min_value) and (
+            self.max_value is None or value <= self.max_value
+        )
+
+    def range_text(self) -> str:
+        """The range as the refusal says it: "lie in [lo, hi]", "be >= lo", "be <= hi" ("" without one)."""
+        lo, hi = self.min_value, self.max_value
+        if lo is not None and hi is not None:
+            return f"lie in [{lo}, {hi}]"
+        if lo is not None:
+            return f"be >= {lo}"
+        if hi is not None:
+            return f"be <= {hi}"
+        return ""

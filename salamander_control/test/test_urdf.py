@@ -1,7 +1,7 @@
-"""The URDF against the kinematics library (kinematics.md "In a URDF"): same FK, same per-joint limits.
+"""The URDF against the kinematics library (docs/arm_model.md "In the URDF"): same FK, same joint limits.
 
-The chain FK is computed from the XML alone (test/urdf_chain.py); nothing here needs rclpy or a URDF
-library, so a wrong origin, axis sign or mimic multiplier shows up as a TCP mismatch.
+The chain FK is computed from the XML alone (`salamander_control.testing.urdf_chain`); nothing here needs
+rclpy or a URDF library, so a wrong origin, axis sign or mimic multiplier shows up as a TCP mismatch.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from salamander_control.kinematics import (
     wrist_position,
 )
 from salamander_control.testing import urdf_chain
+from salamander_control.urdf import URDF_PATH, Mimic, UrdfModel, load_urdf
 
 TCP_TOL = 1e-9  # m
 ANGLE_TOL = 1e-9  # rad
@@ -31,8 +32,8 @@ SPEC_CHAIN = ["base_yaw", "shoulder_pitch", "beam_pitch", "wrist_yaw", "wrist_pi
 
 
 @pytest.fixture(scope="module")
-def model() -> urdf_chain.UrdfModel:
-    return urdf_chain.load()
+def model() -> UrdfModel:
+    return load_urdf()
 
 
 def _wrap(a: np.ndarray | float) -> np.ndarray:
@@ -49,7 +50,7 @@ def _tool_angles(rot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return pitch, yaw, rot[..., 2, 1]
 
 
-def _check_pose(model: urdf_chain.UrdfModel, q: np.ndarray) -> None:
+def _check_pose(model: UrdfModel, q: np.ndarray) -> None:
     """URDF suction_link pose == library FK for joint vectors `q` (N, 5) in motor order."""
     pose = urdf_chain.fk_motor_order(model, q, JOINT_NAMES)
     ref = forward_kinematics_batch(q)
@@ -68,7 +69,7 @@ def _check_pose(model: urdf_chain.UrdfModel, q: np.ndarray) -> None:
     assert np.abs(approach + rot[:, :, 2]).max() <= 1e-8
 
 
-def test_links_form_one_tree_rooted_at_base_link(model: urdf_chain.UrdfModel) -> None:
+def test_links_form_one_tree_rooted_at_base_link(model: UrdfModel) -> None:
     assert model.name == "salamander"
     assert model.root == "base_link"
     assert len(set(model.links)) == len(model.links)
@@ -79,7 +80,7 @@ def test_links_form_one_tree_rooted_at_base_link(model: urdf_chain.UrdfModel) ->
     assert len(chain) == len(model.joints), "every joint lies on the base_link -> suction_link chain"
 
 
-def test_joint_order_types_and_axes_follow_the_spec(model: urdf_chain.UrdfModel) -> None:
+def test_joint_order_types_and_axes_follow_the_spec(model: UrdfModel) -> None:
     assert [(j.name, j.type) for j in model.chain()] == [
         ("base_yaw", "revolute"),
         ("shoulder_pitch", "revolute"),
@@ -103,7 +104,7 @@ def test_joint_order_types_and_axes_follow_the_spec(model: urdf_chain.UrdfModel)
     }
 
 
-def test_actuated_joints_are_the_motors(model: urdf_chain.UrdfModel) -> None:
+def test_actuated_joints_are_the_motors(model: UrdfModel) -> None:
     """The URDF has no notion of motor order; it must hold exactly JOINT_NAMES, in the spec's chain order."""
     assert JOINT_NAMES == ("base_yaw", "shoulder_pitch", "beam_pitch", "wrist_pitch", "wrist_yaw")
     assert model.actuated() == SPEC_CHAIN
@@ -112,11 +113,11 @@ def test_actuated_joints_are_the_motors(model: urdf_chain.UrdfModel) -> None:
     assert sorted(moving) == sorted([*JOINT_NAMES, "elbow_mimic", "wrist_level_mimic"])
 
 
-def test_mimic_joints_undo_shoulder_and_beam(model: urdf_chain.UrdfModel) -> None:
+def test_mimic_joints_undo_shoulder_and_beam(model: UrdfModel) -> None:
     mimics = {j.name: j.mimic for j in model.joints.values() if j.mimic is not None}
     assert mimics == {
-        "elbow_mimic": urdf_chain.Mimic("shoulder_pitch", -1.0, 0.0),
-        "wrist_level_mimic": urdf_chain.Mimic("beam_pitch", -1.0, 0.0),
+        "elbow_mimic": Mimic("shoulder_pitch", -1.0, 0.0),
+        "wrist_level_mimic": Mimic("beam_pitch", -1.0, 0.0),
     }
     # Each mimic directly follows its source on the chain and carries the mirrored range.
     names = [j.name for j in model.chain()]
@@ -127,20 +128,20 @@ def test_mimic_joints_undo_shoulder_and_beam(model: urdf_chain.UrdfModel) -> Non
         assert limits[name] == (-hi, -lo)
 
 
-def test_per_joint_limits_equal_armparams_defaults(model: urdf_chain.UrdfModel) -> None:
+def test_per_joint_limits_equal_armparams_defaults(model: UrdfModel) -> None:
     limits = model.limits()
     for name, lo, hi in zip(JOINT_NAMES, DEFAULTS.joint_lower, DEFAULTS.joint_upper, strict=True):
         assert limits[name] == (lo, hi), name
 
 
-def test_effort_and_velocity_limits_are_positive(model: urdf_chain.UrdfModel) -> None:
+def test_effort_and_velocity_limits_are_positive(model: UrdfModel) -> None:
     for joint in model.joints.values():
         if joint.type != "fixed":
             assert joint.effort is not None and joint.effort > 0.0, joint.name
             assert joint.velocity is not None and joint.velocity > 0.0, joint.name
 
 
-def test_geometry_equals_armparams_defaults(model: urdf_chain.UrdfModel) -> None:
+def test_geometry_equals_armparams_defaults(model: UrdfModel) -> None:
     from_urdf = urdf_chain.params_from_urdf(model)
     for field in ("base_height", "upper_arm_length", "beam_length", "tool_drop", "pad_mount_yaw"):
         assert getattr(from_urdf, field) == pytest.approx(getattr(DEFAULTS, field), abs=1e-12), field
@@ -151,7 +152,7 @@ def test_geometry_equals_armparams_defaults(model: urdf_chain.UrdfModel) -> None
 def test_every_link_with_a_visual_uses_a_defined_material() -> None:
     import xml.etree.ElementTree as ET
 
-    root = ET.parse(urdf_chain.URDF_PATH).getroot()
+    root = ET.parse(URDF_PATH).getroot()
     defined = {m.get("name") for m in root.findall("material")}
     visuals = root.findall("link/visual")
     assert len(visuals) >= 8
@@ -168,17 +169,17 @@ def test_every_link_with_a_visual_uses_a_defined_material() -> None:
     ],
 )
 def test_spec_reference_points(
-    model: urdf_chain.UrdfModel, q: tuple[float, ...], tcp: tuple[float, ...]
+    model: UrdfModel, q: tuple[float, ...], tcp: tuple[float, ...]
 ) -> None:
     pose = urdf_chain.fk_motor_order(model, q, JOINT_NAMES)
     assert pose[:3, 3] == pytest.approx(tcp, abs=1e-4)
 
 
-def test_sign_conventions(model: urdf_chain.UrdfModel) -> None:
+def test_sign_conventions(model: UrdfModel) -> None:
     """+q1 moves the elbow to +x; +q2 points the beam down; the pad hangs below the wrist at pitch 0."""
     def link(name: str, q: tuple[float, ...]) -> np.ndarray:
         values = dict(zip(JOINT_NAMES, q, strict=True))
-        return model.link_poses(values)[name][0]
+        return urdf_chain.link_poses(model, values)[name][0]
 
     elbow = link("elbow_link", (0.0, 0.3, 0.0, 0.0, 0.0))[:3, 3]
     assert elbow[0] > 0.0
@@ -191,7 +192,7 @@ def test_sign_conventions(model: urdf_chain.UrdfModel) -> None:
         assert tcp == pytest.approx(np.array(wrist_position(q)) - (0.0, 0.0, 0.1), abs=1e-12)
 
 
-def test_fk_matches_library_on_seeded_batch(model: urdf_chain.UrdfModel) -> None:
+def test_fk_matches_library_on_seeded_batch(model: UrdfModel) -> None:
     """5000 joint vectors: within the per-joint limits, plus margins (FK must agree everywhere)."""
     rng = np.random.default_rng(20240611)
     lo = np.array(DEFAULTS.joint_lower)
@@ -206,7 +207,7 @@ def test_fk_matches_library_on_seeded_batch(model: urdf_chain.UrdfModel) -> None
     assert np.abs(pose[:, :3, 3] - scalar).max() <= TCP_TOL
 
 
-def test_fk_matches_library_at_limit_corners(model: urdf_chain.UrdfModel) -> None:
+def test_fk_matches_library_at_limit_corners(model: UrdfModel) -> None:
     grid = np.meshgrid(*zip(DEFAULTS.joint_lower, DEFAULTS.joint_upper, strict=True))
     corners = np.array(grid).reshape(5, -1).T  # all 32 corners of the per-joint box
     _check_pose(model, corners)
@@ -217,7 +218,7 @@ _angle = st.floats(min_value=-2.0 * math.pi, max_value=2.0 * math.pi, allow_nan=
 
 @settings(max_examples=1500, deadline=None)
 @given(st.tuples(_angle, _angle, _angle, _angle, _angle))
-def test_fk_matches_library_hypothesis(model: urdf_chain.UrdfModel, q: tuple[float, ...]) -> None:
+def test_fk_matches_library_hypothesis(model: UrdfModel, q: tuple[float, ...]) -> None:
     pose = urdf_chain.fk_motor_order(model, q, JOINT_NAMES)
     ref = forward_kinematics(q)
     assert np.abs(pose[:3, 3] - np.array(ref.tcp)).max() <= TCP_TOL

@@ -23,9 +23,9 @@ from typing import Any
 import py_trees
 from py_trees.common import Access, Status
 
+from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.ports import CellPort, Clock, Logger, MotionPort
 from salamander_behavior.report import RunReport
-from salamander_behavior.settings import BehaviorSettings
 
 STAGE_HOLDING = "holding"
 STAGE_RELEASED = "released"

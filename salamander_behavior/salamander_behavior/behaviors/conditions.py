@@ -24,16 +24,15 @@ A hysteresis latched before a data gap is still latched after it.
 
 Guarding a motion (details in `salamander_behavior.behaviors.guard`)::
 
-    root = guarded(MoveToPlace("place_above"), settings=GuardSettings(), arm=lambda: arm_snapshot)
+    move = MoveTo("place_release", target, MotionPath.LINEAR, "release_speed")  # behaviors/motion.py
+    root = guarded(move, settings=GuardSettings(), arm=lambda: arm_snapshot)
     tree = py_trees.trees.BehaviourTree(root)
     tree.setup(node=node, timeout=5.0)     # the conditions subscribe /joint_states here, once per node
-    node.create_timer(0.1, tree.tick)      # the first tick a condition fails stops MoveToPlace
+    node.create_timer(0.1, tree.tick)      # the first tick a condition fails stops the move
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import Any
@@ -41,7 +40,7 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
-from salamander_behavior.limits.cache import JointStateCache
+from salamander_behavior.limits.cache import JointStateCache, shared_joint_state_cache
 from salamander_behavior.limits.checks import (
     CheckResult,
     check_coupled,
@@ -61,35 +60,6 @@ from salamander_control.kinematics import JOINT_NAMES, ArmParams
 ArmSource = ArmParams | Callable[[], ArmParams]
 """A fixed ArmParams, or a callable returning the current snapshot (alpha/beta change at run time)."""
 
-_REGISTRY: weakref.WeakKeyDictionary[Any, dict[str, JointStateCache]] = weakref.WeakKeyDictionary()
-_REGISTRY_LOCK = threading.Lock()
-
-
-def shared_joint_state_cache(node: Any, topic: str = names.JOINT_STATES) -> JointStateCache:
-    """The one JointStateCache of `node` for `topic`, subscribing it on first use.
-
-    Sensor-data QoS (best effort), which also matches reliable publishers. A refused message (bad data,
-    out of order) leaves the cache as it was and logs a throttled warning.
-    """
-    from rclpy.qos import qos_profile_sensor_data
-    from sensor_msgs.msg import JointState
-
-    with _REGISTRY_LOCK:
-        per_node = _REGISTRY.setdefault(node, {})
-        if topic in per_node:
-            return per_node[topic]
-        cache = JointStateCache()
-        logger = node.get_logger()
-
-        def on_joint_state(msg: JointState) -> None:
-            reason = cache.put_message(msg)
-            if reason is not None:
-                logger.warning(f"{topic}: joint state refused: {reason}", throttle_duration_sec=2.0)
-
-        node.create_subscription(JointState, topic, on_joint_state, qos_profile_sensor_data)  # node keeps it
-        per_node[topic] = cache
-        return cache
-
 
 class LimitCondition(py_trees.behaviour.Behaviour):
     """Base of the limit conditions: cache, staleness, lookahead, hysteresis, status and feedback.
@@ -103,7 +73,7 @@ class LimitCondition(py_trees.behaviour.Behaviour):
         max_age: a joint state older than this (s) is stale: the condition cannot judge.
         lookahead: also judge the state extrapolated this far (s) at the measured velocities.
         cache: a cache to read instead of subscribing in setup (then setup needs no node).
-        topic: the joint state topic subscribed in setup.
+        topic: the joint state topic subscribed in setup (relative: resolved in the node's namespace).
     """
 
     near_semantics = False
@@ -127,6 +97,7 @@ class LimitCondition(py_trees.behaviour.Behaviour):
         self.hysteresis = Hysteresis(0.0, self.release)
         self.cache = cache
         self.topic = topic
+        self._topic_shown = topic  # the name messages give: the resolved one once set up with a node
         self.node: Any = None
         self.result: CheckResult | None = None
         """The last check result (None until one was judged)."""
@@ -148,12 +119,13 @@ class LimitCondition(py_trees.behaviour.Behaviour):
                 f"didn't find 'node' in setup's kwargs [{self.qualified_name}][{type(self).__name__}]"
             ) from exc
         self.cache = shared_joint_state_cache(self.node, self.topic)
+        self._topic_shown = self.node.resolve_topic_name(self.topic)  # absolute and remapped
 
     def evaluate(self, sample: JointSample) -> CheckResult:
         """Run this condition's check on one joint state (subclasses).
 
         Raises:
-            StateError: the sample cannot be judged (e.g. a joint missing).
+            JointStateError: the sample cannot be judged (e.g. a joint missing).
         """
         raise NotImplementedError
 
@@ -163,7 +135,7 @@ class LimitCondition(py_trees.behaviour.Behaviour):
             return self._unknown("not set up: call setup(node=...) or pass a cache")
         state = self.cache.latest()
         if state is None:
-            return self._unknown(f"no joint state received on {self.topic} yet")
+            return self._unknown(f"no joint state received on {self._topic_shown} yet")
         age = self.cache.now() - state.received
         if age > self.max_age:
             return self._unknown(f"joint state stale: {age:.2f} s old (max_age {self.max_age:.2f} s)")
@@ -173,7 +145,7 @@ class LimitCondition(py_trees.behaviour.Behaviour):
                 ahead = self.evaluate(state.sample.extrapolated(self.lookahead))
                 if ahead.slack < result.slack:
                     result = replace(ahead, message=f"in {self.lookahead:.2f} s: {ahead.message}")
-        except ValueError as exc:  # StateError, or an ArmParams provider that failed validation
+        except ValueError as exc:  # JointStateError, or an ArmParams provider that failed validation
             return self._unknown(str(exc))
         self.result = result
         violated = self.hysteresis.update(result.slack)

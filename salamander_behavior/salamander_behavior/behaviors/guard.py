@@ -4,7 +4,7 @@ Usage (the pick-and-place tree)::
 
     from salamander_behavior.behaviors.guard import GuardSettings, guarded
 
-    move = MoveToPlace("place_above")                      # RUNNING while the arm moves
+    move = MoveTo("carry can_0", target, MotionPath.LINEAR, "transit_speed")  # RUNNING while it moves
     root = guarded(move, settings=GuardSettings(coupled_margin=0.01), arm=lambda: arm_snapshot)
     tree = py_trees.trees.BehaviourTree(root)
     tree.setup(node=node, timeout=5.0)                     # the conditions subscribe /joint_states here

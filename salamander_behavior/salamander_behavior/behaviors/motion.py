@@ -3,7 +3,7 @@
 A failure says why in words, e.g. ``IK early-fail coupled_limit: early fail, no joint target sent ...``
 (the action's status and message), so the can's outcome leaf can log the reason it skips or stops.
 Targets are sources evaluated when the goal starts: fixed poses, or a pose plus the can's place offset
-from the blackboard (what ManualAdjust decided), checked against the spec's 30 mm bound once more.
+from the blackboard (what ManualAdjust decided), checked against the pinned 30 mm bound once more.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ TargetSource = Callable[[], CartesianTarget]
 """Returns the goal's pose when the goal starts; raises ValueError when there is no valid one."""
 
 OFFSET_BOUND = AdjustLimits().max_offset + 1e-9
-"""A place offset beyond the spec's 30 mm is refused here too (belt and braces: the arm never goes there)."""
+"""A place offset beyond the pinned 30 mm is refused here too (belt and braces: the arm never goes there)."""
 
 
 class FixedTarget:

@@ -4,7 +4,8 @@
 on, "released" for off), before the answer: from then on the can may be on the pad, and the can's
 outcome leaf must not treat a failure as a harmless skip. In the tree, the one `SetVacuum(False)` per
 can sits right after the place_release descent in a memory sequence, so it only runs after that
-descent succeeded (tree.py; test_behavior_tree checks the structure and random failure runs).
+descent succeeded (tree.py; salamander_behavior/test/test_tree.py checks the structure and random
+failure runs).
 """
 
 from __future__ import annotations

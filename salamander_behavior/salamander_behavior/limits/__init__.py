@@ -21,7 +21,7 @@ from salamander_behavior.limits.checks import (
 )
 from salamander_behavior.limits.combined import CombinedIndex, check_combined, combined_index, limit_factor
 from salamander_behavior.limits.hysteresis import Hysteresis
-from salamander_behavior.limits.sample import JointSample, StateError
+from salamander_behavior.limits.sample import JointSample
 from salamander_behavior.limits.urdf_limits import (
     JointLimit,
     default_urdf_path,
@@ -29,6 +29,7 @@ from salamander_behavior.limits.urdf_limits import (
     load_urdf_limits,
     parse_urdf_limits,
 )
+from salamander_control.joint_state import JointStateError
 
 __all__ = [
     "CachedState",
@@ -40,7 +41,7 @@ __all__ = [
     "JointSample",
     "JointStateCache",
     "NearLimit",
-    "StateError",
+    "JointStateError",
     "check_combined",
     "check_coupled",
     "check_positions",

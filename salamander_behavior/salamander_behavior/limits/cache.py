@@ -1,7 +1,9 @@
 """The latest joint state, shared by every limit condition of a tree: one subscription, one cache.
 
-The subscription callback only validates and stores (`put_message`, a few comparisons under a lock);
-the behaviours read the newest sample when they tick. Receive times come from a monotonic clock
+`shared_joint_state_cache(node)` is the one `JointStateCache` of a node (the limit conditions and the
+arm motion client read it; it subscribes on first use). The subscription callback only validates and
+stores (`put_message`, a few comparisons under a lock); the behaviours read the newest sample when they
+tick. Receive times come from a monotonic clock
 (injectable, so tests can age a sample without sleeping): a joint state's age is how long ago *this
 process* heard of it, which is what matters for "is the arm still where we think it is", whatever clock
 (sim time, a robot's own) stamped it.
@@ -9,21 +11,24 @@ process* heard of it, which is what matters for "is the arm still where we think
 What is refused, keeping the previous sample (which then ages and goes stale: the conditions fail
 rather than judge on bad data): malformed messages (see `JointSample.from_arrays`) and messages
 stamped older than the newest one, unless older by more than `clock_reset` seconds, which is a
-restarted publisher or simulation and starts a new ordering. Unstamped (zero) messages are not ordered.
+restarted publisher or simulation and starts a new ordering (`salamander_control.latest_sample`).
+Unstamped (zero) messages are not ordered.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from salamander_behavior.limits.sample import JointSample, StateError
-
-CLOCK_RESET = 1.0
-"""Seconds by which a stamp must be older than the newest to count as a clock reset, not a late message."""
+from salamander_behavior.limits.sample import JointSample
+from salamander_control import names
+from salamander_control.joint_state import JointStateError
+from salamander_control.latest_sample import CLOCK_RESET_NS, PutResult, StampOrder
+from salamander_control.ros.log import LOG_THROTTLE_S
 
 
 @dataclass(frozen=True)
@@ -46,15 +51,17 @@ class JointStateCache:
 
     Args:
         clock: monotonic time source in seconds (time.monotonic by default).
-        clock_reset: see `CLOCK_RESET`.
+        clock_reset: seconds by which a stamp must be older than the newest to count as a clock
+            reset rather than a late message (`salamander_control.latest_sample.CLOCK_RESET_NS`).
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, clock_reset: float = CLOCK_RESET) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, clock_reset: float = CLOCK_RESET_NS * 1e-9
+    ) -> None:
         self._clock = clock
-        self._clock_reset = clock_reset
         self._lock = threading.Lock()
         self._state: CachedState | None = None
-        self._newest_stamp: float | None = None
+        self._order = StampOrder(round(clock_reset * 1e9))
         self.accepted = 0
         """Messages stored."""
         self.refused = 0
@@ -81,17 +88,15 @@ class JointStateCache:
         """
         try:
             sample = JointSample.from_arrays(names, positions, velocities, efforts)
-        except StateError as exc:
+        except JointStateError as exc:
             return self._refuse(str(exc))
         stamp = stamp or None  # 0 = unstamped
         with self._lock:
-            newest = self._newest_stamp
-            if stamp is not None and newest is not None and stamp < newest <= stamp + self._clock_reset:
-                reason = f"out of order: stamp {stamp:.3f} s is older than the newest {newest:.3f} s"
+            newest = self._order.newest_ns
+            if stamp is not None and self._order.offer(round(stamp * 1e9)) is PutResult.OUT_OF_ORDER:
+                reason = f"out of order: stamp {stamp:.3f} s is older than the newest {newest * 1e-9:.3f} s"
             else:
                 reason = None
-                if stamp is not None:
-                    self._newest_stamp = stamp
                 self._state = CachedState(sample, self._clock(), stamp)
                 self.accepted += 1
         return None if reason is None else self._refuse(reason)
@@ -121,4 +126,37 @@ class JointStateCache:
         """Forget everything stored (e.g. when the publisher is known to have gone)."""
         with self._lock:
             self._state = None
-            self._newest_stamp = None
+            self._order.clear()
+
+
+_REGISTRY: weakref.WeakKeyDictionary[Any, dict[str, JointStateCache]] = weakref.WeakKeyDictionary()
+_REGISTRY_LOCK = threading.Lock()
+
+
+def shared_joint_state_cache(node: Any, topic: str = names.JOINT_STATES) -> JointStateCache:
+    """The one JointStateCache of `node` (an rclpy Node) for `topic`, subscribing it on first use.
+
+    Sensor-data QoS (best effort), which also matches reliable publishers. A refused message (bad data,
+    out of order) leaves the cache as it was and logs a throttled warning.
+    """
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import JointState
+
+    with _REGISTRY_LOCK:
+        per_node = _REGISTRY.setdefault(node, {})
+        if topic in per_node:
+            return per_node[topic]
+        cache = JointStateCache()
+        logger = node.get_logger()
+        shown = node.resolve_topic_name(topic)  # absolute and remapped, for the log
+
+        def on_joint_state(msg: JointState) -> None:
+            reason = cache.put_message(msg)
+            if reason is not None:
+                logger.warning(
+                    f"{shown}: joint state refused: {reason}", throttle_duration_sec=LOG_THROTTLE_S
+                )
+
+        node.create_subscription(JointState, topic, on_joint_state, qos_profile_sensor_data)  # node keeps it
+        per_node[topic] = cache
+        return cache

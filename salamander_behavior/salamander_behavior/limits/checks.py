@@ -22,8 +22,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from salamander_behavior.limits.sample import JointSample, StateError
+from salamander_behavior.limits.sample import JointSample
 from salamander_behavior.limits.urdf_limits import JointLimit
+from salamander_control.joint_state import JointStateError
 from salamander_control.kinematics import JOINT_NAMES, ArmParams, condition_number, manipulability
 
 SHOULDER = JOINT_NAMES[1]
@@ -125,7 +126,7 @@ def proximities(
         joints: names to watch; None watches every joint in `limits`.
 
     Raises:
-        StateError: the joint state lacks a watched joint.
+        JointStateError: the joint state lacks a watched joint.
         ValueError: `joints` names a joint without limits.
     """
     watched = _watched(limits, joints)
@@ -145,7 +146,7 @@ def nearest_limit(
     """The watched joint nearest one of its limits (first in `limits` order on ties).
 
     Raises:
-        StateError: the joint state lacks a watched joint.
+        JointStateError: the joint state lacks a watched joint.
         ValueError: nothing to watch, or `joints` names a joint without limits.
     """
     found = proximities(limits, sample, joints)
@@ -162,7 +163,7 @@ def joint_near_limit(
     A joint exactly `margin` from its limit is not near.
 
     Raises:
-        StateError, ValueError: see `nearest_limit`; ValueError also for a negative or non-finite margin.
+        JointStateError, ValueError: see `nearest_limit`; ValueError also for a negative or non-finite margin.
     """
     margin = require_nonnegative("margin", margin)
     prox = nearest_limit(limits, sample, joints)
@@ -177,7 +178,7 @@ def check_positions(
     Slack: the nearest joint's distance to its limit minus `margin`, rad.
 
     Raises:
-        StateError, ValueError: see `joint_near_limit`.
+        JointStateError, ValueError: see `joint_near_limit`.
     """
     near, prox, margin = joint_near_limit(limits, sample, margin, joints)
     slack = prox.distance - margin
@@ -201,7 +202,7 @@ def check_velocity_effort(
     +inf) and says so. Slack: the smallest ``fraction - |value| / limit``, in fractions of the limit.
 
     Raises:
-        StateError: the joint state lacks a joint that has limits.
+        JointStateError: the joint state lacks a joint that has limits.
         ValueError: a fraction that is not finite and > 0.
     """
     fractions = {
@@ -241,7 +242,7 @@ def check_coupled(sample: JointSample, arm: ArmParams, margin: float) -> CheckRe
     rad; it is >= 0 exactly when both inequalities hold (float subtraction keeps the sign).
 
     Raises:
-        StateError: the joint state lacks shoulder_pitch or beam_pitch.
+        JointStateError: the joint state lacks shoulder_pitch or beam_pitch.
         ValueError: a negative or non-finite margin.
     """
     margin = require_nonnegative("margin", margin)
@@ -272,7 +273,7 @@ def check_singularity(
     ``w / min_manipulability - 1`` and ``max_condition / cond - 1`` (-1 at an exact singularity).
 
     Raises:
-        StateError: the joint state lacks one of the five arm joints.
+        JointStateError: the joint state lacks one of the five arm joints.
         ValueError: no threshold given, or a threshold that is not finite and > 0 (max_condition >= 1).
     """
     if min_manipulability is None and max_condition is None:
@@ -298,7 +299,7 @@ __all__ = [
     "CheckResult",
     "JointProximity",
     "NearLimit",
-    "StateError",
+    "JointStateError",
     "check_coupled",
     "check_positions",
     "check_singularity",

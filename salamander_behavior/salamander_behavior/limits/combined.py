@@ -19,19 +19,8 @@ J = 1 when every constraint is at least its comfort distance away, J = 0 as soon
 beyond) its limit, and k constraints each at the same fraction f of their comfort distance give
 :math:`f^k`: closeness compounds. The guard checks ``J >= min_index``.
 
-Where it comes from, and what differs. The product of per-joint factors that vanish at a limit is the
-joint-limit penalty of Tsai (1986), used by Vahrenkamp and Asfour ("Representing the robot's workspace
-through constrained manipulability analysis", Autonomous Robots 38(1), 2015) to penalise manipulability
-near limits; its factor :math:`4 (q - l^-)(l^+ - q) / (l^+ - l^-)^2` is the inverse of each term of the
-joint-limit criterion :math:`H(q) = \sum_i \tfrac14 (l_i^+ - l_i^-)^2 / ((l_i^+ - q_i)(q_i - l_i^-))` of
-Zghal, Dubey and Euler (1990) and Chan and Dubey's weighted least-norm scheme (IEEE T-RA 11(2), 1995);
-:math:`\log J = \sum \log m_k` is likewise a sum of barrier terms. Those factors are normalised by the
-joint's *range* and fall as soon as a joint leaves mid-range: right for redundancy resolution, which
-wants joints centred, but wrong for a guard. Base yaw 0.5 rad from its stop (range 2 pi) would score
-0.29 while beam pitch 0.5 rad from its stop (range 1.31) scores 0.94. What a stop costs a guard is the
-*absolute* distance left (what braking and tracking errors eat), and a joint far from its stops should
-not count at all. Hence the saturating factor with a comfort distance in radians, and the two coupled
-limits as two more factors (the URDF cannot hold them, the housing does not care which joint moved).
+Why an index, where it comes from (Tsai; Zghal, Dubey and Euler; Chan and Dubey) and why its factors
+saturate at an absolute comfort distance: docs/design/combined_limit_index.md.
 """
 
 from __future__ import annotations
@@ -93,7 +82,7 @@ def combined_index(
         coupled_comfort: comfort distance of the coupled factors, rad; None means `comfort`.
 
     Raises:
-        StateError: the joint state lacks a limited joint (or shoulder/beam with `arm`).
+        JointStateError: the joint state lacks a limited joint (or shoulder/beam with `arm`).
         ValueError: a comfort distance that is not finite and > 0.
     """
     comfort = require_positive("comfort", comfort)
@@ -120,7 +109,7 @@ def check_combined(
     """``combined_index(...).value >= min_index``; slack ``J - min_index`` (index units).
 
     Raises:
-        StateError, ValueError: see `combined_index`; ValueError also for `min_index` outside [0, 1].
+        JointStateError, ValueError: see `combined_index`; ValueError also for `min_index` outside [0, 1].
     """
     min_index = require_nonnegative("min_index", min_index)
     if min_index > 1.0:

@@ -2,19 +2,17 @@
 
 A ``sensor_msgs/JointState`` names its joints, so the checks look joints up by name and ignore joints
 they do not watch. Whatever is malformed (lengths that disagree, a name twice, NaN or inf anywhere) is
-refused as a whole: a limit verdict computed from half-understood data is worse than none.
+refused as a whole, by the stack's one joint state reader (`salamander_control.joint_state`): a limit
+verdict computed from half-understood data is worse than none.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-
-class StateError(ValueError):
-    """A joint state that cannot be judged; the message says why (it becomes the feedback message)."""
+from salamander_control.joint_state import JointStateError, JointStateProblem, read_by_name
 
 
 def _frozen(values: Mapping[str, float]) -> Mapping[str, float]:
@@ -41,36 +39,14 @@ class JointSample:
         velocities: Sequence[float] = (),
         efforts: Sequence[float] = (),
     ) -> JointSample:
-        """Validate the parallel arrays of a JointState message.
+        """Validate the parallel arrays of a JointState message (`salamander_control.joint_state`).
 
         Raises:
-            StateError: no joints, a name repeated, positions (or non-empty velocities/efforts) not one
-                per name, or a value that is NaN/inf.
+            JointStateError: no joints, a name repeated, positions (or non-empty velocities/efforts) not
+                one per name, or a value that is NaN/inf.
         """
-        names = list(names)
-        if not names:
-            raise StateError("joint state names no joint")
-        if len(set(names)) != len(names):
-            dup = sorted({n for n in names if names.count(n) > 1})
-            raise StateError(f"joint state names {', '.join(dup)} more than once")
-        arrays = {"positions": positions, "velocities": velocities, "efforts": efforts}
-        out: dict[str, dict[str, float]] = {}
-        for what, values in arrays.items():
-            values = list(values)
-            if what != "positions" and not values:
-                out[what] = {}
-                continue
-            if len(values) != len(names):
-                raise StateError(f"joint state has {len(names)} names but {len(values)} {what}")
-            try:
-                floats = [float(v) for v in values]
-            except (TypeError, ValueError):
-                raise StateError(f"joint state {what} are not all numbers") from None
-            bad = [n for n, v in zip(names, floats, strict=True) if not math.isfinite(v)]
-            if bad:
-                raise StateError(f"joint state {what} not finite for {', '.join(bad)}")
-            out[what] = dict(zip(names, floats, strict=True))
-        return cls(_frozen(out["positions"]), _frozen(out["velocities"]), _frozen(out["efforts"]))
+        read = read_by_name(names, positions, velocities, efforts)
+        return cls(_frozen(read.positions), _frozen(read.velocities), _frozen(read.efforts))
 
     @classmethod
     def from_positions(cls, positions: Mapping[str, float]) -> JointSample:
@@ -81,23 +57,23 @@ class JointSample:
         """Position of joint `name`.
 
         Raises:
-            StateError: the joint state does not report `name`.
+            JointStateError: the joint state does not report `name`.
         """
         try:
             return self.positions[name]
         except KeyError:
-            raise StateError(f"joint state lacks {name}") from None
+            raise JointStateError(JointStateProblem.MISSING_JOINT, f"joint state lacks {name}") from None
 
     def vector(self, names: Iterable[str]) -> tuple[float, ...]:
         """Positions of `names`, in that order.
 
         Raises:
-            StateError: some are missing (all missing ones are named).
+            JointStateError: some are missing (all missing ones are named).
         """
         names = list(names)
         missing = [n for n in names if n not in self.positions]
         if missing:
-            raise StateError(f"joint state lacks {', '.join(missing)}")
+            raise JointStateError(JointStateProblem.MISSING_JOINT, f"joint state lacks {', '.join(missing)}")
         return tuple(self.positions[n] for n in names)
 
     def extrapolated(self, horizon: float) -> JointSample:

@@ -1,4 +1,4 @@
-"""Per-joint limits read from the URDF (xml.etree only, no URDF library, no rclpy).
+"""Per-joint limits read from the URDF (through the stack's one URDF parser, `salamander_control.urdf`).
 
 The URDF is the one place the per-joint position, velocity and effort limits are written down; the
 limit-watching conditions read them from there rather than restating them, so a changed joint stop is
@@ -14,10 +14,11 @@ not move), and ``floating``/``planar`` joints (no scalar limit).
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from salamander_control.urdf import URDF_PATH, UrdfModel, parse_urdf, read_urdf
 
 LIMITED_TYPES = ("revolute", "prismatic")
 """Joint types whose ``<limit>`` bounds the position."""
@@ -54,77 +55,54 @@ class JointLimit:
 
 
 def default_urdf_path() -> Path:
-    """``urdf/salamander.urdf`` at the root of the source tree this package sits in.
+    """``urdf/salamander.urdf`` at the root of the source tree (`salamander_control.urdf.URDF_PATH`).
 
     The URDF is not installed into any package's share/ folder (yet), so an installed copy of this
     package cannot find it by itself: pass a path or the ``robot_description`` text instead.
     """
-    return Path(__file__).resolve().parents[3] / "urdf" / "salamander.urdf"
+    return URDF_PATH
 
 
-def _attr(el: ET.Element, attr: str, joint: str) -> float | None:
-    text = el.get(attr)
-    if text is None:
-        return None
-    try:
-        return float(text)
-    except ValueError as exc:
-        raise ValueError(f"joint {joint!r}: <limit {attr}={text!r}> is not a number") from exc
-
-
-def parse_urdf_limits(xml_text: str) -> tuple[JointLimit, ...]:
-    """Limits of the limited, non-mimic joints of a URDF document, in document order.
+def limits_of(model: UrdfModel) -> tuple[JointLimit, ...]:
+    """Limits of the limited, non-mimic joints of a parsed URDF, in document order.
 
     A velocity or effort of 0 counts as "not given" (many exporters write 0 for unknown values; a real
     zero limit would mean a joint that cannot move, which a URDF expresses with ``fixed``).
 
     Raises:
-        ValueError: not a ``<robot>`` document, malformed XML, a revolute/prismatic joint without
-            ``<limit lower upper>`` (URDF's default of 0 for both would pin the joint: we refuse to
-            guess), a non-numeric or non-finite value, an empty range, or a duplicate joint name.
+        ValueError: a revolute/prismatic joint without ``<limit lower upper>`` (URDF's default of 0
+            for both would pin the joint: we refuse to guess), a non-finite value or an empty range.
     """
-    try:
-        root = ET.fromstring(xml_text)
-    except ET.ParseError as exc:
-        raise ValueError(f"URDF is not well-formed XML: {exc}") from exc
-    if root.tag != "robot":
-        raise ValueError(f"URDF root element is <{root.tag}>, not <robot>")
-    out: dict[str, JointLimit] = {}
-    for el in root.findall("joint"):  # direct children only: not <ros2_control>/<transmission> joints
-        name = el.get("name", "")
-        if name in out:
-            raise ValueError(f"duplicate joint {name!r}")
-        if el.get("type") not in LIMITED_TYPES or el.find("mimic") is not None:
+    out = []
+    for joint in model.joints.values():
+        if joint.type not in LIMITED_TYPES or joint.mimic is not None:
             continue
-        limit = el.find("limit")
-        lower = None if limit is None else _attr(limit, "lower", name)
-        upper = None if limit is None else _attr(limit, "upper", name)
-        if lower is None or upper is None:
-            raise ValueError(f"{el.get('type')} joint {name!r} has no <limit lower=... upper=...>")
-        velocity = _attr(limit, "velocity", name)  # type: ignore[arg-type]
-        effort = _attr(limit, "effort", name)  # type: ignore[arg-type]
-        out[name] = JointLimit(
-            name, lower, upper, velocity if velocity != 0.0 else None, effort if effort != 0.0 else None
-        )
-    return tuple(out.values())
+        if joint.lower is None or joint.upper is None:
+            raise ValueError(f"{joint.type} joint {joint.name!r} has no <limit lower=... upper=...>")
+        velocity = joint.velocity if joint.velocity != 0.0 else None
+        effort = joint.effort if joint.effort != 0.0 else None
+        out.append(JointLimit(joint.name, joint.lower, joint.upper, velocity, effort))
+    return tuple(out)
+
+
+def parse_urdf_limits(xml_text: str) -> tuple[JointLimit, ...]:
+    """`limits_of` a URDF document.
+
+    Raises:
+        ValueError: see `salamander_control.urdf.parse_urdf` (not a well-formed ``<robot>`` document,
+            a duplicate joint name, a non-numeric value) and `limits_of`.
+    """
+    return limits_of(parse_urdf(xml_text))
 
 
 def load_urdf_limits(path: str | Path | None = None) -> tuple[JointLimit, ...]:
-    """`parse_urdf_limits` of a file (default: `default_urdf_path`).
+    """`limits_of` a URDF file (default: `default_urdf_path`).
 
     Raises:
         FileNotFoundError: no such file (the message says which path was tried).
         ValueError: see `parse_urdf_limits`; the message names the file.
     """
-    path = Path(path) if path is not None else default_urdf_path()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise FileNotFoundError(f"URDF not found at {path}: pass its path or robot_description") from exc
-    try:
-        return parse_urdf_limits(text)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from exc
+    return read_urdf(default_urdf_path() if path is None else path, parse_urdf_limits)
 
 
 def limits_by_name(limits: Iterable[JointLimit]) -> Mapping[str, JointLimit]:

@@ -1,4 +1,4 @@
-"""Manual placement (interfaces.md "Manual placement"): the operator nudges the can over its compartment.
+"""Manual placement (docs/interfaces.md): the operator nudges the can over its compartment.
 
 `ManualPlaceOff` is read when a can reaches place_above: with ``manual_place`` false it fixes the
 offset at zero and succeeds; with true it fails, and its selector runs `ManualAdjust`:
@@ -32,8 +32,7 @@ from salamander_behavior.manual_adjust.operator_input import (
 )
 from salamander_behavior.ports import CartesianTarget
 from salamander_control import names
-
-WARN_THROTTLE_S = 2.0
+from salamander_control.ros.log import LOG_THROTTLE_S
 
 
 class ManualPlaceOff(PortBehavior):
@@ -136,7 +135,7 @@ class ManualAdjust(PortBehavior):
         if self._ignored:
             ports.log.warning(
                 f"ManualAdjust[{self.adjust_name}]: ignored {self._ignored} jog twist(s) with NaN/inf",
-                throttle_duration_sec=WARN_THROTTLE_S,
+                throttle_duration_sec=LOG_THROTTLE_S,
             )
             self._ignored = 0
         offset = integ.offset
@@ -180,7 +179,7 @@ class ManualAdjust(PortBehavior):
         settled, note = self.commander.update(ports.motion, offset, ports.settings().nudge_speed)
         if note:
             ports.log.warning(
-                f"ManualAdjust[{self.adjust_name}]: {note}", throttle_duration_sec=WARN_THROTTLE_S
+                f"ManualAdjust[{self.adjust_name}]: {note}", throttle_duration_sec=LOG_THROTTLE_S
             )
         return settled
 

@@ -1,7 +1,7 @@
 """ManualAdjust's integrator: operator twists -> a bounded XY offset of the place target.
 
 Pure and clock-agnostic (times in seconds from any monotonic clock), so every rule of the manual
-placement (interfaces.md) is unit-tested without ROS:
+placement (docs/interfaces.md, "Manual placement") is unit-tested without ROS:
 
 - at most `max_offset` (30 mm) from the planned target, as a radius in XY;
 - at most `max_speed` (50 mm/s), as the norm of the XY velocity;
@@ -29,7 +29,7 @@ class AdjustOutcome(Enum):
 
 @dataclass(frozen=True)
 class AdjustLimits:
-    """Bounds of the manual placement; defaults are the spec's."""
+    """Bounds of the manual placement; the defaults are pinned (docs/interfaces.md)."""
 
     max_offset: float = 0.030
     max_speed: float = 0.050
@@ -125,7 +125,7 @@ class ManualAdjustIntegrator:
         return self._outcome
 
     def summary(self, name: str, now: float) -> str:
-        """The spec's log line.
+        """The log line operators rely on (pinned, docs/interfaces.md).
 
         For example ``ManualAdjust[place_can_1]: confirmed, offset [20.0, 0.0, 0.0] mm after 3.2 s``.
         """

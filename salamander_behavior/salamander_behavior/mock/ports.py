@@ -306,8 +306,8 @@ class Rig:
         import py_trees
 
         from salamander_behavior.behaviors.base import Ports
+        from salamander_behavior.params import BehaviorSettings
         from salamander_behavior.report import RunReport
-        from salamander_behavior.settings import BehaviorSettings
         from salamander_behavior.tree import build_tree
 
         self.jobs = tuple(jobs)

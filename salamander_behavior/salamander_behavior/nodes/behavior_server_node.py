@@ -1,20 +1,22 @@
 """`/salamander/behavior_server_node`: the py_trees pick-and-place tree (tree.py) on a ROS timer.
 
     python -m salamander_behavior.nodes.behavior_server_node --ros-args -p cell_config:=config/cell.yaml
-    behavior_server_node --ros-args --params-file config/behavior.yaml      (the console script)
+    behavior_server_node --ros-args --params-file config/arm.yaml --params-file config/behavior.yaml
 
-A thin shell: it declares the parameters (behavior_params, one frozen snapshot), builds the tree from
-the cell config (one guarded selector per can), gives the leaves their ports (`ArmMotionCore`: lease,
-MoveCartesian, RetargetCartesian; `CellIO`: vacuum and cell state) through ``tree.setup(node=...,
+A thin shell: it declares the parameters (`salamander_behavior.params`, one frozen snapshot), builds the
+tree from the cell config (one guarded selector per can), gives the leaves their ports
+(`ros.arm_motion_client.ArmMotionCore`: lease, MoveCartesian, RetargetCartesian; `ros.cell_client.CellIO`:
+vacuum and cell state) through ``tree.setup(node=...,
 ports=...)``, and then only ticks it (`tick_rate_hz`) and publishes a readable snapshot of it
 (`snapshot_rate_hz`, std_msgs/String on /salamander/behavior/tree, latched): the run's summary, one
 line per finished can, and ``py_trees.display.unicode_tree`` with every behaviour's status and
 feedback. The run starts as soon as the stack is ready, works through the cans once and stops ticking
 when the root ends (SUCCESS: every can placed, missed or skipped; FAILURE: a can aborted, the arm holding it).
 
-Shutdown: SIGTERM stops the tree (the running goal is cancelled) and releases the lease before the
-context goes; after SIGINT (rclpy has already shut the context down) the lease expires by itself
-within `lease_timeout_s` and the trajectory generator stops the arm.
+Shutdown: Ctrl-C and SIGTERM alike end the spin loop with the context still working
+(`salamander_control.ros.run.run_node`), and `destroy_node` stops the tree (the running goal is
+cancelled) and releases the lease. Should the process die without that, the lease expires within
+`lease_timeout_s` and the trajectory generator stops the arm.
 """
 
 from __future__ import annotations
@@ -26,25 +28,22 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
+from salamander_behavior import params
 from salamander_behavior.behaviors.base import Ports
 from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded
-from salamander_behavior.params import behavior_param_specs, build_settings
+from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import default_cell_config, load_jobs
 from salamander_behavior.report import RunReport
 from salamander_behavior.ros.arm_motion_client import ArmMotionCore
 from salamander_behavior.ros.cell_client import CellIO
-from salamander_behavior.settings import BehaviorSettings
 from salamander_behavior.tree import build_tree
 from salamander_control import names
+from salamander_control.kinematics import ArmParams
 from salamander_control.ros.params import ParamBinding
+from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
-
-LATCHED = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
 
 
 def snapshot_text(root: py_trees.behaviour.Behaviour, report: RunReport) -> str:
@@ -56,16 +55,15 @@ def snapshot_text(root: py_trees.behaviour.Behaviour, report: RunReport) -> str:
 class BehaviorServerNode(Node):
     """Builds, ticks and publishes the pick-and-place tree (see the module docstring)."""
 
-    def __init__(self) -> None:
-        ns, _, name = names.BEHAVIOR_SERVER.rpartition("/")
-        super().__init__(name, namespace=ns)
+    def __init__(self, **node_kwargs: Any) -> None:
+        """`node_kwargs` go to rclpy's Node (e.g. namespace= for a test that builds it in-process)."""
+        super().__init__(names.BEHAVIOR_SERVER, **node_kwargs)
         self._destroyed = False
         self._started = False  # tree and ports built (destroy_node has something to stop)
         self._binding: ParamBinding[BehaviorSettings] = ParamBinding(
-            self, behavior_param_specs(), build_settings, on_change=self._on_params
+            self, params.param_specs(), params.build_config
         )
         settings = self._binding.snapshot
-        self._arm = settings.arm_params()
         try:
             path = Path(settings.cell_config) if settings.cell_config else default_cell_config()
             jobs = load_jobs(path)
@@ -97,14 +95,14 @@ class BehaviorServerNode(Node):
             f"manual_place={settings.manual_place}; waiting for the arm and the cell"
         )
 
+    def _arm(self) -> ArmParams:
+        """The arm model the guard judges with: the current parameters' (config/arm.yaml at start-up)."""
+        return self._binding.snapshot.arm
+
     def _guard(self, child: py_trees.behaviour.Behaviour, can: str) -> py_trees.behaviour.Behaviour:
         """The limit guard of a can's cycle (conditions subscribe /joint_states in setup)."""
-        conditions = guard_conditions(GuardSettings(), arm=lambda: self._arm, prefix=f"{can}.")
+        conditions = guard_conditions(GuardSettings(), arm=self._arm, prefix=f"{can}.")
         return guarded(child, conditions, name=f"Guarded[{can}]")
-
-    def _on_params(self, old: BehaviorSettings, new: BehaviorSettings) -> None:
-        if (new.alpha_max, new.beta_max) != (old.alpha_max, old.beta_max):
-            self._arm = new.arm_params()  # validated when the snapshot was built
 
     def _on_tick(self) -> None:
         if self._finished or self._destroyed:

@@ -22,9 +22,8 @@ from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.task import Future
 
-from salamander_behavior.behaviors.conditions import shared_joint_state_cache
 from salamander_behavior.lease_keeper import LeaseKeeper, LeaseOp
-from salamander_behavior.limits.cache import JointStateCache
+from salamander_behavior.limits.cache import JointStateCache, shared_joint_state_cache
 from salamander_behavior.ports import (
     CartesianTarget,
     Clock,
@@ -35,10 +34,10 @@ from salamander_behavior.ports import (
 )
 from salamander_control import names
 from salamander_control.ros.conversions import INVALID_REQUEST
+from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_msgs.action import MoveCartesian
 from salamander_msgs.srv import ArmLease, RetargetCartesian
 
-WARN_THROTTLE_S = 2.0
 REJECT_RETRY_S = 5.0
 """s; a goal the Cartesian node rejects is sent again for this long before the leaf fails. The tree
 only sends well-formed goals, so a rejection is the node's transient "no joint state yet" (seen at
@@ -69,7 +68,7 @@ class RosMotionHandle:
         self._first_send = core.clock()
         self._resend_at: float | None = None  # clock time to send a rejected goal again
         if not core.action.server_is_ready():
-            self._final = MotionOutcome(MotionPhase.FAILED, 0, f"no {names.MOVE_CARTESIAN} action server")
+            self._final = MotionOutcome(MotionPhase.FAILED, 0, f"no {core.move_name} action server")
             return
         self._send()
 
@@ -111,7 +110,7 @@ class RosMotionHandle:
                 if not self._cancel and now - self._first_send < REJECT_RETRY_S:
                     self._core.node.get_logger().warning(
                         f"{why}; sending it again for up to {REJECT_RETRY_S:.0f} s",
-                        throttle_duration_sec=WARN_THROTTLE_S,
+                        throttle_duration_sec=LOG_THROTTLE_S,
                     )
                     self._resend_at = now + REJECT_RETRY_PERIOD
                     return MotionOutcome(MotionPhase.PENDING)
@@ -168,7 +167,7 @@ class RosMotionHandle:
         self._retarget_target = target
         if not client.service_is_ready():
             self._reply = RetargetReply(
-                False, INVALID_REQUEST, f"no {names.RETARGET_CARTESIAN} service", target
+                False, INVALID_REQUEST, f"no {client.service_name} service", target
             )
             return True
         request = RetargetCartesian.Request(
@@ -232,6 +231,9 @@ class ArmMotionCore:
         self.action = ActionClient(node, MoveCartesian, names.MOVE_CARTESIAN)
         self.lease_client = node.create_client(ArmLease, names.LEASE_SERVICE)
         self.retarget_client = node.create_client(RetargetCartesian, names.RETARGET_CARTESIAN)
+        # The names as resolved in the node's namespace and remapped (by the launch file), for messages.
+        self.move_name = node.resolve_topic_name(names.MOVE_CARTESIAN)
+        self.joint_states_name = node.resolve_topic_name(names.JOINT_STATES)
         self._timer = node.create_timer(self.keeper.period / 2.0, self._on_lease_timer)
 
     # MotionPort ---------------------------------------------------------------------------------------
@@ -242,12 +244,12 @@ class ArmMotionCore:
         if not self.lease_held():
             why.append(f"arm lease: {self.keeper.problem}")
         if not self.action.server_is_ready():
-            why.append(f"no {names.MOVE_CARTESIAN} action server")
+            why.append(f"no {self.move_name} action server")
         age = self.joint_states.age()
         if age is None:
-            why.append(f"no {names.JOINT_STATES} yet")
+            why.append(f"no {self.joint_states_name} yet")
         elif age > self._max_age:
-            why.append(f"{names.JOINT_STATES} {age:.1f} s old")
+            why.append(f"{self.joint_states_name} {age:.1f} s old")
         return (not why, "; ".join(why))
 
     def lease_held(self) -> bool:
@@ -268,7 +270,7 @@ class ArmMotionCore:
             if op is None:
                 return
             if not self.lease_client.service_is_ready():
-                self.keeper.on_error(op, f"no {names.LEASE_SERVICE} service")
+                self.keeper.on_error(op, f"no {self.lease_client.service_name} service")
                 return
         self._call_lease(op).add_done_callback(lambda future, op=op: self._on_lease_reply(op, future))
 
@@ -292,7 +294,7 @@ class ArmMotionCore:
         elif line:
             logger.warning(line)
         elif not res.success:
-            logger.warning(f"arm lease: {self.keeper.problem}", throttle_duration_sec=WARN_THROTTLE_S)
+            logger.warning(f"arm lease: {self.keeper.problem}", throttle_duration_sec=LOG_THROTTLE_S)
 
     def shutdown(self) -> None:
         """Stop the lease timer and give the lease back (fire and forget: the executor has stopped).

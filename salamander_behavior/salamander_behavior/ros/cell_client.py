@@ -17,8 +17,7 @@ from std_srvs.srv import SetBool
 from salamander_behavior.ports import DoneCall, PendingCall
 from salamander_behavior.ros.cell_state import CellView, is_newer, parse_cell_state
 from salamander_control import names
-
-WARN_THROTTLE_S = 2.0
+from salamander_control.ros.log import LOG_THROTTLE_S
 
 
 class _ServiceCall:
@@ -46,7 +45,7 @@ class CellIO:
         self._view: CellView | None = None
         self.refused = 0
         self._client = node.create_client(SetBool, names.CELL_VACUUM)
-        node.create_subscription(String, names.CELL_STATE, self._on_state, 10)
+        self._state_topic = node.create_subscription(String, names.CELL_STATE, self._on_state, 10).topic_name
 
     def _on_state(self, msg: String) -> None:
         try:
@@ -54,7 +53,7 @@ class CellIO:
         except ValueError as exc:
             self.refused += 1
             self.node.get_logger().warning(
-                f"{names.CELL_STATE} refused: {exc}", throttle_duration_sec=WARN_THROTTLE_S
+                f"{self._state_topic} refused: {exc}", throttle_duration_sec=LOG_THROTTLE_S
             )
             return
         with self._lock:
@@ -70,15 +69,15 @@ class CellIO:
         """Vacuum service up and a state received."""
         why = []
         if not self._client.service_is_ready():
-            why.append(f"no {names.CELL_VACUUM} service")
+            why.append(f"no {self._client.service_name} service")
         if self.view() is None:
-            why.append(f"no {names.CELL_STATE} yet")
+            why.append(f"no {self._state_topic} yet")
         return (not why, "; ".join(why))
 
     def set_vacuum(self, on: bool) -> PendingCall:
         """Start the call."""
         if not self._client.service_is_ready():
-            return DoneCall(False, f"no {names.CELL_VACUUM} service")
+            return DoneCall(False, f"no {self._client.service_name} service")
         return _ServiceCall(self._client.call_async(SetBool.Request(data=on)))
 
     def held(self) -> str | None:

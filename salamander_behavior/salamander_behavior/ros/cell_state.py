@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from salamander_control.latest_sample import PutResult, stamp_order
+
 
 @dataclass(frozen=True)
 class CanView:
@@ -61,13 +63,14 @@ def parse_cell_state(text: str) -> CellView:
     return CellView(float(t), vacuum, held, views)
 
 
-CLOCK_RESET_S = 1.0
-"""A state this much older than the newest comes from a restarted simulator (clock from 0), not a late one."""
-
-
 def is_newer(old: CellView | None, new: CellView) -> bool:
-    """Whether `new` should replace `old`: not older, or so much older that the simulator restarted."""
-    return old is None or new.t >= old.t or old.t - new.t > CLOCK_RESET_S
+    """Whether `new` should replace `old`: not older, or so much older that the simulator restarted.
+
+    The stack's one ordering rule (`salamander_control.latest_sample.stamp_order`) on the states' `t`.
+    """
+    if old is None:
+        return True
+    return stamp_order(round(old.t * 1e9), round(new.t * 1e9)) is not PutResult.OUT_OF_ORDER
 
 
 def _number(value: Any) -> bool:

@@ -21,6 +21,7 @@ from salamander_behavior.behaviors.conditions import (
 )
 from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded
 from salamander_behavior.limits import JointStateCache, load_urdf_limits
+from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, ArmParams, within_limits
 
 ARM = ArmParams()
@@ -119,7 +120,8 @@ def test_every_path_sets_a_feedback_message(kind: str, cache: JointStateCache, c
     b.setup()  # a given cache needs no node
     b.tick_once()
     assert b.status is unknown
-    assert "no joint state received on /joint_states yet" in b.feedback_message
+    # Without a node the message names the topic as given (with one, as resolved: test_conditions_ros).
+    assert f"no joint state received on {names.JOINT_STATES} yet" in b.feedback_message
 
     put(cache, clear_q, clear_v)
     b.tick_once()

@@ -13,7 +13,7 @@ from salamander_behavior.limits import (
     JointLimit,
     JointSample,
     JointStateCache,
-    StateError,
+    JointStateError,
     check_combined,
     check_coupled,
     check_positions,
@@ -104,7 +104,7 @@ def test_urdf_parser_refuses_non_urdf_documents() -> None:
     ("args", "match"),
     [
         ((["a", "b"], [0.0]), "2 names but 1 positions"),
-        ((["a", "a"], [0.0, 1.0]), "a more than once"),
+        ((["a", "a"], [0.0, 1.0]), "'a' named twice"),
         ((["a"], [math.nan]), "positions not finite for a"),
         ((["a"], [0.0], [math.inf]), "velocities not finite for a"),
         ((["a", "b"], [0.0, 0.0], [], [1.0]), "2 names but 1 efforts"),
@@ -112,15 +112,15 @@ def test_urdf_parser_refuses_non_urdf_documents() -> None:
     ],
 )
 def test_malformed_joint_states_are_refused_as_a_whole(args: tuple, match: str) -> None:
-    with pytest.raises(StateError, match=match):
+    with pytest.raises(JointStateError, match=match):
         JointSample.from_arrays(*args)
 
 
 def test_a_missing_joint_cannot_be_judged_and_the_error_names_it() -> None:
     partial = JointSample.from_positions({"base_yaw": 0.0, "shoulder_pitch": 0.0})
-    with pytest.raises(StateError, match="lacks beam_pitch, wrist_yaw, wrist_pitch"):
+    with pytest.raises(JointStateError, match="lacks beam_pitch, wrist_yaw, wrist_pitch"):
         check_positions(LIMITS, partial, 0.02)
-    with pytest.raises(StateError, match="lacks beam_pitch"):
+    with pytest.raises(JointStateError, match="lacks beam_pitch"):
         check_coupled(partial, ARM, 0.01)
 
 

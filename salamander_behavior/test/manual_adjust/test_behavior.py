@@ -20,10 +20,10 @@ from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 from salamander_behavior.manual_adjust.behavior import ManualAdjust
 from salamander_behavior.manual_adjust.nudge import NudgeCommander
 from salamander_behavior.mock.ports import FakeMotion, Rig, Script
+from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
 from salamander_behavior.ports import CartesianTarget
 from salamander_behavior.report import CanResult
-from salamander_behavior.settings import BehaviorSettings
 from salamander_control import names
 from salamander_control.testing import REPO as REPO_ROOT
 

@@ -1,4 +1,4 @@
-"""ManualAdjust's integrator, without ROS: every bound of interfaces.md's manual placement."""
+"""ManualAdjust's integrator, without ROS: every bound of the manual placement (docs/interfaces.md)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,33 @@
 """Read a ROS 2 launch XML file into a plan of node processes, without the `launch` package.
 
 The fresh machine has no `ros2 launch` (see the project notes on ROS 2 from wheels), yet the launch file
-must stay the single source of truth for which nodes run, with which names, namespaces and parameter
-files. This module understands the subset of launch_xml the project uses and refuses everything else
-with a message naming it, so a launch file never runs differently here than under `ros2 launch`:
+must stay the single source of truth for which nodes run, with which names, namespaces, remaps and
+parameter files. This module understands the subset of launch_xml the project uses and refuses
+everything else with a message naming it, so a launch file never runs differently here than under
+`ros2 launch`:
 
-- ``<launch>`` holding ``<arg name default description>`` and ``<node>`` elements;
+- ``<launch>`` holding ``<arg name default description>`` (top level only), ``<let name value>``,
+  ``<group>``, ``<push-ros-namespace namespace>``, ``<set_remap from to>`` and ``<node>`` elements;
 - ``<node pkg exec name namespace output args ros_args if unless>`` with ``<param from>``,
   ``<param name value>`` and ``<remap from to>`` children;
-- the substitutions ``$(var NAME)``, ``$(find-pkg-share PKG)`` and ``$(dirname)``, nested or not.
+- the substitutions ``$(var NAME)``, ``$(find-pkg-share PKG)``, ``$(dirname)``, ``$(if COND A [B])`` and
+  ``$(not-equals A B)``, nested or not.
+
+Scoping follows launch and launch_ros: a ``<group>`` forgets, at its end, the ``<let>`` values, the
+pushed namespace and the ``<set_remap>`` rules set inside it. ``<push-ros-namespace>`` joins its
+namespace to the one pushed before (kept, as in launch_ros, in the launch configuration
+``ros_namespace``, which ``$(var ros_namespace)`` reads); a node's relative ``namespace`` is joined to
+it, an absolute one replaces it. A node gets the ``<set_remap>`` rules in scope first, then its own.
 
 Each node becomes the command line ``ros2 run`` and launch_ros would build:
-``<prefix>/lib/<pkg>/<exec> [args] --ros-args [ros_args] -r __node:=N -r __ns:=NS --params-file F ...``.
-Pure: no processes, no rclpy; the package lookups read AMENT_PREFIX_PATH like ament_index does.
+``<prefix>/lib/<pkg>/<exec> [args] --ros-args [ros_args] -r __node:=N -r __ns:=NS --params-file F ...
+-r FROM:=TO ...``. Pure: no processes, no rclpy; the package lookups read AMENT_PREFIX_PATH like
+ament_index does.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -25,12 +36,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-SUPPORTED_SUBSTITUTIONS = ("var", "find-pkg-share", "dirname")
+SUPPORTED_SUBSTITUTIONS = ("var", "find-pkg-share", "dirname", "if", "not-equals")
+SUPPORTED_ELEMENTS = ("arg", "let", "group", "push-ros-namespace", "set_remap", "node")
 _NODE_ATTRS = {"pkg", "exec", "name", "namespace", "output", "args", "ros_args", "if", "unless"}
 _ARG_ATTRS = {"name", "default", "description"}
+_ELEMENT_ATTRS = {"let": {"name", "value"}, "group": set(), "push-ros-namespace": {"namespace"},
+                  "set_remap": {"from", "to"}}  # fmt: skip
+ROS_NAMESPACE = "ros_namespace"  # the launch configuration launch_ros keeps the pushed namespace in
 _OUTPUTS = {"screen", "log", "both"}  # launch's values; the runner shows every node on its screen
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NS_RE = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)+$|^/$")
+# A remap's side as rcl parses it: a relative, absolute (/...) or private (~/...) name of tokens.
+_REMAP_NAME_RE = re.compile(r"^(~/|/)?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 _ARG_OVERRIDE_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):=(.*)$", re.S)
 
 
@@ -144,6 +161,66 @@ def _closing_paren(text: str, start: int) -> int:
     raise LaunchFileError(f"unterminated substitution in {text!r}")
 
 
+def _split_arguments(body: str, where: str) -> list[str]:
+    """A substitution's body as its words (the kind, then the arguments), nested ``$(...)`` kept whole."""
+    if "'" in body or '"' in body:
+        raise LaunchFileError(f"{where}: quoted substitution arguments are not supported: $({body})")
+    words, current, i = [], [], 0
+    while i < len(body):
+        if body.startswith("$(", i):
+            end = _closing_paren(body, i + 2)
+            current.append(body[i : end + 1])
+            i = end + 1
+        elif body[i].isspace():
+            if current:
+                words.append("".join(current))
+                current = []
+            i += 1
+        else:
+            current.append(body[i])
+            i += 1
+    if current:
+        words.append("".join(current))
+    return words
+
+
+def _is_bool_text(text: str) -> bool:
+    return text.lower() in ("true", "false", "1", "0")
+
+
+def _is_float_text(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _equals(left: str, right: str) -> bool:
+    """Compare as launch's EqualsSubstitution: booleans by truth, numbers by closeness, else as text."""
+    if _is_bool_text(left) and _is_bool_text(right):
+        return (left.lower() in ("true", "1")) == (right.lower() in ("true", "1"))
+    if _is_float_text(left) and _is_float_text(right):
+        return math.isclose(float(left), float(right))
+    return left == right
+
+
+def prefix_namespace(base: str | None, namespace: str | None) -> str:
+    """launch_ros's joining of a namespace to the one pushed before: relative joins, absolute replaces.
+
+    The result is absolute, without a trailing '/' (except the root '/'); '' and None mean the root.
+    """
+    if namespace is None:
+        combined = base or ""
+    elif not base or namespace.startswith("/"):
+        combined = namespace
+    else:
+        combined = ("" if base == "/" else base) + "/" + namespace
+    if combined != "/":
+        combined = combined.rstrip("/")
+    return combined if combined.startswith("/") else "/" + combined
+
+
 class _Resolver:
     """Evaluates substitutions for one launch file with the launch configurations known so far."""
 
@@ -161,19 +238,26 @@ class _Resolver:
                 return "".join(out)
             out.append(text[i:j])
             end = _closing_paren(text, j + 2)
-            out.append(self._evaluate(self(text[j + 2 : end], where), where))
+            out.append(self._evaluate(text[j + 2 : end], where))
             i = end + 1
 
     def _evaluate(self, body: str, where: str) -> str:
-        kind, *args = body.split() or [""]
+        kind, *raw = _split_arguments(body, where) or [""]
+        args = [lambda a=a: self(a, where) for a in raw]  # evaluated when used: $(if) takes one branch
         if kind == "var" and len(args) == 1:
-            if args[0] not in self.values:
-                raise LaunchFileError(f"{where}: $(var {args[0]}) names no declared argument")
-            return self.values[args[0]]
+            name = args[0]()
+            if name not in self.values:
+                raise LaunchFileError(f"{where}: $(var {name}) names no declared argument")
+            return self.values[name]
         if kind == "find-pkg-share" and len(args) == 1:
-            return self._find_share(args[0])
+            return self._find_share(args[0]())
         if kind == "dirname" and not args:
             return self._dir
+        if kind == "if" and len(args) in (2, 3):
+            chosen = 1 if _condition(args[0](), f"{where} $({body})") else 2
+            return args[chosen]() if chosen < len(args) else ""
+        if kind == "not-equals" and len(args) == 2:
+            return "false" if _equals(args[0](), args[1]()) else "true"
         if kind in SUPPORTED_SUBSTITUTIONS:
             raise LaunchFileError(f"{where}: wrong arguments in $({body})")
         raise LaunchFileError(
@@ -219,54 +303,123 @@ def _declare_arg(elem: ET.Element, resolve: _Resolver, overrides: Mapping[str, s
     return LaunchArg(name, default, elem.get("description", ""))
 
 
-def _node(elem: ET.Element, resolve: _Resolver) -> NodePlan | None:
-    where = f"<node name={elem.get('name')!r}>"
-    _check_attrs(elem, _NODE_ATTRS, where)
-    if "if" in elem.attrib and not _condition(resolve(elem.get("if", ""), where), where):
-        return None
-    if "unless" in elem.attrib and _condition(resolve(elem.get("unless", ""), where), where):
-        return None
-    attrs = {key: resolve(value, where) for key, value in elem.attrib.items() if key not in ("if", "unless")}
-    for required in ("pkg", "exec", "name"):
-        if not attrs.get(required):
-            raise LaunchFileError(f"{where}: the runner needs a non-empty {required}= on every node")
-    if not _NAME_RE.match(attrs["name"]):
-        raise LaunchFileError(f"{where}: invalid node name {attrs['name']!r}")
-    namespace = attrs.get("namespace", "/")
-    namespace = namespace if namespace.startswith("/") else "/" + namespace
-    if not _NS_RE.match(namespace):
-        raise LaunchFileError(f"{where}: invalid namespace {namespace!r}")
-    if attrs.get("output", "screen") not in _OUTPUTS:
-        raise LaunchFileError(f"{where}: output must be one of {', '.join(sorted(_OUTPUTS))}")
-    files: list[str] = []
-    params: list[tuple[str, str]] = []
-    remaps: list[tuple[str, str]] = []
-    for child in elem:
-        cwhere = f"{where} <{child.tag}>"
-        if list(child):
-            raise LaunchFileError(f"{cwhere}: nested elements are not supported")
-        if child.tag == "param" and set(child.attrib) == {"from"}:
-            files.append(resolve(child.attrib["from"], cwhere))
-        elif child.tag == "param" and set(child.attrib) == {"name", "value"}:
-            params.append((resolve(child.attrib["name"], cwhere), resolve(child.attrib["value"], cwhere)))
-        elif child.tag == "remap" and set(child.attrib) == {"from", "to"}:
-            remaps.append((resolve(child.attrib["from"], cwhere), resolve(child.attrib["to"], cwhere)))
-        else:
+def _remap(elem: ET.Element, resolve: _Resolver, where: str) -> tuple[str, str]:
+    """A ``from``/``to`` pair, both checked to be names rcl can parse (a bad one would stop the node)."""
+    rule = (resolve(elem.attrib["from"], where), resolve(elem.attrib["to"], where))
+    for side in rule:
+        if not _REMAP_NAME_RE.match(side):
             raise LaunchFileError(
-                f"{cwhere} {dict(child.attrib)}: unsupported; the runner takes <param from>, "
-                "<param name value> and <remap from to>"
+                f"{where}: invalid name {side!r} in the remap {rule[0]!r} -> {rule[1]!r} "
+                "(tokens of letters, digits and _ joined by /, optionally starting with / or ~/)"
             )
-    return NodePlan(
-        pkg=attrs["pkg"],
-        executable=attrs["exec"],
-        name=attrs["name"],
-        namespace=namespace,
-        param_files=tuple(files),
-        params=tuple(params),
-        remaps=tuple(remaps),
-        args=tuple(shlex.split(attrs.get("args", ""))),
-        ros_args=tuple(shlex.split(attrs.get("ros_args", ""))),
-    )
+    return rule
+
+
+class _Reader:
+    """Walks the launch file's elements in order, keeping launch's scopes (see the module docstring)."""
+
+    def __init__(self, path: str, overrides: Mapping[str, str], find_share: Callable[[str], str]) -> None:
+        self.path = path
+        self.overrides = overrides
+        self.resolve = _Resolver(os.path.dirname(path), {}, find_share)
+        self.remaps: list[tuple[str, str]] = []  # the <set_remap> rules in scope
+        self.declared: list[LaunchArg] = []
+        self.nodes: list[NodePlan] = []
+
+    def read(self, parent: ET.Element, top: bool) -> None:
+        for elem in parent:
+            if elem.tag == "arg" and top:
+                self.declared.append(_declare_arg(elem, self.resolve, self.overrides))
+            elif elem.tag == "node":
+                node = self._node(elem)
+                if node is not None:
+                    self.nodes.append(node)
+            elif elem.tag in _ELEMENT_ATTRS:
+                self._scope_element(elem)
+            elif elem.tag == "arg":
+                raise LaunchFileError(f"{self.path}: <arg name={elem.get('name')!r}> inside a <group>; "
+                                      "the runner takes <arg> at the top level only")  # fmt: skip
+            else:
+                raise LaunchFileError(
+                    f"{self.path}: unsupported element <{elem.tag}> (the runner takes "
+                    + ", ".join(f"<{tag}>" for tag in SUPPORTED_ELEMENTS) + ")"
+                )
+
+    def _scope_element(self, elem: ET.Element) -> None:
+        where = f"<{elem.tag} {dict(elem.attrib)}>"
+        _check_attrs(elem, _ELEMENT_ATTRS[elem.tag], where)
+        missing = sorted(_ELEMENT_ATTRS[elem.tag] - set(elem.attrib))
+        if missing:
+            raise LaunchFileError(f"{where}: needs {', '.join(missing)}=")
+        if elem.tag != "group" and list(elem):
+            raise LaunchFileError(f"{where}: <{elem.tag}> takes no child elements")
+        values = self.resolve.values
+        if elem.tag == "group":
+            saved_values, saved_remaps = dict(values), list(self.remaps)
+            self.read(elem, top=False)
+            values.clear()
+            values.update(saved_values)
+            self.remaps = saved_remaps
+        elif elem.tag == "let":
+            values[self.resolve(elem.attrib["name"], where)] = self.resolve(elem.attrib["value"], where)
+        elif elem.tag == "push-ros-namespace":
+            pushed = self.resolve(elem.attrib["namespace"], where)
+            pushed = prefix_namespace(values.get(ROS_NAMESPACE), pushed)
+            if not _NS_RE.match(pushed):
+                raise LaunchFileError(f"{where}: the resulting namespace {pushed!r} is invalid")
+            values[ROS_NAMESPACE] = pushed
+        else:
+            self.remaps.append(_remap(elem, self.resolve, where))
+
+    def _node(self, elem: ET.Element) -> NodePlan | None:
+        resolve = self.resolve
+        where = f"<node name={elem.get('name')!r}>"
+        _check_attrs(elem, _NODE_ATTRS, where)
+        if "if" in elem.attrib and not _condition(resolve(elem.get("if", ""), where), where):
+            return None
+        if "unless" in elem.attrib and _condition(resolve(elem.get("unless", ""), where), where):
+            return None
+        attrs = {key: resolve(value, where) for key, value in elem.attrib.items()
+                 if key not in ("if", "unless")}  # fmt: skip
+        for required in ("pkg", "exec", "name"):
+            if not attrs.get(required):
+                raise LaunchFileError(f"{where}: the runner needs a non-empty {required}= on every node")
+        if not _NAME_RE.match(attrs["name"]):
+            raise LaunchFileError(f"{where}: invalid node name {attrs['name']!r}")
+        namespace = prefix_namespace(resolve.values.get(ROS_NAMESPACE), attrs.get("namespace"))
+        if not _NS_RE.match(namespace):
+            raise LaunchFileError(f"{where}: invalid namespace {namespace!r}")
+        if attrs.get("output", "screen") not in _OUTPUTS:
+            raise LaunchFileError(f"{where}: output must be one of {', '.join(sorted(_OUTPUTS))}")
+        files: list[str] = []
+        params: list[tuple[str, str]] = []
+        remaps: list[tuple[str, str]] = list(self.remaps)  # launch_ros: the scope's rules, then the node's
+        for child in elem:
+            cwhere = f"{where} <{child.tag}>"
+            if list(child):
+                raise LaunchFileError(f"{cwhere}: nested elements are not supported")
+            if child.tag == "param" and set(child.attrib) == {"from"}:
+                files.append(resolve(child.attrib["from"], cwhere))
+            elif child.tag == "param" and set(child.attrib) == {"name", "value"}:
+                params.append((resolve(child.attrib["name"], cwhere), resolve(child.attrib["value"], cwhere)))
+            elif child.tag == "remap" and set(child.attrib) == {"from", "to"}:
+                remaps.append(_remap(child, resolve, cwhere))
+            else:
+                raise LaunchFileError(
+                    f"{cwhere} {dict(child.attrib)}: unsupported; the runner takes <param from>, "
+                    "<param name value> and <remap from to>"
+                )
+        return NodePlan(
+            pkg=attrs["pkg"],
+            executable=attrs["exec"],
+            name=attrs["name"],
+            namespace=namespace,
+            param_files=tuple(files),
+            params=tuple(params),
+            remaps=tuple(remaps),
+            args=tuple(shlex.split(attrs.get("args", ""))),
+            ros_args=tuple(shlex.split(attrs.get("ros_args", ""))),
+        )
 
 
 def load_plan(
@@ -278,7 +431,8 @@ def load_plan(
 
     Raises:
         LaunchFileError: unreadable XML, an unsupported tag/attribute/substitution, an unknown or
-            missing argument, an invalid or duplicate node name, or a parameter file that is missing.
+            missing argument, an invalid or duplicate node name, an invalid namespace or remap, or a
+            parameter file that is missing.
     """
     path = os.path.abspath(path)
     overrides = dict(overrides or {})
@@ -288,20 +442,9 @@ def load_plan(
         raise LaunchFileError(f"{path}: {exc}") from exc
     if root.tag != "launch":
         raise LaunchFileError(f"{path}: the root element is <{root.tag}>, not <launch>")
-    resolve = _Resolver(os.path.dirname(path), {}, find_share)
-    declared: list[LaunchArg] = []
-    nodes: list[NodePlan] = []
-    for elem in root:
-        if elem.tag == "arg":
-            declared.append(_declare_arg(elem, resolve, overrides))
-        elif elem.tag == "node":
-            node = _node(elem, resolve)
-            if node is not None:
-                nodes.append(node)
-        else:
-            raise LaunchFileError(
-                f"{path}: unsupported element <{elem.tag}> (the runner takes <arg> and <node>)"
-            )
+    reader = _Reader(path, overrides, find_share)
+    reader.read(root, top=True)
+    declared, nodes = reader.declared, reader.nodes
     unknown = sorted(set(overrides) - {a.name for a in declared})
     if unknown:
         names = ", ".join(a.name for a in declared) or "none"
@@ -313,4 +456,4 @@ def load_plan(
     missing = [f"{n.fqn}: {f}" for n in nodes for f in n.param_files if not Path(f).is_file()]
     if missing:
         raise LaunchFileError("parameter file(s) not found:\n  " + "\n  ".join(missing))
-    return LaunchPlan(path, tuple(declared), dict(resolve.values), tuple(nodes))
+    return LaunchPlan(path, tuple(declared), dict(reader.resolve.values), tuple(nodes))

@@ -1,12 +1,9 @@
 """Stamps that agree with the monotonic clock a plan is sampled on.
 
-The Cartesian motion node samples its plan at `time.monotonic()` and stamps each joint target with ROS
-time; the trajectory generator places the samples in time by their stamps. Reading the two clocks one
-after the other puts the preemption between the reads into the stamp: measured on the loaded 2-core
-stack, 0.5-1.8 ms (the sample then sits 1.5 mm away from where its stamp says, at 0.8 rad/s), which
-kinks the followed curve past every bound. `ClockMap` measures the offset between the clocks once
-(per goal), keeping the pair of reads with the shortest bracket, and then converts: every stamp of a
-goal lies exactly as far apart as the plan times it samples.
+The Cartesian motion node samples its plan on `time.monotonic()` and stamps each joint target with ROS
+time. `ClockMap` measures the offset between the two clocks once per goal (the tightest of `READS`
+bracketed reads) and then converts, so every stamp of a goal lies exactly as far apart as the plan
+times it samples. Why not read both clocks per sample (the measurement): docs/design/clock_map.md.
 
 No rclpy: the clocks are passed in as functions returning nanoseconds.
 """

@@ -1,6 +1,6 @@
 """MoveCartesian goals from start to result: early fail, control cycles, retarget, cancel, completion.
 
-The Cartesian motion node is a thin shell around this module (and `cartesian_config`, which validates
+The Cartesian motion node is a thin shell around this module (and `cartesian.config`, which validates
 goals before acceptance). Starting a goal checks the whole path (an infeasible one ends at once with
 an `Outcome` and no joint target); then `step` runs once per control cycle, returning the joint target
 to send, the feedback and, eventually, the outcome.
@@ -11,8 +11,8 @@ Decisions documented here:
   A new goal that fails its check leaves the active one running.
 - Linear goals succeed when the plan has finished and the measured TCP (FK of /joint_states) is within
   `position_tolerance` (and the tool attitude within `angle_tolerance`) of the target; after
-  `settle_timeout` without that they abort. Joint goals succeed when every measured joint is within
-  `joint_tolerance` of the IK answer, or abort after `joint_path_timeout`.
+  `settle_timeout_s` without that they abort. Joint goals succeed when every measured joint is within
+  `joint_tolerance` of the IK answer, or abort after `joint_path_timeout_s`.
 - Cancel brakes a linear motion on its own line with the plan's limits; the goal ends CANCELED once the
   commanded motion stands. A joint goal is cancelled by re-targeting the measured joints (the trajectory
   generator decelerates within its joint limits).
@@ -149,11 +149,11 @@ class LinearGoalRun:
                     "succeeded", IkStatus.OK, f"reached {_fmt(self.target)} ({d * 1000:.2f} mm)", _tcp(meas)
                 )
             why = f"measured TCP {_fmt(meas)} still {d * 1000:.2f} mm / {ang:.4f} rad off"
-        if now - self._done_at > cfg.settle_timeout:
+        if now - self._done_at > cfg.settle_timeout_s:
             return Outcome(
                 "aborted",
                 IkStatus.OK,
-                f"timeout: trajectory finished but {why} after {cfg.settle_timeout:.1f} s "
+                f"timeout: trajectory finished but {why} after {cfg.settle_timeout_s:.1f} s "
                 f"(tolerance {cfg.position_tolerance * 1000:.2f} mm / {cfg.angle_tolerance:.4f} rad)",
                 _tcp(meas),
             )
@@ -236,12 +236,12 @@ class JointGoalRun:
                 outcome = Outcome(
                     "succeeded", IkStatus.OK, f"reached {_fmt(self.target)} in joint space", _tcp(meas)
                 )
-        if outcome is None and now - self.t0 > cfg.joint_path_timeout:
+        if outcome is None and now - self.t0 > cfg.joint_path_timeout_s:
             outcome = Outcome(
                 "aborted",
                 IkStatus.OK,
                 f"timeout: joints not within {cfg.joint_tolerance} rad of the goal "
-                f"after {cfg.joint_path_timeout:.1f} s",
+                f"after {cfg.joint_path_timeout_s:.1f} s",
                 _tcp(meas),
             )
         return Cycle(target, feedback, outcome)

@@ -1,6 +1,6 @@
 """Executing a Cartesian plan: IK every control cycle, retarget, brake, re-check.
 
-`plan_checked` plans (cartesian_plan) and checks (cartesian_path) a motion before anything moves;
+`plan_checked` plans (`cartesian.plan`) and checks (`cartesian.path`) a motion before anything moves;
 `LinearMotion` then samples it at the control clock and solves the IK each cycle, seeded with the
 previous cycle's joints, and turns retargets and stops into new plans from the current commanded state.
 

@@ -1,28 +1,15 @@
 """Ruckig plans of the TCP in the frame of a straight line, fitted to the joints' limits.
 
-Why a line frame. Ruckig limits each degree of freedom on its own. Planning x, y, z in base_link would
-let a diagonal move run sqrt(3) times faster than the limit and, from a moving start, bend the path.
-Instead each plan rotates base_link so that its first axis points from the start to the goal; the
-other two axes measure the deviation from the line. From rest, the two deviation axes start and end at
-0 and therefore stay exactly 0: the TCP moves on the straight line, and the limits on the first axis
-are the limits on path speed, acceleration and jerk. Tool pitch and yaw are two more DoFs with their
-own (angular) limits; `Synchronization.Phase` makes all five DoFs follow one profile shape, so from
-rest the attitude changes in proportion to the distance travelled and the motion is the straight 5-D
-segment that `cartesian_path.check_line` checked.
+Each plan rotates base_link so that its first axis points from the start to the goal; x, y, z in that
+frame plus tool pitch and yaw are five Ruckig DoFs, phase-synchronised. From rest the two deviation axes
+stay exactly 0: the TCP moves on the straight 5-D segment that `path.check_line` checked, with the
+first axis' limits as the path's speed, acceleration and jerk limits. A retarget plans from the current
+commanded state in the frame of the new line (no jump; the TCP blends onto the new line, the caller
+checks the blend). `fit_to_joints` slows a plan down until its joint motion fits a fraction of the
+trajectory generator's joint limits, so the generator can follow the stream of targets.
 
-Retargeting a moving arm builds a new plan from the current position, velocity and acceleration (the
-commanded state, so nothing jumps) in the frame of the new line. The velocity across the new line
-then brakes to zero while the velocity along it builds up (Ruckig falls back from Phase to Time
-synchronization when the start is not at rest): the TCP blends smoothly onto the new line. During that
-blend the limits hold per axis of the line frame, so the speed can briefly exceed the along-line limit
-(at most sqrt(3) times; 1.15 times in 300 random retargets at full speed). The caller checks the blend.
-
-Fitting to the joints: the Cartesian limits alone would ask the joints for whatever the geometry needs
-(near the base axis the base turns at v / r); `fit_to_joints` slows a plan down until its joint motion
-fits the trajectory generator's joint limits, so the generator can follow the stream of targets
-instead of lagging and cutting across in joint space, off the line.
-
-Pure Python + ruckig + the kinematics library, no rclpy.
+Pure Python + ruckig + the kinematics library, no rclpy. Why a line frame, the retarget blend and the
+fit: docs/design/cartesian_plan.md.
 """
 
 from __future__ import annotations

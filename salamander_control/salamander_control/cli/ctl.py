@@ -7,11 +7,17 @@ Usage::
     salamanderctl param list /arm/trajectory_generator
     salamanderctl param describe /arm/trajectory_generator alpha_max
     salamanderctl status [--watch]
+    salamanderctl --cell cell2 param get /arm/trajectory_generator alpha_max   # the stack of cell:=cell2
 
 ``param`` calls the node's parameter services (waiting for the one it needs) and prints what
 ``ros2 param`` prints; VALUE is YAML-parsed the same way (``1.30`` is a double, ``1`` an integer).
 Unlike ``ros2 param set``, a refused set exits with code 1, so scripts can tell. ``status`` listens to
-the stack's status topics for up to ``--timeout`` seconds and prints one screen (ctl_format).
+the stack's status topics for up to ``--timeout`` seconds and prints one screen (`cli.format`).
+
+``--cell CELL`` (default: the environment variable SALAMANDER_CELL, else none) addresses the stack the
+launch file started with ``cell:=CELL``: node names are written as in the default launch and looked up
+under /CELL (``/arm/trajectory_generator`` is ``/CELL/arm/trajectory_generator``), and ``status``
+listens to that stack's topics (``/CELL/joint_states``, ...; `names.absolute` says where each one is).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters, SetParameters
 from rclpy.node import Node
 from rclpy.parameter import get_parameter_value
-from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import UInt64
@@ -43,13 +49,11 @@ from salamander_control.cli.format import (
     format_set,
     render_status,
 )
+from salamander_control.ros.qos import LATCHED
 from salamander_msgs.msg import ClampReport, IkStatus, LeaseState
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
-# Matches the latched publishers (trajectory generator's lease state, sim's stop hits).
-LATCHED = QoSProfile(
-    depth=1, reliability=QoSReliabilityPolicy.RELIABLE, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL
-)
+CELL_ENV = "SALAMANDER_CELL"  # the default of --cell
 # verb -> (service type, service name under the node): each verb waits for the one service it calls.
 _SERVICES: dict[str, tuple[type, str]] = {
     "get": (GetParameters, "get_parameters"),
@@ -57,6 +61,14 @@ _SERVICES: dict[str, tuple[type, str]] = {
     "list": (ListParameters, "list_parameters"),
     "describe": (DescribeParameters, "describe_parameters"),
 }
+
+
+def _cell(text: str) -> str:
+    """--cell's value as the stack's namespace prefix ('' or '/cell2'); argparse reports a bad one."""
+    try:
+        return names.cell_namespace(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 class CtlError(RuntimeError):
@@ -104,7 +116,7 @@ def _call(node: Node, target: str, verb: str, request: Any, timeout: float) -> A
 
 def run_param(node: Node, args: argparse.Namespace) -> int:
     """`param get|set|list|describe` against one node; prints like ros2 param, returns the exit code."""
-    target = args.node_name if args.node_name.startswith("/") else "/" + args.node_name
+    target = args.cell + (args.node_name if args.node_name.startswith("/") else "/" + args.node_name)
     if args.verb == "get":
         request = GetParameters.Request(names=[args.parameter_name])
         response = _call(node, target, "get", request, args.timeout)
@@ -132,9 +144,12 @@ def run_param(node: Node, args: argparse.Namespace) -> int:
 
 
 class StatusListener:
-    """Keeps the latest message of each status topic (callbacks only store; the caller renders)."""
+    """Keeps the latest message of each status topic (callbacks only store; the caller renders).
 
-    def __init__(self, node: Node) -> None:
+    `cell` is the stack's namespace: '' for the default stack, '/cell2' for the one of cell:=cell2.
+    """
+
+    def __init__(self, node: Node, cell: str = "") -> None:
         self._latest: dict[str, tuple[float, dict[str, Any]]] = {}
         subscribe: list[tuple[str, type, str, QoSProfile, Callable[[Any], dict[str, Any]]]] = [
             ("joints", JointState, names.JOINT_STATES, qos_profile_sensor_data,
@@ -149,7 +164,7 @@ class StatusListener:
         ]  # fmt: skip
         self.sources = [key for key, *_ in subscribe]
         for key, msg_type, topic, qos, extract in subscribe:
-            node.create_subscription(msg_type, topic, self._store(key, extract), qos)
+            node.create_subscription(msg_type, names.absolute(topic, cell), self._store(key, extract), qos)
 
     def _store(self, key: str, extract: Callable[[Any], dict[str, Any]]) -> Callable[[Any], None]:
         def callback(msg: Any) -> None:
@@ -170,7 +185,7 @@ class StatusListener:
 
 def run_status(node: Node, args: argparse.Namespace) -> int:
     """Print the status screen once (after every source or the timeout) or, with --watch, every period."""
-    listener = StatusListener(node)
+    listener = StatusListener(node, args.cell)
     start = time.monotonic()
     if not args.watch:
         spin_until(node, listener.complete, args.timeout)
@@ -193,6 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--timeout", type=float, default=10.0,
                         help="seconds to wait for the node / for status messages (default 10)")  # fmt: skip
+    parser.add_argument(
+        "--cell", type=_cell, default=os.environ.get(CELL_ENV, ""), metavar="CELL",
+        help="address the stack started with the launch argument cell:=CELL: node names written as in "
+        "the default launch (/arm/trajectory_generator) are looked up under /CELL, and status listens "
+        f"to /CELL/joint_states, ... (default: ${CELL_ENV}, else the default stack)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     param = sub.add_parser("param", help="get, set, list or describe a node's parameters")
     verbs = param.add_subparsers(dest="verb", required=True)

@@ -61,7 +61,7 @@ class ArmPoints:
 
 
 def arm_points(q: Sequence[float], params: ArmParams) -> ArmPoints:
-    """Joint points of joints `q` (motor order) from the model of kinematics.md.
+    """Joint points of joints `q` (motor order) from the arm model (docs/arm_model.md).
 
     Each motor angle is its link's absolute attitude (parallelogram linkage): the upper arm leaves the
     shoulder at q1 from vertical, the beam leaves the elbow at q2 below horizontal, both in the vertical
@@ -107,7 +107,7 @@ class Ghost:
 
     @property
     def reason(self) -> str:
-        """The spec's reason string for `status`."""
+        """The reason string of `status` (e.g. ``"coupled_limit"``)."""
         return self.status.reason
 
     @property

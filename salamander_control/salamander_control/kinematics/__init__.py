@@ -1,4 +1,4 @@
-"""Kinematics of the Salamander arm: pure Python and numpy, no rclpy (kinematics.md is the definition).
+"""Kinematics of the Salamander arm: pure Python and numpy, no rclpy (docs/arm_model.md).
 
 Public API (other packages and operators' scripts depend on these names):
 `ArmParams`, `JOINT_NAMES`, `forward_kinematics`, `solve_ik_pitched`, `IkStatus`, `IkResult`,

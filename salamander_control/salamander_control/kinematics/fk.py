@@ -1,4 +1,4 @@
-"""Forward kinematics, position Jacobian and singularity measures (kinematics.md is the definition)."""
+"""Forward kinematics, position Jacobian and singularity measures (docs/arm_model.md)."""
 
 from __future__ import annotations
 

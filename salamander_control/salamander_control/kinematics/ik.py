@@ -6,7 +6,8 @@ never accepted outside it, so every Ok answer satisfies the exact limit checks (
 is what lets a pose the arm is really in (a joint exactly at its stop, an FK round trip with rounding)
 solve, without widening any limit.
 
-Failure statuses follow kinematics.md's check order: reach, base yaw, q1, q2, wrist, coupled.
+Failure statuses follow one check order: reach, base yaw, q1, q2, wrist, coupled. The model, the
+statuses and the failure modes this solver avoids: docs/arm_model.md.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class IkResult(NamedTuple):
     """Answer of `solve_ik_pitched`.
 
     Attributes:
-        status: Ok or the failure; ``status.reason`` is the spec's string.
+        status: Ok or the failure; ``status.reason`` is its reason string.
         q: five joints in motor order, or None when not Ok.
         branch: the elbow branch of `q` (or of the failed preferred solution).
     """
@@ -59,7 +60,7 @@ class IkResult(NamedTuple):
 
     @property
     def reason(self) -> str:
-        """The spec's reason string."""
+        """The status's reason string (e.g. ``"coupled_limit"``)."""
         return self.status.reason
 
 

@@ -1,7 +1,8 @@
-"""The arm's model: geometry, per-joint limits and the coupled shoulder/beam limits (kinematics.md).
+"""The arm's model: geometry, per-joint limits and the coupled shoulder/beam limits.
 
 `ArmParams` is a frozen snapshot. Nodes build a new one when a parameter changes and swap it in
-atomically, so a control cycle never sees half an update.
+atomically, so a control cycle never sees half an update. The model, its limits and the reference
+points: docs/arm_model.md.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ JOINT_NAMES: tuple[str, ...] = ("base_yaw", "shoulder_pitch", "beam_pitch", "wri
 NUM_JOINTS = len(JOINT_NAMES)
 
 REST_Q1 = math.radians(-45.0)
-"""Rest posture shoulder pitch (kinematics.md)."""
+"""Rest posture shoulder pitch (docs/arm_model.md)."""
 REST_Q2 = math.radians(33.8)
-"""Rest posture beam pitch (kinematics.md)."""
+"""Rest posture beam pitch (docs/arm_model.md)."""
 REST_POSTURE: tuple[float, ...] = (0.0, REST_Q1, REST_Q2, 0.0, 0.0)
 
 ALPHA_BETA_RANGE = (0.0, 2.7)
@@ -27,7 +28,7 @@ ALPHA_BETA_RANGE = (0.0, 2.7)
 
 @dataclass(frozen=True)
 class ArmParams:
-    """Geometry and limits of the arm; defaults are the spec's.
+    """Geometry and limits of the arm; the defaults are those of docs/arm_model.md.
 
     Attributes are metres and radians. `alpha_max` bounds ``q2 - q1`` (beam lowered while the
     shoulder leans back) and `beta_max` bounds ``q1 - q2`` (beam raised while the shoulder leans

@@ -1,7 +1,14 @@
-"""The arm-model parameters shared by the trajectory generator, kinematics and Cartesian motion nodes.
+"""The arm-model parameters: the kinematics node's, and a group every node using the arm model declares.
 
-`alpha_max` and `beta_max` are the spec's live parameters; geometry and per-joint limits are
-parameters too (defaults from kinematics.md) so a recalibrated arm needs no code change.
+`alpha_max` and `beta_max` are pinned live parameters (docs/interfaces.md); geometry and per-joint
+limits are parameters too (defaults in docs/arm_model.md) so a recalibrated arm needs no code change.
+Their values are written once, in config/arm.yaml, which each of these nodes loads before its own file.
+
+The group (`arm_param_specs`, `build_arm_params`, `arm_params_warnings`) is what the trajectory
+generator, the Cartesian motion node, the ghost, the cell simulator, the behaviour server and the
+gamepad controller add to their own parameters. The kinematics service node has no others, so its
+params-module functions (`param_specs`, `build_config`, `config_warnings`, the convention of every
+node: see `salamander_control.ros.params`) are the group itself. Pure: no rclpy.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ from typing import Any
 
 from salamander_control.kinematics import ALPHA_BETA_RANGE, ArmParams
 from salamander_control.kinematics.model import REST_Q1, REST_Q2
-from salamander_control.ros.params import ParamSpec
+from salamander_control.param_spec import ParamSpec
 
 _DESCRIPTIONS = {
     "alpha_max": "coupled upper limit: q2 - q1 <= alpha_max (rad); shoulder back, beam lowered",
@@ -59,3 +66,18 @@ def arm_params_warnings(params: ArmParams) -> list[str]:
         f"(q1={math.degrees(REST_Q1):.1f} deg, q2={math.degrees(REST_Q2):.1f} deg needs alpha_max >= "
         f"{REST_Q2 - REST_Q1:.4f}): the arm cannot return to rest until it is widened again"
     ]
+
+
+def param_specs() -> list[ParamSpec]:
+    """The kinematics node's parameters: the arm model, nothing else."""
+    return arm_param_specs()
+
+
+def build_config(values: dict[str, Any]) -> ArmParams:
+    """The kinematics node's snapshot: the arm model (ValueError refuses an inconsistent one)."""
+    return build_arm_params(values)
+
+
+def config_warnings(config: ArmParams) -> list[str]:
+    """The kinematics node's warnings: those of the arm model."""
+    return arm_params_warnings(config)

@@ -1,7 +1,7 @@
 """IK status codes and their reason strings: the one table the library, the nodes and the messages share.
 
 The numeric values equal the constants of ``salamander_msgs/msg/IkStatus`` (a test keeps them in step),
-and the reason strings are the ones kinematics.md fixes for operators' tools.
+and the reason strings are the ones operators' tools rely on (docs/arm_model.md).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class IkStatus(IntEnum):
 
     @property
     def reason(self) -> str:
-        """The spec's reason string, e.g. ``"coupled_limit"``."""
+        """The reason string operators' tools rely on, e.g. ``"coupled_limit"``."""
         return REASONS[self]
 
     @property
@@ -35,7 +35,7 @@ class IkStatus(IntEnum):
         """Look a status up by its reason string.
 
         Raises:
-            ValueError: ``reason`` is not one of the spec's strings.
+            ValueError: ``reason`` is not one of the reason strings.
         """
         for status, text in REASONS.items():
             if text == reason:

@@ -1,17 +1,18 @@
 """/arm/arm_cartesian_motion_node: MoveCartesian goals as straight TCP lines (or joint moves).
 
-The thin ROS shell around `cartesian_goal` / `cartesian_motion` / `cartesian_path`:
+The thin ROS shell around `cartesian.goal` / `cartesian.motion` / `cartesian.path` (design:
+docs/design/cartesian_plan.md; interface: docs/interfaces.md):
 - action `/arm/move_cartesian` (salamander_msgs/action/MoveCartesian). The goal callback rejects
   malformed goals (NaN, unknown path, speed_scale outside [0, 1]) and any goal before a valid
   /joint_states arrived, with the reason in the log. Accepted goals check their whole path first and end
   at once (ABORTED, the IK status of the first bad point) when it is infeasible, before any joint target.
-  A new feasible goal preempts the running one (which ends ABORTED, "preempted"); see cartesian_goal.
+  A new feasible goal preempts the running one (which ends ABORTED, "preempted"); see cartesian.goal.
 - service `/arm/retarget_cartesian` swaps the running goal's target if the new path is feasible;
   an infeasible one is refused with the IK status of its first bad point, a request that cannot be
-  tried (no active goal, NaN, goal stopping) with `conversions.INVALID_REQUEST` like the other services.
+  tried (no active goal, NaN, goal stopping) with `ros.conversions.INVALID_REQUEST` like the other services.
 - results carry the IK status of an early fail; a failure that is not the IK's (timeout, preempted,
   cancel) has status Ok, success false and the reason in `message`.
-- the control timer (`control_rate`) samples the Cartesian trajectory, solves the IK and publishes the
+- the control timer (`control_rate_hz`) samples the Cartesian trajectory, solves the IK and publishes the
   joints on `/arm/joint_target` with header.frame_id = the goal's client_id (the lease identity), the
   positions and, as a feed-forward a generator may use, the joint velocities at that point. The timer
   runs only while a goal is active. Plans are slowed until their joint motion fits
@@ -28,6 +29,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
@@ -39,89 +41,25 @@ from rclpy.timer import Timer
 from sensor_msgs.msg import JointState
 
 from salamander_control import names
+from salamander_control.cartesian import params
 from salamander_control.cartesian.clock_map import ClockMap
-from salamander_control.cartesian.config import (
-    CartesianGoal,
-    GoalRejected,
-    MotionConfig,
-    build_motion_config,
-    parse_goal,
-)
+from salamander_control.cartesian.config import CartesianGoal, GoalRejected, MotionConfig, parse_goal
 from salamander_control.cartesian.goal import GoalRun, Outcome, start_goal
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
-from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings
-from salamander_control.ros.conversions import INVALID_REQUEST, invalid_reason, point_to_tuple, tuple_to_point
-from salamander_control.ros.params import ParamBinding, ParamSpec
+from salamander_control.latest_sample import PutResult, StampOrder
+from salamander_control.ros.conversions import (
+    INVALID_REQUEST,
+    invalid_reason,
+    measured_joints,
+    point_to_tuple,
+    stamp_to_ns,
+    tuple_to_point,
+)
+from salamander_control.ros.log import LOG_THROTTLE_S
+from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.run import run_node
-from salamander_control.trajectory.joint_goal import GoalError, joint_vector
-from salamander_control.trajectory.otg import MotionLimits
-from salamander_control.trajectory.params import MOTION_GROUPS, per_joint_specs
 from salamander_msgs.action import MoveCartesian
 from salamander_msgs.srv import RetargetCartesian
-
-NODE_NAME = "arm_cartesian_motion_node"
-_THROTTLE = 2.0  # s between repeated warnings about bad input
-
-
-def motion_param_specs() -> list[ParamSpec]:
-    """The node's own parameters (the arm model's come from `arm_param_specs`)."""
-    return [
-        ParamSpec(
-            "max_linear_velocity", 1.0, "TCP speed limit along the line at speed_scale 1 (m/s)", 0.001, 5.0
-        ),
-        ParamSpec(
-            "max_linear_acceleration", 4.0, "TCP acceleration limit at speed_scale 1 (m/s^2)", 0.01, 50.0
-        ),
-        ParamSpec("max_linear_jerk", 40.0, "TCP jerk limit at speed_scale 1 (m/s^3)", 0.1, 1000.0),
-        ParamSpec(
-            "max_angular_velocity", 1.5, "tool pitch/yaw rate limit at speed_scale 1 (rad/s)", 0.01, 10.0
-        ),
-        ParamSpec("max_angular_acceleration", 6.0, "tool pitch/yaw acceleration limit (rad/s^2)", 0.1, 100.0),
-        ParamSpec("max_angular_jerk", 60.0, "tool pitch/yaw jerk limit (rad/s^3)", 1.0, 2000.0),
-        ParamSpec(
-            "control_rate", 100.0, "rate of Cartesian sampling, IK and joint targets (Hz)", 10.0, 1000.0
-        ),
-        ParamSpec("feedback_rate", 20.0, "rate of MoveCartesian feedback (Hz)", 1.0, 100.0),
-        ParamSpec("position_tolerance", 0.001, "measured TCP to target distance for success (m)", 1e-5, 0.05),
-        ParamSpec("angle_tolerance", 0.01, "measured tool pitch/yaw error for success (rad)", 1e-4, 0.2),
-        ParamSpec(
-            "joint_tolerance", 0.001, "measured joint error for success of a joint path (rad)", 1e-5, 0.1
-        ),
-        ParamSpec(
-            "settle_timeout", 3.0, "time after the trajectory ends for the arm to arrive (s)", 0.1, 60.0
-        ),
-        ParamSpec("joint_path_timeout", 30.0, "time a joint path goal may take (s)", 1.0, 600.0),
-        ParamSpec("joint_state_timeout", 1.0, "older /joint_states count as missing (s)", 0.05, 60.0),
-        ParamSpec(
-            "path_sample_spacing", 0.002, "largest TCP step between path check samples (m)", 1e-4, 0.01
-        ),
-        ParamSpec(
-            "path_angle_spacing", 0.01, "largest tool angle step between path check samples (rad)", 1e-3, 0.1
-        ),
-        ParamSpec("path_min_samples", 50, "fewest samples of a path check", 2, 100000),
-        ParamSpec("max_joint_step", 0.2, "largest joint change between path samples (rad)", 0.01, 3.2),
-        ParamSpec(
-            "joint_limit_fraction",
-            0.9,
-            "fraction of the generator's joint limits Cartesian plans may use (the rest is headroom)",
-            0.1,
-            1.0,
-        ),
-    ]
-
-
-def joint_limit_specs() -> list[ParamSpec]:
-    """The trajectory generator's per-joint limits (`max_velocity.<joint>`, ...), same names and defaults.
-
-    Cartesian plans are slowed down until their joint motion fits these (times `joint_limit_fraction`);
-    set them to the generator's values when those change.
-    """
-    defaults = MotionLimits()
-    specs: list[ParamSpec] = []
-    for group, (unit, value_range) in MOTION_GROUPS.items():
-        what = f"the trajectory generator's {group.replace('max_', '')} limit"
-        specs += per_joint_specs(group, getattr(defaults, group), what, unit, value_range)
-    return specs
 
 
 @dataclass
@@ -136,24 +74,22 @@ class _Active:
 class CartesianMotionNode(Node):
     """MoveCartesian action server, retarget service and the Cartesian control loop."""
 
-    def __init__(self) -> None:
-        super().__init__(NODE_NAME, namespace=names.ARM_NS)
+    def __init__(self, **node_kwargs: Any) -> None:
+        """`node_kwargs` go to rclpy's Node (e.g. namespace= for a test that builds it in-process)."""
+        super().__init__(names.CARTESIAN_MOTION_NODE, **node_kwargs)
         self._binding: ParamBinding[MotionConfig] = ParamBinding(
-            self,
-            [*arm_param_specs(), *motion_param_specs(), *joint_limit_specs()],
-            build_motion_config,
-            warn=lambda cfg: arm_params_warnings(cfg.arm),
+            self, params.param_specs(), params.build_config, warn=params.config_warnings,
             on_change=self._on_params,
         )
         self._lock = threading.Lock()
         self._joints: tuple[float, ...] | None = None  # last valid measured joints, motor order
-        self._joints_stamp = 0  # header stamp (ns) of that message, 0 when unstamped
+        self._joints_order = StampOrder()  # of the stamped joint states (unstamped ones are not ordered)
         self._joints_time = -math.inf  # monotonic receive time
         self._active: _Active | None = None
         self._last_feedback = -math.inf
-        self.create_subscription(
+        self._js_topic = self.create_subscription(
             JointState, names.JOINT_STATES, self._on_joint_state, qos_profile_sensor_data
-        )
+        ).topic_name  # resolved and remapped, for the logs
         self._target_pub = self.create_publisher(JointState, names.JOINT_TARGET, 10)
         self._server = ActionServer(
             self,
@@ -163,39 +99,36 @@ class CartesianMotionNode(Node):
             goal_callback=self._on_goal,
             cancel_callback=lambda _handle: CancelResponse.ACCEPT,
         )
-        self.create_service(RetargetCartesian, names.RETARGET_CARTESIAN, self._on_retarget)
+        retarget = self.create_service(RetargetCartesian, names.RETARGET_CARTESIAN, self._on_retarget)
         self._clock_map = ClockMap(time.monotonic_ns, lambda: self.get_clock().now().nanoseconds)
-        self._timer = self._make_timer(self._binding.snapshot.control_rate)
+        self._timer = self._make_timer(self._binding.snapshot.control_rate_hz)
         self.get_logger().info(
-            f"ready: {names.MOVE_CARTESIAN}, {names.RETARGET_CARTESIAN} -> {names.JOINT_TARGET} "
-            f"at {self._binding.snapshot.control_rate:.0f} Hz"
+            f"ready: {self.resolve_topic_name(names.MOVE_CARTESIAN)}, {retarget.service_name} -> "
+            f"{self._target_pub.topic_name} "
+            f"at {self._binding.snapshot.control_rate_hz:.0f} Hz"
         )
 
     # Inputs -------------------------------------------------------------------------------------------
 
     def _on_joint_state(self, msg: JointState) -> None:
         """Cache a valid measured joint state; refuse NaN, missing joints and out-of-order stamps."""
-        try:
-            vec = joint_vector(msg.name, msg.position, msg.velocity)
-        except GoalError as exc:
-            self.get_logger().warning(
-                f"ignoring {names.JOINT_STATES}: {exc}", throttle_duration_sec=_THROTTLE
-            )
+        q = measured_joints(msg, self._js_topic, self.get_logger().warning, velocities=True)
+        if q is None:
             return
-        stamp = Time.from_msg(msg.header.stamp).nanoseconds
+        stamp = stamp_to_ns(msg.header.stamp)
         with self._lock:
-            if stamp and stamp < self._joints_stamp:
+            if stamp and self._joints_order.offer(stamp) is PutResult.OUT_OF_ORDER:
                 self.get_logger().warning(
-                    f"ignoring {names.JOINT_STATES}: stamp older than the last one",
-                    throttle_duration_sec=_THROTTLE,
+                    f"ignoring {self._js_topic}: stamp older than the last one",
+                    throttle_duration_sec=LOG_THROTTLE_S,
                 )
                 return
-            self._joints, self._joints_stamp, self._joints_time = vec.positions, stamp, time.monotonic()
+            self._joints, self._joints_time = q, time.monotonic()
 
     def _measured(self, cfg: MotionConfig, now: float) -> tuple[float, ...] | None:
         """The last valid joint state, or None when there is none or it is older than the timeout."""
         with self._lock:
-            if self._joints is None or now - self._joints_time > cfg.joint_state_timeout:
+            if self._joints is None or now - self._joints_time > cfg.joint_state_timeout_s:
                 return None
             return self._joints
 
@@ -208,9 +141,9 @@ class CartesianMotionNode(Node):
 
     def _on_params(self, old: MotionConfig, new: MotionConfig) -> None:
         """Apply a control-rate change; re-check a running path against changed arm limits."""
-        if new.control_rate != old.control_rate:
+        if new.control_rate_hz != old.control_rate_hz:
             self.destroy_timer(self._timer)
-            self._timer = self._make_timer(new.control_rate)
+            self._timer = self._make_timer(new.control_rate_hz)
         if new.arm != old.arm and self._active is not None:
             problem = self._active.run.on_params(time.monotonic(), new)
             if problem:
@@ -229,8 +162,8 @@ class CartesianMotionNode(Node):
         if self._measured(cfg, time.monotonic()) is None:
             with self._lock:
                 never = self._joints is None
-            why = "no joint state yet" if never else f"joint state older than {cfg.joint_state_timeout} s"
-            self.get_logger().warning(f"rejected MoveCartesian goal: {why} on {names.JOINT_STATES}")
+            why = "no joint state yet" if never else f"joint state older than {cfg.joint_state_timeout_s} s"
+            self.get_logger().warning(f"rejected MoveCartesian goal: {why} on {self._js_topic}")
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
@@ -253,7 +186,7 @@ class CartesianMotionNode(Node):
                 Outcome("aborted", IkStatus.OK, "preempted by a new goal", (math.nan,) * 3)
             )
         self.get_logger().info(f"MoveCartesian {goal.path} goal to {goal.pose[:3]} for {goal.client_id!r}")
-        self._clock_map.calibrate()  # this goal's stamps: plan times on the ROS clock (clock_map.py)
+        self._clock_map.calibrate()  # stamps = plan times on the ROS clock (docs/design/clock_map.md)
         done = Future()
         self._active = _Active(run, handle, done)
         if self._timer.is_canceled():
@@ -317,7 +250,7 @@ class CartesianMotionNode(Node):
         cycle = active.run.step(now, cfg, measured)
         if cycle.target is not None:
             self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.client_id, stamp)
-        if cycle.feedback is not None and now - self._last_feedback >= 1.0 / cfg.feedback_rate:
+        if cycle.feedback is not None and now - self._last_feedback >= 1.0 / cfg.feedback_rate_hz:
             self._last_feedback = now
             fb = cycle.feedback
             active.handle.publish_feedback(
@@ -346,7 +279,7 @@ class CartesianMotionNode(Node):
         """
         msg = JointState()
         msg.header.stamp = stamp.to_msg()
-        msg.header.frame_id = client_id  # the lease identity (docs/architecture.md)
+        msg.header.frame_id = client_id  # the lease identity (docs/interfaces.md)
         msg.name = list(JOINT_NAMES)
         msg.position = [float(v) for v in q]
         msg.velocity = [float(v) for v in qd] if qd is not None else []

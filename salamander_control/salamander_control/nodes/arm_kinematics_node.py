@@ -8,36 +8,38 @@ through one.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rclpy.node import Node
 
 from salamander_control import names
-from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
+from salamander_control.kinematics import params
 from salamander_control.ros.conversions import INVALID_REQUEST
 from salamander_control.ros.kinematics_services import compute_fk_response, solve_ik_response
+from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.run import run_node
 from salamander_msgs.srv import ComputeFk, SolveIk
-
-WARN_THROTTLE_S = 2.0
-"""At most one log line per kind of refused request per this many seconds."""
 
 
 class ArmKinematicsNode(Node):
     """Serves `names.SOLVE_IK` and `names.COMPUTE_FK` with the current arm parameters."""
 
-    def __init__(self) -> None:
-        ns, _, name = names.KINEMATICS_NODE.rpartition("/")
-        super().__init__(name, namespace=ns)
-        self._params = ParamBinding(self, arm_param_specs(), build_arm_params, warn=arm_params_warnings)
-        self.create_service(SolveIk, names.SOLVE_IK, self._on_solve_ik)
-        self.create_service(ComputeFk, names.COMPUTE_FK, self._on_compute_fk)
-        self.get_logger().info(f"serving {names.SOLVE_IK} and {names.COMPUTE_FK}")
+    def __init__(self, **node_kwargs: Any) -> None:
+        """`node_kwargs` go to rclpy's Node (e.g. namespace= for a test that builds it in-process)."""
+        super().__init__(names.KINEMATICS_NODE, **node_kwargs)
+        self._params = ParamBinding(
+            self, params.param_specs(), params.build_config, warn=params.config_warnings
+        )
+        ik = self.create_service(SolveIk, names.SOLVE_IK, self._on_solve_ik)
+        fk = self.create_service(ComputeFk, names.COMPUTE_FK, self._on_compute_fk)
+        self.get_logger().info(f"serving {ik.service_name} and {fk.service_name}")
 
     def _on_solve_ik(self, request: SolveIk.Request, response: SolveIk.Response) -> SolveIk.Response:
         answer = solve_ik_response(request, self._params.snapshot)
         if answer.status == INVALID_REQUEST:
             self.get_logger().warning(
-                f"SolveIk refused: {answer.reason}", throttle_duration_sec=WARN_THROTTLE_S
+                f"SolveIk refused: {answer.reason}", throttle_duration_sec=LOG_THROTTLE_S
             )
         return answer
 
@@ -45,7 +47,7 @@ class ArmKinematicsNode(Node):
         answer = compute_fk_response(request, self._params.snapshot)
         if not answer.success:
             self.get_logger().warning(
-                f"ComputeFk refused: {answer.message}", throttle_duration_sec=WARN_THROTTLE_S
+                f"ComputeFk refused: {answer.message}", throttle_duration_sec=LOG_THROTTLE_S
             )
         return answer
 

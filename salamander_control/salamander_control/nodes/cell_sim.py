@@ -1,19 +1,22 @@
 """`/salamander/cell_sim`: cans, a compartment box and a suction pad, simulated for a robot-less laptop.
 
-A thin shell around `salamander_control.sim.cell.CellModel`. Run it with the cell config::
+A thin shell around `salamander_control.sim.cell.CellModel` (parameters: `sim.cell.params`). Run it
+with the arm model and the cell config::
 
-    cell_sim --ros-args --params-file config/cell.yaml
-    python -m salamander_control.nodes.cell_sim --ros-args --params-file config/cell.yaml
+    cell_sim --ros-args --params-file config/arm.yaml --params-file config/cell.yaml
+    python -m salamander_control.nodes.cell_sim --ros-args --params-file config/arm.yaml \
+        --params-file config/cell.yaml
 
 - subscribes `/joint_states`: the callback only files the newest message (by stamp) in a one-slot
   mailbox; the step timer reads it, refuses a malformed one with a throttled warning, and computes the
   TCP with the kinematics library (the arm model is a parameter set, as in the other nodes);
 - serves `names.CELL_VACUUM` (std_srvs/SetBool, true = on): the command is queued with its time and
-  applied by the next step (within 1/update_rate s); the reply says what follows;
-- publishes `names.CELL_STATE` (std_msgs/String, JSON; format in `salamander_control.sim.cell.report`) at
-  `state_rate` and on every change (pad contact, grip, release, knock-off, vacuum), `names.CELL_MARKERS`
-  (MarkerArray in base_link; colours in `salamander_control.sim.cell.scene`) at `marker_rate` and on every
-  change, and `names.CELL_VACUUM_STATE` (std_msgs/Bool, transient local) on change.
+  applied by the next step (within 1/update_rate_hz s); the reply says what follows;
+- publishes `names.CELL_STATE` (std_msgs/String, JSON; format in `salamander_control.sim.cell.report`)
+  at `state_rate_hz` and on every change (pad contact, grip, release, knock-off, vacuum),
+  `names.CELL_MARKERS` (MarkerArray in base_link; colours in `salamander_control.sim.cell.scene`) at
+  `marker_rate_hz` and on every change, and `names.CELL_VACUUM_STATE` (std_msgs/Bool, transient local)
+  on change.
 
 The layout (cans, box, targets) and the rates are read-only parameters: a can cannot teleport and a box
 cannot grow while the cell runs. Suction tolerances, settle times and the arm model are live.
@@ -25,49 +28,29 @@ import json
 import math
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, String
 from std_srvs.srv import SetBool
 from visualization_msgs.msg import Marker, MarkerArray
 
 from salamander_control import names
-from salamander_control.kinematics import ArmParams, forward_kinematics
-from salamander_control.kinematics.params import arm_param_specs, build_arm_params
+from salamander_control.joint_state import JointStateError, joint_vector
+from salamander_control.kinematics import forward_kinematics
 from salamander_control.latest_sample import LatestSample, PutResult
-from salamander_control.ros.conversions import BASE_FRAME, JointStateError, joint_state_to_vector, stamp_to_ns
-from salamander_control.ros.params import ParamBinding, ParamSpec
+from salamander_control.ros.conversions import BASE_FRAME, stamp_to_ns
+from salamander_control.ros.log import KindLogger
+from salamander_control.ros.params import ParamBinding
+from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
-from salamander_control.sim.cell.config import PARAMETERS, CellConfig, config_from_values
+from salamander_control.sim.cell import params
 from salamander_control.sim.cell.model import CellModel
 from salamander_control.sim.cell.scene import Shape, scene
 
-WARN_THROTTLE_S = 2.0
-"""At most one warning per kind of problem per this many seconds."""
-
 _KINDS = {"cylinder": Marker.CYLINDER, "cube": Marker.CUBE, "text": Marker.TEXT_VIEW_FACING}
-
-
-@dataclass(frozen=True)
-class CellSimSettings:
-    """The node's parameter snapshot: the cell config and the arm model for FK."""
-
-    config: CellConfig
-    arm: ArmParams
-
-
-def cell_sim_param_specs() -> list[ParamSpec]:
-    """The cell's parameters (read-only unless live) and the arm model's."""
-    return [*PARAMETERS, *arm_param_specs()]
-
-
-def build_settings(values: dict[str, Any]) -> CellSimSettings:
-    """The snapshot from parameter values; raises ValueError (the refusal reason) when inconsistent."""
-    return CellSimSettings(config_from_values(values), build_arm_params(values))
 
 
 def shape_marker(shape: Shape, stamp: Any) -> Marker:
@@ -83,13 +66,13 @@ def shape_marker(shape: Shape, stamp: Any) -> Marker:
 
 
 class CellSimNode(Node):
-    """Steps the cell model at `update_rate` on the newest joint state and the queued vacuum commands."""
+    """Steps the cell model at `update_rate_hz` on the newest joint state and the queued vacuum commands."""
 
-    def __init__(self) -> None:
-        ns, _, name = names.CELL_SIM.rpartition("/")
-        super().__init__(name, namespace=ns)
-        self._params: ParamBinding[CellSimSettings] = ParamBinding(
-            self, cell_sim_param_specs(), build_settings
+    def __init__(self, **node_kwargs: Any) -> None:
+        """`node_kwargs` go to rclpy's Node (e.g. namespace= for a test that builds it in-process)."""
+        super().__init__(names.CELL_SIM, **node_kwargs)
+        self._params: ParamBinding[params.CellSimSettings] = ParamBinding(
+            self, params.param_specs(), params.build_config
         )
         settings = self._params.snapshot
         config = settings.config
@@ -101,21 +84,18 @@ class CellSimNode(Node):
         self._q: tuple[float, ...] | None = None
         self._q_time = -math.inf
         self._next_state = self._next_markers = 0.0
-        self._loggers: dict[str, Any] = {}
+        self._warnings = KindLogger(self.get_logger())
         self._summary: tuple[bool, str | None, str | None] = (False, None, None)
 
-        latched = QoSProfile(
-            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
-        )
         self._state_pub = self.create_publisher(String, names.CELL_STATE, 10)
         self._markers_pub = self.create_publisher(MarkerArray, names.CELL_MARKERS, 10)
-        self._vacuum_pub = self.create_publisher(Bool, names.CELL_VACUUM_STATE, latched)
+        self._vacuum_pub = self.create_publisher(Bool, names.CELL_VACUUM_STATE, LATCHED)
         self._vacuum_pub.publish(Bool(data=False))
-        self.create_subscription(
+        self._js_topic = self.create_subscription(
             JointState, names.JOINT_STATES, self._on_joint_state, qos_profile_sensor_data
-        )
+        ).topic_name  # resolved and remapped, for the logs
         self.create_service(SetBool, names.CELL_VACUUM, self._on_vacuum)
-        self.create_timer(1.0 / config.node["update_rate"], self._on_timer)
+        self.create_timer(1.0 / config.node["update_rate_hz"], self._on_timer)
         ids = ", ".join(
             f"{cid} at ({x:.3f}, {y:.3f})"
             for cid, (x, y) in zip(config.layout.can_ids, config.layout.can_xy, strict=True)
@@ -132,7 +112,7 @@ class CellSimNode(Node):
 
     def _on_joint_state(self, msg: JointState) -> None:
         if self._latest.put(stamp_to_ns(msg.header.stamp), (msg, self._now())) is PutResult.OUT_OF_ORDER:
-            self._warn("out_of_order", "skipped a /joint_states stamped before the newest one received")
+            self._warn("out_of_order", f"skipped a {self._js_topic} stamped before the newest one received")
 
     def _on_vacuum(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
         with self._lock:
@@ -140,16 +120,13 @@ class CellSimNode(Node):
         suction = self._params.snapshot.config.suction
         response.success = True
         if request.data:
-            response.message = f"vacuum on: a can under the pad is held after {suction.attach_settle:.2f} s"
+            response.message = f"vacuum on: a can under the pad is held after {suction.attach_settle_s:.2f} s"
         else:
-            response.message = f"vacuum off: a held can lets go after {suction.release_settle:.2f} s"
+            response.message = f"vacuum off: a held can lets go after {suction.release_settle_s:.2f} s"
         return response
 
     def _warn(self, kind: str, text: str) -> None:
-        logger = self._loggers.get(kind)
-        if logger is None:
-            logger = self._loggers[kind] = self.get_logger().get_child(kind)
-        logger.warning(text, throttle_duration_sec=WARN_THROTTLE_S)
+        self._warnings.warning(kind, text)
 
     # --- the step: all decisions -------------------------------------------------------------------------
 
@@ -166,14 +143,14 @@ class CellSimNode(Node):
         if taken is not None:
             msg, received = taken
             try:
-                self._q, self._q_time = joint_state_to_vector(msg), received
+                self._q, self._q_time = joint_vector(msg.name, msg.position).positions, received
             except JointStateError as exc:
-                self._warn(exc.problem.value, f"skipped a /joint_states: {exc}")
+                self._warn(exc.problem.value, f"skipped a {self._js_topic}: {exc}")
         pose = None
-        if self._q is not None and now - self._q_time <= settings.config.node["joint_state_timeout"]:
+        if self._q is not None and now - self._q_time <= settings.config.node["joint_state_timeout_s"]:
             pose = forward_kinematics(self._q, settings.arm)
         elif self._q is not None and model.held is not None:
-            self._warn("stale", "no fresh /joint_states: the held can stays where it was")
+            self._warn("stale", f"no fresh {self._js_topic}: the held can stays where it was")
         model.step(pose, now)
         events = model.drain_events()
         for event in events:
@@ -186,11 +163,11 @@ class CellSimNode(Node):
         self._summary = summary
         if changed or now >= self._next_state:
             self._state_pub.publish(String(data=json.dumps(model.state(), separators=(",", ":"))))
-            self._next_state = now + 1.0 / node["state_rate"]
+            self._next_state = now + 1.0 / node["state_rate_hz"]
         if changed or now >= self._next_markers:
             stamp = self.get_clock().now().to_msg()
             self._markers_pub.publish(MarkerArray(markers=[shape_marker(s, stamp) for s in scene(model)]))
-            self._next_markers = now + 1.0 / node["marker_rate"]
+            self._next_markers = now + 1.0 / node["marker_rate_hz"]
 
 
 def main(args: list[str] | None = None) -> None:

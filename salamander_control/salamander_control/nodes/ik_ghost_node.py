@@ -20,82 +20,39 @@ turns red exactly where the generator's limits would refuse the pose.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
 from salamander_control import names
+from salamander_control.ghost import params
 from salamander_control.ghost.core import evaluate_ghost
 from salamander_control.ghost.msgs import joint_state_msg, marker_array, status_msg
-from salamander_control.kinematics import ArmParams, IkStatus
-from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
+from salamander_control.joint_state import JointStateError, joint_vector
+from salamander_control.kinematics import IkStatus
 from salamander_control.latest_sample import LatestSample, PutResult
-from salamander_control.ros.conversions import JointStateError, joint_state_to_vector, stamp_to_ns
-from salamander_control.ros.params import ParamBinding, ParamSpec
+from salamander_control.ros.conversions import stamp_to_ns
+from salamander_control.ros.log import LOG_THROTTLE_S, KindLogger
+from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.run import run_node
 from salamander_msgs.msg import IkStatus as IkStatusMsg
-
-WARN_THROTTLE_S = 2.0
-"""At most one warning per kind of skipped joint state per this many seconds."""
-
-
-@dataclass(frozen=True)
-class GhostConfig:
-    """The ghost node's parameter snapshot: arm model, processing rate, marker lifetime."""
-
-    arm: ArmParams
-    max_rate_hz: float
-    marker_lifetime_s: float
-
-
-def ghost_param_specs() -> list[ParamSpec]:
-    """Every parameter of the ghost node: the arm model's plus its own two."""
-    return [
-        *arm_param_specs(),
-        ParamSpec(
-            "max_rate_hz",
-            20.0,
-            "at most this many joint states per second are evaluated, always the newest (Hz)",
-            0.5,
-            200.0,
-        ),
-        ParamSpec(
-            "marker_lifetime_s",
-            1.0,
-            "rviz drops a ghost drawing not refreshed for this long, so a stalled ghost fades (s; 0 = never)",
-            0.0,
-            60.0,
-        ),
-    ]
-
-
-def build_ghost_config(values: dict[str, Any]) -> GhostConfig:
-    """The snapshot from parameter values; raises ValueError for an inconsistent arm model."""
-    return GhostConfig(
-        build_arm_params(values), float(values["max_rate_hz"]), float(values["marker_lifetime_s"])
-    )
 
 
 class IkGhostNode(Node):
     """Publishes the IK ghost of the latest `/joint_states` at most `max_rate_hz` times a second."""
 
-    def __init__(self) -> None:
-        ns, _, name = names.IK_GHOST_NODE.rpartition("/")
-        super().__init__(name, namespace=ns)
-        self._params: ParamBinding[GhostConfig] = ParamBinding(
-            self,
-            ghost_param_specs(),
-            build_ghost_config,
-            warn=lambda config: arm_params_warnings(config.arm),
+    def __init__(self, **node_kwargs: Any) -> None:
+        """`node_kwargs` go to rclpy's Node (e.g. namespace= for a test that builds it in-process)."""
+        super().__init__(names.IK_GHOST_NODE, **node_kwargs)
+        self._params: ParamBinding[params.GhostConfig] = ParamBinding(
+            self, params.param_specs(), params.build_config, warn=params.config_warnings,
             on_change=self._on_params_changed,
         )
         self._latest: LatestSample[JointState] = LatestSample()
-        self._skip_loggers: dict[str, RcutilsLogger] = {}
+        self._skips = KindLogger(self.get_logger())  # one throttle per kind of skipped joint state
         self._last_status: IkStatus | None = None
         self._status_pub = self.create_publisher(IkStatusMsg, names.GHOST_STATUS, 10)
         self._joints_pub = self.create_publisher(JointState, names.GHOST_JOINT_STATE, 10)
@@ -106,7 +63,7 @@ class IkGhostNode(Node):
         )
         self._timer = self.create_timer(1.0 / self._params.snapshot.max_rate_hz, self._on_timer)
 
-    def _on_params_changed(self, old: GhostConfig, new: GhostConfig) -> None:
+    def _on_params_changed(self, old: params.GhostConfig, new: params.GhostConfig) -> None:
         if new.max_rate_hz != old.max_rate_hz:
             self._timer.timer_period_ns = round(1e9 / new.max_rate_hz)
 
@@ -117,15 +74,11 @@ class IkGhostNode(Node):
         elif result is PutResult.CLOCK_RESET:
             self.get_logger().info(
                 "joint state stamps jumped back by over a second: taken as a clock reset",
-                throttle_duration_sec=WARN_THROTTLE_S,
+                throttle_duration_sec=LOG_THROTTLE_S,
             )
 
     def _skip(self, kind: str, why: str) -> None:
-        # One child logger per kind: each has its own throttle, so a flood of one problem cannot hide another.
-        logger = self._skip_loggers.get(kind)
-        if logger is None:
-            logger = self._skip_loggers[kind] = self.get_logger().get_child(kind)
-        logger.warning(f"skipped joint state ({kind}): {why}", throttle_duration_sec=WARN_THROTTLE_S)
+        self._skips.warning(kind, f"skipped joint state ({kind}): {why}")
 
     def _on_timer(self) -> None:
         msg = self._latest.take()
@@ -133,7 +86,7 @@ class IkGhostNode(Node):
             return
         config = self._params.snapshot
         try:
-            ghost = evaluate_ghost(joint_state_to_vector(msg), config.arm)
+            ghost = evaluate_ghost(joint_vector(msg.name, msg.position).positions, config.arm)
         except JointStateError as exc:
             self._skip(exc.problem.value, str(exc))
             return

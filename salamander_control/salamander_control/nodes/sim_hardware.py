@@ -1,9 +1,10 @@
 """`/arm/sim_hardware`: the simulated arm behind /arm/joint_command and /joint_states.
 
 The embedded default hardware; the real robot's driver replaces only this node (same topics). The
-motor and stop model is `sim_model.SimModel`; this shell caches the latest valid command, steps the
-model at `rate_hz` with the measured elapsed time, publishes /joint_states (positions and velocities)
-and the physical-stop counter, and warns on every stop hit: in a correct stack the counter stays 0.
+motor and stop model is `sim.hardware.SimModel`, its parameters `sim.params`; this shell caches the
+latest valid command, steps the model at `update_rate_hz` with the measured elapsed time, publishes
+/joint_states (positions and velocities) and the physical-stop counter, and warns on every stop hit: in
+a correct stack the counter stays 0.
 """
 
 from __future__ import annotations
@@ -13,64 +14,35 @@ import time
 from typing import Any
 
 from rclpy.node import Node
-from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import UInt64
 
 from salamander_control import names
-from salamander_control.kinematics import ALPHA_BETA_RANGE, JOINT_NAMES, REST_POSTURE
-from salamander_control.ros.params import ParamBinding, ParamSpec
+from salamander_control.joint_state import JointStateError, joint_vector
+from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE
+from salamander_control.ros.log import LOG_THROTTLE_S
+from salamander_control.ros.params import ParamBinding
+from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
+from salamander_control.sim import params
 from salamander_control.sim.hardware import SimConfig, SimModel
-from salamander_control.trajectory.joint_goal import GoalError, merge_goal
-from salamander_control.trajectory.params import per_joint_specs, per_joint_values
 
-THROTTLE = 1.0  # s between two log lines of one kind
 MAX_STEPS_PER_TICK = 4  # a late tick integrates at most this many periods (no catch-up burst)
-LATCHED = QoSProfile(
-    depth=1, reliability=QoSReliabilityPolicy.RELIABLE, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL
-)
-
-
-def parameter_specs() -> list[ParamSpec]:
-    """Every parameter of the node, defaults from `SimConfig`."""
-    d = SimConfig()
-    return [
-        ParamSpec("rate_hz", 250.0, "integration and /joint_states rate (Hz)", 10.0, 2000.0, read_only=True),
-        ParamSpec("time_constant", d.time_constant, "first-order lag of every motor (s)", 0.001, 1.0),
-        *per_joint_specs("max_velocity", d.max_velocity, "motor velocity limit", "rad/s", (0.01, 20.0)),
-        ParamSpec("stop_margin", d.stop_margin, "stops beyond the URDF joint limits (rad)", 0.0, 0.5),
-        ParamSpec("alpha_stop", d.alpha_stop, "physical stop of q2 - q1 (rad)", *ALPHA_BETA_RANGE),
-        ParamSpec("beta_stop", d.beta_stop, "physical stop of q1 - q2 (rad)", *ALPHA_BETA_RANGE),
-        ParamSpec(
-            "command_timeout", d.command_timeout, "the motors hold when no command came for this long (s)",
-            0.01, 10.0,
-        ),
-    ]
-
-
-def build_config(values: dict[str, Any]) -> SimConfig:
-    """The model configuration for a complete set of parameter values; ValueError refuses it."""
-    return SimConfig(
-        time_constant=values["time_constant"],
-        max_velocity=per_joint_values(values, "max_velocity"),
-        stop_margin=values["stop_margin"],
-        alpha_stop=values["alpha_stop"],
-        beta_stop=values["beta_stop"],
-        command_timeout=values["command_timeout"],
-    )
 
 
 class SimHardware(Node):
     """The simulated hardware node (see the module docstring)."""
 
-    def __init__(self) -> None:
-        super().__init__("sim_hardware", namespace=names.ARM_NS)
+    def __init__(self, **node_kwargs: Any) -> None:
+        """`node_kwargs` go to rclpy's Node (e.g. namespace= for a test that builds it in-process)."""
+        super().__init__(names.SIM_HARDWARE, **node_kwargs)
         self._lock = threading.Lock()
         self._pending: tuple[float, ...] | None = None
-        self._params = ParamBinding(self, parameter_specs(), build_config, on_change=self._on_params)
+        self._params = ParamBinding(
+            self, params.param_specs(), params.build_config, on_change=self._on_params
+        )
         self._model = SimModel(self._params.snapshot, REST_POSTURE)
-        self._period = 1.0 / float(self.get_parameter("rate_hz").value)
+        self._period = 1.0 / float(self.get_parameter("update_rate_hz").value)
         self._last_tick = time.monotonic()
         self._js_pub = self.create_publisher(JointState, names.JOINT_STATES, 10)
         self._hits_pub = self.create_publisher(UInt64, names.SIM_STOP_HITS, LATCHED)
@@ -82,11 +54,9 @@ class SimHardware(Node):
 
     def _on_command(self, msg: JointState) -> None:
         try:
-            if len(msg.name) != len(JOINT_NAMES):
-                raise GoalError(f"a command names all {len(JOINT_NAMES)} joints, got {list(msg.name)}")
-            command = merge_goal(msg.name, msg.position, REST_POSTURE)  # every joint named: nothing kept
-        except GoalError as exc:
-            self.get_logger().error(f"command refused: {exc}", throttle_duration_sec=THROTTLE)
+            command = joint_vector(msg.name, msg.position, allow_extra=False).positions  # all five, no others
+        except JointStateError as exc:
+            self.get_logger().error(f"command refused: {exc}", throttle_duration_sec=LOG_THROTTLE_S)
             return
         with self._lock:
             self._pending = command
@@ -117,7 +87,7 @@ class SimHardware(Node):
             beyond = f", command {event.command_beyond:.4f} rad beyond" if event.command_beyond > 0.0 else ""
             self.get_logger().warning(
                 f"physical stop hit: {', '.join(event.stops)} (would have passed by {event.overshoot:.4f} rad"
-                f"{beyond}; hits: {hits})", throttle_duration_sec=THROTTLE,
+                f"{beyond}; hits: {hits})", throttle_duration_sec=LOG_THROTTLE_S,
             )
 
 

@@ -4,21 +4,15 @@ A thin ROS shell: `GoalGate` decides which goals count (lease, order, form), `Tr
 control cycle (goal projection, Ruckig, post-clamp), `ParamBinding` holds the parameters as one frozen
 snapshot read once per cycle. This module only wires them to topics, the lease service and the timers.
 
-Choices worth knowing:
-- Start: no command is sent before the first valid /joint_states; the generator starts from that
-  measurement (at rest), so bringing it up never makes the arm jump.
-- After that it runs open loop (Ruckig's state is the command, not the measurement) and stops
-  listening to /joint_states. Position-controlled motors follow the command within their own loop,
-  and a stop (lease expiry) is planned from the command, which is continuous by construction; feeding
-  the measurement back would only add its noise and the motors' lag to the plan.
-- Lease expiry: the arm brakes within its limits (Ruckig velocity interface) and holds; the goal
-  becomes where it stopped, and the expired holder must acquire the lease again to move it.
-- Narrowing alpha_max/beta_max (or a joint limit) under the arm: see trajectory_core.py; the arm
-  returns inside on a Ruckig trajectory, never by a jump, and the WARN says how far outside it is.
-- Goals with velocities (JointState.velocity, one per name) are a stream, e.g. the Cartesian motion
-  node's samples of a straight TCP line: the command follows the curve through them `stream_delay_s`
-  behind (header stamps place each sample in time; a zero stamp counts as "now"), and comes to rest at
-  the newest sample when none arrives for `stream_timeout_s` (trajectory_core.py says why and how).
+Invariants: no command before the first valid /joint_states (the generator starts from that
+measurement, so bringing it up never makes the arm jump); after that it runs open loop on its own
+commands and no longer listens to /joint_states. A lease expiry brakes the arm within its limits and
+holds it. Narrowed limits under the arm are returned inside on a Ruckig trajectory, never by a jump,
+with a WARN that says how far outside it is. Goals with velocities are a stream, followed
+`stream_delay_s` behind and brought to rest at the newest sample after `stream_timeout_s` of silence.
+
+Interface: docs/interfaces.md; why it works this way: docs/design/trajectory_generator.md and
+docs/design/stream_following.md.
 """
 
 from __future__ import annotations
@@ -29,67 +23,35 @@ from typing import Any
 
 from builtin_interfaces.msg import Time as TimeMsg
 from rclpy.node import Node
-from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import qos_profile_sensor_data
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES
-from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
-from salamander_control.ros.params import ParamBinding, ParamSpec
+from salamander_control.ros.conversions import measured_joints
+from salamander_control.ros.log import LOG_THROTTLE_S
+from salamander_control.ros.params import ParamBinding
+from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
+from salamander_control.trajectory import params
 from salamander_control.trajectory.clamp import clamp_joints
 from salamander_control.trajectory.core import ROUNDING, CycleOutput, TrajectoryConfig, TrajectoryCore
 from salamander_control.trajectory.goal_gate import GoalGate, Verdict
-from salamander_control.trajectory.joint_goal import GoalError, joint_vector
 from salamander_control.trajectory.lease import LeaseReply
-from salamander_control.trajectory.params import build_motion_limits, motion_limit_specs
 from salamander_msgs.msg import ClampReport, LeaseState
 from salamander_msgs.srv import ArmLease
 
 LEASE_STATE_PERIOD = 0.5  # s; LeaseState is also published on every change
-THROTTLE = 1.0  # s between two log lines of one kind
 MAX_CATCH_UP = 5  # control cycles run in one late timer call at most (10 ms at 500 Hz)
-LATCHED = QoSProfile(
-    depth=1, reliability=QoSReliabilityPolicy.RELIABLE, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL
-)
-
-
-def parameter_specs() -> list[ParamSpec]:
-    """Every parameter of the node: the arm model, the motion limits and the (read-only) rate."""
-    rate = ParamSpec(
-        "control_rate_hz", 500.0, "control loop rate (Hz); Ruckig's time step is its inverse", 10.0, 2000.0,
-        read_only=True,
-    )
-    timeout = ParamSpec(
-        "stream_timeout_s", 0.06,
-        "a stream of goals with velocities whose next goal is this late has stopped: the arm comes to rest "
-        "at its newest goal (s; a few periods of the sender, longer than stream_delay_s)", 0.005, 1.0,
-    )
-    delay = ParamSpec(
-        "stream_delay_s", 0.03,
-        "how far behind a stream of goals with velocities the command follows it (s; longer than the "
-        "sender's period plus its latency, shorter than stream_timeout_s)", 0.001, 0.5,
-    )
-    return [*arm_param_specs(), *motion_limit_specs(), rate, timeout, delay]
-
-
-def build_config(values: dict[str, Any]) -> TrajectoryConfig:
-    """The frozen snapshot for a complete set of parameter values; ValueError refuses the set."""
-    return TrajectoryConfig(
-        arm=build_arm_params(values),
-        limits=build_motion_limits(values),
-        control_rate_hz=float(values["control_rate_hz"]),
-        stream_timeout=float(values["stream_timeout_s"]),
-        stream_delay=float(values["stream_delay_s"]),
-    )
 
 
 class TrajectoryGenerator(Node):
     """The trajectory generator node (see the module docstring)."""
 
-    def __init__(self) -> None:
-        super().__init__("trajectory_generator", namespace=names.ARM_NS)
+    def __init__(self, **node_kwargs: Any) -> None:
+        """`node_kwargs` go to rclpy's Node (e.g. namespace= for a test that builds it in-process)."""
+        super().__init__(names.TRAJECTORY_GENERATOR, **node_kwargs)
         self._lock = threading.Lock()
         self._core: TrajectoryCore | None = None
         self._measured: tuple[float, ...] | None = None
@@ -97,7 +59,7 @@ class TrajectoryGenerator(Node):
         self._clamp_count = 0
         self._next_cycle: float | None = None  # monotonic time the next control cycle is due
         self._params = ParamBinding(
-            self, parameter_specs(), build_config, warn=lambda c: arm_params_warnings(c.arm),
+            self, params.param_specs(), params.build_config, warn=params.config_warnings,
             on_change=self._on_params,
         )
         self._cmd_pub = self.create_publisher(JointState, names.JOINT_COMMAND, 10)
@@ -106,6 +68,7 @@ class TrajectoryGenerator(Node):
         self._js_sub = self.create_subscription(
             JointState, names.JOINT_STATES, self._on_joint_states, qos_profile_sensor_data
         )
+        self._js_topic = self._js_sub.topic_name  # resolved and remapped, for the logs
         self.create_subscription(JointState, names.JOINT_TARGET, self._on_goal, 10)
         self.create_service(ArmLease, names.LEASE_SERVICE, self._on_lease)
         self._cmd_msg = JointState(name=list(JOINT_NAMES))
@@ -113,19 +76,16 @@ class TrajectoryGenerator(Node):
         self.create_timer(LEASE_STATE_PERIOD, self._publish_lease)
         self._publish_lease()
         self.get_logger().info(
-            f"waiting for {names.JOINT_STATES} to start at {self._params.snapshot.control_rate_hz:.0f} Hz"
+            f"waiting for {self._js_topic} to start at {self._params.snapshot.control_rate_hz:.0f} Hz"
         )
 
     # --- callbacks that only cache or decide small things -------------------------------------------
 
     def _on_joint_states(self, msg: JointState) -> None:
-        try:
-            measured = joint_vector(msg.name, msg.position, msg.velocity).positions
-        except GoalError as exc:
-            self.get_logger().error(f"ignoring {names.JOINT_STATES}: {exc}", throttle_duration_sec=THROTTLE)
-            return
-        with self._lock:
-            self._measured = measured
+        measured = measured_joints(msg, self._js_topic, self.get_logger().error, velocities=True)
+        if measured is not None:
+            with self._lock:
+                self._measured = measured
 
     def _on_goal(self, msg: JointState) -> None:
         now, now_ns = time.monotonic(), self.get_clock().now().nanoseconds
@@ -133,7 +93,8 @@ class TrajectoryGenerator(Node):
         with self._lock:
             if self._core is None:
                 self.get_logger().warning(
-                    f"goal ignored: no {names.JOINT_STATES} received yet", throttle_duration_sec=THROTTLE
+                    f"goal ignored: no {self._js_topic} received yet",
+                    throttle_duration_sec=LOG_THROTTLE_S,
                 )
                 return
             decision = self._gate.check(
@@ -149,15 +110,15 @@ class TrajectoryGenerator(Node):
                 )
         log = self.get_logger()
         if decision.verdict is Verdict.MALFORMED:
-            log.error(decision.reason, throttle_duration_sec=THROTTLE)
+            log.error(decision.reason, throttle_duration_sec=LOG_THROTTLE_S)
         elif decision.verdict is Verdict.STALE:
-            log.warning(f"stale goal dropped: {decision.reason}", throttle_duration_sec=THROTTLE)
+            log.warning(f"stale goal dropped: {decision.reason}", throttle_duration_sec=LOG_THROTTLE_S)
         elif decision.verdict is Verdict.LEASE:
-            log.warning(decision.reason, throttle_duration_sec=THROTTLE)
+            log.warning(decision.reason, throttle_duration_sec=LOG_THROTTLE_S)
         elif projected is not None and projected.amount > ROUNDING:  # not the rounding of a goal on a bound
             log.warning(
                 f"goal outside the limits ({', '.join(projected.active)}): projected by "
-                f"{projected.amount:.4f} rad", throttle_duration_sec=THROTTLE,
+                f"{projected.amount:.4f} rad", throttle_duration_sec=LOG_THROTTLE_S,
             )
 
     def _on_lease(self, request: ArmLease.Request, response: ArmLease.Response) -> ArmLease.Response:
@@ -258,7 +219,7 @@ class TrajectoryGenerator(Node):
             self._clamp_count += 1
             log.warning(
                 f"post-clamp: {', '.join(out.clamp.active)} moved the command by {out.clamp.amount:.5f} rad "
-                f"(clamped cycles: {self._clamp_count})", throttle_duration_sec=THROTTLE,
+                f"(clamped cycles: {self._clamp_count})", throttle_duration_sec=LOG_THROTTLE_S,
             )
             report = ClampReport(
                 active_bounds=list(out.clamp.active), requested=list(out.requested),
@@ -269,14 +230,16 @@ class TrajectoryGenerator(Node):
         if out.outside > 0.0:
             log.warning(
                 f"command {out.outside:.4f} rad outside the limits (narrowed under it): returning inside",
-                throttle_duration_sec=THROTTLE,
+                throttle_duration_sec=LOG_THROTTLE_S,
             )
         if out.error:
-            log.error(f"ruckig failed ({out.error}): holding, then braking", throttle_duration_sec=THROTTLE)
+            log.error(
+                f"ruckig failed ({out.error}): holding, then braking", throttle_duration_sec=LOG_THROTTLE_S
+            )
         if out.stop_finished:
             log.info(f"arm stopped at [{', '.join(f'{v:.4f}' for v in out.position)}]; holding there")
         if out.stream_event:
-            log.warning(f"streamed goals: {out.stream_event}", throttle_duration_sec=THROTTLE)
+            log.warning(f"streamed goals: {out.stream_event}", throttle_duration_sec=LOG_THROTTLE_S)
 
     def _publish_lease(self) -> None:
         now = time.monotonic()

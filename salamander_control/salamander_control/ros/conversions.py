@@ -1,23 +1,23 @@
 """Conversions between ROS messages and the kinematics library's plain types.
 
 The library speaks tuples in motor order and `IkStatus`; the ROS interfaces speak `JointState` by name,
-`geometry_msgs/Point` and the `salamander_msgs/IkStatus` constants. Every node converts through here, so
-the rules for reading a joint vector by name (what counts as malformed, and why) are the same
-everywhere. No rclpy: only message classes, so all of it is testable without a ROS graph.
+`geometry_msgs/Point` and the `salamander_msgs/IkStatus` constants. Reading a `JointState` by name (what
+counts as malformed, and why) is `salamander_control.joint_state`, the same for every node. No rclpy:
+only message classes, so all of it is testable without a ROS graph.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from enum import StrEnum
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point
 from sensor_msgs.msg import JointState
 
+from salamander_control.joint_state import JointStateError, joint_vector
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
+from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_msgs.msg import IkStatus as IkStatusMsg
 
 INVALID_REQUEST = 255
@@ -29,80 +29,23 @@ The reason string then starts with ``INVALID_REQUEST_REASON + ": "`` and says wh
 INVALID_REQUEST_REASON = "invalid_request"
 
 BASE_FRAME = "base_link"
-"""Frame of every Cartesian quantity the nodes publish (kinematics.md)."""
+"""Frame of every Cartesian quantity the nodes publish (docs/arm_model.md)."""
 
 
-class JointStateProblem(StrEnum):
-    """Why a (names, positions) pair was refused; the value is a short key for throttled log lines."""
+def measured_joints(
+    msg: JointState, topic: str, log: Callable[..., Any], velocities: bool = False
+) -> tuple[float, ...] | None:
+    """The five arm joints of a measured joint state, motor order; None when the message is refused.
 
-    LENGTH_MISMATCH = "length_mismatch"
-    UNKNOWN_JOINT = "unknown_joint"
-    DUPLICATE_JOINT = "duplicate_joint"
-    MISSING_JOINT = "missing_joint"
-    NON_FINITE = "non_finite"
-
-
-class JointStateError(ValueError):
-    """A joint vector by name that was refused; `problem` classifies it, the message explains it."""
-
-    def __init__(self, problem: JointStateProblem, message: str) -> None:
-        super().__init__(message)
-        self.problem = problem
-
-
-def positions_by_name(
-    names: Sequence[str],
-    positions: Sequence[float],
-    joint_names: Sequence[str] = JOINT_NAMES,
-    allow_extra: bool = False,
-) -> tuple[float, ...]:
-    """Read a complete joint vector given by name, in the order of `joint_names`.
-
-    Args:
-        names: the names as sent (any order).
-        positions: one position per name.
-        joint_names: the joints wanted, in the order of the result (motor order by default).
-        allow_extra: ignore names not in `joint_names` (a measured `/joint_states` may carry other
-            joints, e.g. a gripper's) instead of refusing them (a request about this arm should not).
-
-    Raises:
-        JointStateError: lengths differ, a name is unknown (unless `allow_extra`) or repeated, a wanted
-            joint is missing, or a wanted position is NaN/inf. Checked in that order, so the message
-            names the first problem a sender should fix.
+    Read by `joint_state.joint_vector` (extra joints ignored; with `velocities`, the velocities must be
+    valid too). A refusal is logged with `log` (a logger method, e.g. ``logger.warning``) as
+    ``ignoring <topic>: <why>``, throttled to one line per `LOG_THROTTLE_S`.
     """
-    if len(names) != len(positions):
-        raise JointStateError(
-            JointStateProblem.LENGTH_MISMATCH, f"{len(names)} names but {len(positions)} positions"
-        )
-    wanted = set(joint_names)
-    where: dict[str, int] = {}
-    for i, name in enumerate(names):
-        if name not in wanted:
-            if allow_extra:
-                continue
-            known = ", ".join(joint_names)
-            problem = JointStateProblem.UNKNOWN_JOINT
-            raise JointStateError(problem, f"unknown joint {name!r}; joints are {known}")
-        if name in where:
-            raise JointStateError(JointStateProblem.DUPLICATE_JOINT, f"joint {name!r} named twice")
-        where[name] = i
-    missing = [n for n in joint_names if n not in where]
-    if missing:
-        raise JointStateError(JointStateProblem.MISSING_JOINT, f"missing joint(s) {', '.join(missing)}")
-    out = tuple(float(positions[where[n]]) for n in joint_names)
-    bad = [f"{n}={v}" for n, v in zip(joint_names, out, strict=True) if not math.isfinite(v)]
-    if bad:
-        raise JointStateError(JointStateProblem.NON_FINITE, f"non-finite position(s) {', '.join(bad)}")
-    return out
-
-
-def joint_state_to_vector(msg: JointState, allow_extra: bool = True) -> tuple[float, ...]:
-    """The five arm joints of a JointState, motor order (see `positions_by_name`; extras ignored by default).
-
-    Raises:
-        JointStateError: as `positions_by_name`.
-    """
-    return positions_by_name(msg.name, msg.position, JOINT_NAMES, allow_extra)
+    try:
+        return joint_vector(msg.name, msg.position, msg.velocity if velocities else ()).positions
+    except JointStateError as exc:
+        log(f"ignoring {topic}: {exc}", throttle_duration_sec=LOG_THROTTLE_S)
+        return None
 
 
 def vector_to_joint_state(

@@ -8,6 +8,7 @@ a ROS graph.
 
 from __future__ import annotations
 
+from salamander_control.joint_state import joint_vector
 from salamander_control.kinematics import (
     JOINT_NAMES,
     NUM_JOINTS,
@@ -16,13 +17,7 @@ from salamander_control.kinematics import (
     solve_ik_pitched,
     within_limits,
 )
-from salamander_control.ros.conversions import (
-    INVALID_REQUEST,
-    invalid_reason,
-    point_to_tuple,
-    positions_by_name,
-    tuple_to_point,
-)
+from salamander_control.ros.conversions import INVALID_REQUEST, invalid_reason, point_to_tuple, tuple_to_point
 from salamander_msgs.srv import ComputeFk, SolveIk
 
 _BRANCHES = {"": None, "up": "up", "down": "down"}
@@ -78,7 +73,7 @@ def compute_fk_response(request: ComputeFk.Request, params: ArmParams) -> Comput
     """
     response = ComputeFk.Response()
     try:
-        q = positions_by_name(request.name, request.position, JOINT_NAMES, allow_extra=False)
+        q = joint_vector(request.name, request.position, allow_extra=False).positions
         pose = forward_kinematics(q, params)
     except ValueError as exc:  # a JointStateError, or joints so large that the tool yaw overflows
         response.success = False

@@ -1,8 +1,20 @@
 """Declare, validate and atomically apply a node's parameters as one frozen snapshot.
 
-Each node lists its parameters as `ParamSpec`s and gives a `build` function that turns a complete
-{name: value} dict into its frozen snapshot (e.g. `ArmParams`), raising ValueError when the combination
-is invalid. `ParamBinding` declares the parameters with descriptors (description, FloatingPointRange),
+One convention for every node of the three packages: its parameters live in a pure `params.py` in its
+concept folder (e.g. `salamander_control.trajectory.params`, `salamander_behavior.params`,
+`salamander_teleop.controller.params`) that exposes
+
+- `param_specs() -> list[ParamSpec]` (`salamander_control.param_spec`, no rclpy),
+- `build_config(values) -> <frozen snapshot>`, raising ValueError when the combination is invalid,
+- optionally `config_warnings(snapshot) -> list[str]` (accepted, but worth saying),
+
+and the node only does ``ParamBinding(self, params.param_specs(), params.build_config,
+warn=params.config_warnings, on_change=...)``. Names carry their unit: rates end in `_hz`, durations in
+`_s`. Shared groups (the arm model: `kinematics.params.arm_param_specs`; the per-joint motion limits:
+`trajectory.params.motion_limit_specs`) are added to a node's list by its `param_specs`; their values
+are written once, in config/arm.yaml and config/motion_limits.yaml.
+
+`ParamBinding` declares the parameters with descriptors (description, FloatingPointRange),
 refuses a change that is not finite, out of range or rejected by `build` (the reason is what
 `ros2 param set` prints; the old value stays), and otherwise swaps the snapshot in one assignment, so
 the control loop, which reads `binding.snapshot` once per cycle, never sees half an update.
@@ -15,6 +27,7 @@ prints as "Set parameter successful: <reason>" and `salamanderctl param set` lik
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -27,20 +40,36 @@ from salamander_control.param_spec import ParamSpec
 T = TypeVar("T")
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""The ends of an integer range with only one bound (IntegerRange holds int64)."""
+
+
 def descriptor(spec: ParamSpec) -> ParameterDescriptor:
-    """The ParameterDescriptor `ros2 param describe` shows for `spec`."""
+    """The ParameterDescriptor `ros2 param describe` shows for `spec`.
+
+    A range with one bound (half-open) is described with the other end at -inf/+inf (a double) or at
+    the int64 limit (an integer), which rclpy's own range check accepts.
+    """
     desc = ParameterDescriptor(name=spec.name, description=spec.description, read_only=spec.read_only)
-    if spec.min_value is not None and spec.max_value is not None:
-        if isinstance(spec.default, bool):
-            pass
-        elif isinstance(spec.default, int):
-            desc.integer_range = [
-                IntegerRange(from_value=int(spec.min_value), to_value=int(spec.max_value), step=0)
-            ]
-        elif isinstance(spec.default, float):
-            desc.floating_point_range = [
-                FloatingPointRange(from_value=float(spec.min_value), to_value=float(spec.max_value), step=0.0)
-            ]
+    lo, hi = spec.min_value, spec.max_value
+    if (lo is None and hi is None) or isinstance(spec.default, bool):
+        return desc
+    if isinstance(spec.default, int):
+        desc.integer_range = [
+            IntegerRange(
+                from_value=INT64_MIN if lo is None else int(lo),
+                to_value=INT64_MAX if hi is None else int(hi),
+                step=0,
+            )
+        ]
+    elif isinstance(spec.default, float):
+        desc.floating_point_range = [
+            FloatingPointRange(
+                from_value=-math.inf if lo is None else float(lo),
+                to_value=math.inf if hi is None else float(hi),
+                step=0.0,
+            )
+        ]
     return desc
 
 

@@ -3,7 +3,9 @@
 `REPO` is the repository root: the folder that holds `launch/`, `config/` and `urdf/`. The tests read
 those files from the source tree, so the suite runs the same from `pytest` at the root and from
 `colcon test` inside a package. Fixtures: `salamander_control.testing.fixtures` (each `test/conftest.py`
-imports them); ROS helpers: `ros_helpers`; node subprocesses: `node_process`.
+imports them); ROS helpers: `ros_helpers`; processes a test starts: `process` (`ChildProcess`: output,
+waits on it, clean stop) and `node_process` (`NodeProcess`: a node placed as the launch file places it);
+the URDF's forward kinematics: `urdf_chain`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fixtures shared by the tests; the ROS ones build on test/ros_helpers.py."""
+"""Fixtures shared by the tests; the ROS ones build on `salamander_control.testing.ros_helpers`."""
 
 import pytest
 from hypothesis import settings

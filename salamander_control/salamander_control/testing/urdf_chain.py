@@ -1,190 +1,54 @@
-"""Forward kinematics of a URDF chain straight from the XML (xml.etree + numpy, no URDF libraries).
+"""Forward kinematics of the URDF chain from the XML (numpy; the parser is `salamander_control.urdf`).
 
-Test helper: `load()` parses ``urdf/salamander.urdf`` into a `UrdfModel`, whose `fk` evaluates the
-chain's homogeneous transforms (joint origin xyz/rpy, joint axis, mimic joints computed from their
-source joints) for one joint vector or a batch. `limits()` and `params_from_urdf()` let other tests
-compare the URDF against `ArmParams`.
+Test helper: `link_poses` / `fk` evaluate the chain's homogeneous transforms of a parsed `UrdfModel`
+(joint origin xyz/rpy, joint axis, mimic joints computed from their source joints) for one joint
+vector or a batch, so that the tests can compare the URDF with the kinematics library;
+`params_from_urdf` measures an `ArmParams` from it.
 """
 
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from salamander_control.testing import REPO as REPO_ROOT
-
-URDF_PATH = REPO_ROOT / "urdf" / "salamander.urdf"
-"""The arm's URDF in this repository."""
-
-MOVING_TYPES = ("revolute", "continuous", "prismatic")
+from salamander_control.urdf import MOVING_TYPES, Joint, UrdfModel, load_urdf
 
 
-@dataclass(frozen=True)
-class Mimic:
-    """A joint's ``<mimic>``: value = multiplier * source + offset."""
-
-    joint: str
-    multiplier: float
-    offset: float
-
-
-@dataclass(frozen=True)
-class Joint:
-    """One ``<joint>`` element; limits are None where the element has none."""
-
-    name: str
-    type: str
-    parent: str
-    child: str
-    xyz: tuple[float, float, float]
-    rpy: tuple[float, float, float]
-    axis: tuple[float, float, float]
-    lower: float | None
-    upper: float | None
-    effort: float | None
-    velocity: float | None
-    mimic: Mimic | None
-
-    @property
-    def actuated(self) -> bool:
-        """Whether the joint moves and is not a mimic (i.e. it is driven by a motor)."""
-        return self.type in MOVING_TYPES and self.mimic is None
-
-
-@dataclass(frozen=True)
-class UrdfModel:
-    """The links and joints of a parsed URDF."""
-
-    name: str
-    links: tuple[str, ...]
-    joints: dict[str, Joint]
-    materials: tuple[str, ...]
-
-    @property
-    def root(self) -> str:
-        """The single link that is no joint's child.
-
-        Raises:
-            ValueError: the links do not form a tree with one root.
-        """
-        children = [j.child for j in self.joints.values()]
-        roots = [link for link in self.links if link not in children]
-        if len(roots) != 1:
-            raise ValueError(f"expected one root link, got {roots}")
-        return roots[0]
-
-    def chain(self, tip: str = "suction_link") -> list[Joint]:
-        """Joints from the root link to `tip`, in order.
-
-        Raises:
-            KeyError: `tip` is not a link reachable from the root.
-        """
-        by_child = {j.child: j for j in self.joints.values()}
-        out: list[Joint] = []
-        link = tip
-        while link != self.root:
-            joint = by_child[link]
-            out.append(joint)
-            link = joint.parent
-        return out[::-1]
-
-    def actuated(self, tip: str = "suction_link") -> list[str]:
-        """Names of the motor-driven joints on the chain to `tip`, root first."""
-        return [j.name for j in self.chain(tip) if j.actuated]
-
-    def limits(self) -> dict[str, tuple[float, float]]:
-        """(lower, upper) of every joint that has a ``<limit>`` with both bounds."""
-        joints = self.joints.values()
-        return {j.name: (j.lower, j.upper) for j in joints if j.lower is not None and j.upper is not None}
-
-    def joint_value(self, joint: Joint, values: Mapping[str, Any]) -> np.ndarray:
-        """Value of `joint` given the actuated joints' `values`; mimics follow their source.
-
-        Raises:
-            KeyError: a needed actuated joint is missing from `values`.
-        """
-        if joint.mimic is not None:
-            src = self.joints[joint.mimic.joint]
-            return joint.mimic.multiplier * self.joint_value(src, values) + joint.mimic.offset
-        return np.atleast_1d(np.asarray(values[joint.name], dtype=float))
-
-    def link_poses(self, values: Mapping[str, Any], tip: str = "suction_link") -> dict[str, np.ndarray]:
-        """Pose in the root frame of every link on the chain to `tip`, each (N, 4, 4)."""
-        n = max((np.size(v) for v in values.values()), default=1)
-        pose = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
-        poses = {self.root: pose}
-        for joint in self.chain(tip):
-            pose = pose @ origin_matrix(joint.xyz, joint.rpy)
-            if joint.type in MOVING_TYPES:
-                pose = pose @ motion_matrix(joint, np.broadcast_to(self.joint_value(joint, values), (n,)))
-            poses[joint.child] = pose
-        return poses
-
-    def fk(self, values: Mapping[str, Any], tip: str = "suction_link") -> np.ndarray:
-        """Pose of `tip` in the root frame: (4, 4) for scalar values, (N, 4, 4) for arrays of N."""
-        pose = self.link_poses(values, tip)[tip]
-        scalar = all(np.ndim(v) == 0 for v in values.values())
-        return pose[0] if scalar else pose
-
-
-def _floats(text: str | None, default: tuple[float, float, float]) -> tuple[float, float, float]:
-    if text is None:
-        return default
-    parts = tuple(float(v) for v in text.split())
-    if len(parts) != 3:
-        raise ValueError(f"expected three numbers, got {text!r}")
-    return parts  # type: ignore[return-value]
-
-
-def _opt(element: ET.Element | None, attr: str) -> float | None:
-    if element is None or element.get(attr) is None:
-        return None
-    return float(element.get(attr))  # type: ignore[arg-type]
-
-
-def load(path: str | Path = URDF_PATH) -> UrdfModel:
-    """Parse a URDF file.
+def joint_value(model: UrdfModel, joint: Joint, values: Mapping[str, Any]) -> np.ndarray:
+    """Value of `joint` given the actuated joints' `values`; mimics follow their source.
 
     Raises:
-        ValueError: not a ``<robot>``, or a joint names a link that does not exist.
+        KeyError: a needed actuated joint is missing from `values`.
     """
-    root = ET.parse(path).getroot()
-    if root.tag != "robot":
-        raise ValueError(f"{path}: root element is <{root.tag}>, not <robot>")
-    links = tuple(link.get("name", "") for link in root.findall("link"))
-    joints: dict[str, Joint] = {}
-    for el in root.findall("joint"):  # direct children only (not <ros2_control>/<transmission> joints)
-        origin, axis, limit, mimic = el.find("origin"), el.find("axis"), el.find("limit"), el.find("mimic")
-        joint = Joint(
-            name=el.get("name", ""),
-            type=el.get("type", ""),
-            parent=el.find("parent").get("link", ""),  # type: ignore[union-attr]
-            child=el.find("child").get("link", ""),  # type: ignore[union-attr]
-            xyz=_floats(None if origin is None else origin.get("xyz"), (0.0, 0.0, 0.0)),
-            rpy=_floats(None if origin is None else origin.get("rpy"), (0.0, 0.0, 0.0)),
-            axis=_floats(None if axis is None else axis.get("xyz"), (1.0, 0.0, 0.0)),
-            lower=_opt(limit, "lower"),
-            upper=_opt(limit, "upper"),
-            effort=_opt(limit, "effort"),
-            velocity=_opt(limit, "velocity"),
-            mimic=None if mimic is None else Mimic(
-                mimic.get("joint", ""), float(mimic.get("multiplier", "1")), float(mimic.get("offset", "0"))
-            ),
-        )
-        for link in (joint.parent, joint.child):
-            if link not in links:
-                raise ValueError(f"{path}: joint {joint.name!r} names unknown link {link!r}")
-        if joint.name in joints:
-            raise ValueError(f"{path}: duplicate joint {joint.name!r}")
-        joints[joint.name] = joint
-    materials = tuple(m.get("name", "") for m in root.findall("material"))
-    return UrdfModel(root.get("name", ""), links, joints, materials)
+    if joint.mimic is not None:
+        src = model.joints[joint.mimic.joint]
+        return joint.mimic.multiplier * joint_value(model, src, values) + joint.mimic.offset
+    return np.atleast_1d(np.asarray(values[joint.name], dtype=float))
+
+
+def link_poses(
+    model: UrdfModel, values: Mapping[str, Any], tip: str = "suction_link"
+) -> dict[str, np.ndarray]:
+    """Pose in the root frame of every link on the chain to `tip`, each (N, 4, 4)."""
+    n = max((np.size(v) for v in values.values()), default=1)
+    pose = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
+    poses = {model.root: pose}
+    for joint in model.chain(tip):
+        pose = pose @ origin_matrix(joint.xyz, joint.rpy)
+        if joint.type in MOVING_TYPES:
+            pose = pose @ motion_matrix(joint, np.broadcast_to(joint_value(model, joint, values), (n,)))
+        poses[joint.child] = pose
+    return poses
+
+
+def fk(model: UrdfModel, values: Mapping[str, Any], tip: str = "suction_link") -> np.ndarray:
+    """Pose of `tip` in the root frame: (4, 4) for scalar values, (N, 4, 4) for arrays of N."""
+    pose = link_poses(model, values, tip)[tip]
+    scalar = all(np.ndim(v) == 0 for v in values.values())
+    return pose[0] if scalar else pose
 
 
 def rpy_matrix(rpy: Sequence[float]) -> np.ndarray:
@@ -230,8 +94,8 @@ def fk_motor_order(model: UrdfModel, q: Any, names: Sequence[str], tip: str = "s
     """`tip` pose for joint vectors `q` ((5,) or (N, 5)) given in the order of `names`."""
     q = np.asarray(q, dtype=float)
     if q.ndim == 1:
-        return model.fk(dict(zip(names, (float(v) for v in q), strict=True)), tip)
-    return model.fk({name: q[:, i] for i, name in enumerate(names)}, tip)
+        return fk(model, dict(zip(names, (float(v) for v in q), strict=True)), tip)
+    return fk(model, {name: q[:, i] for i, name in enumerate(names)}, tip)
 
 
 def params_from_urdf(model: UrdfModel | None = None, **overrides: Any) -> Any:
@@ -243,9 +107,9 @@ def params_from_urdf(model: UrdfModel | None = None, **overrides: Any) -> Any:
     """
     from salamander_control.kinematics import ArmParams
 
-    model = model or load()
+    model = model or load_urdf()
     zeros = {name: 0.0 for name in model.actuated()}
-    poses = model.link_poses(zeros)
+    poses = link_poses(model, zeros)
 
     def at(joint: str) -> np.ndarray:
         return poses[model.joints[joint].child][0, :3, 3]

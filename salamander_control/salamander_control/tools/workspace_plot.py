@@ -44,7 +44,7 @@ SPEC_POINTS: tuple[tuple[str, tuple[float, ...]], ...] = (
     ("rest (0, -45°, 33.8°)", REST_POSTURE),
     ("spec point (0, 80°, 30°)", (0.0, math.radians(80.0), math.radians(30.0), 0.0, 0.0)),
 )
-"""kinematics.md's reference postures; TCP at about (0.0787, 0, 0.0374) and (0.5986, 0, -0.1029)."""
+"""The reference postures of docs/arm_model.md; TCP at about (0.0787, 0, 0.0374) and (0.5986, 0, -0.1029)."""
 STYLE: dict[str, tuple[str, str]] = {  # colour, legend text (formatted with the ArmParams fields)
     Bound.Q1_MIN.value: ("#1f77b4", "q1_min = {q1_min:+.2f}: shoulder fully back"),
     Bound.Q1_MAX.value: ("#17becf", "q1_max = {q1_max:+.2f}: shoulder fully forward"),
@@ -205,7 +205,7 @@ def _draw_edges(ax: Axes, params: ArmParams, frame: str) -> list[Artist]:
 
 
 def _draw_points(ax: Axes, params: ArmParams, compare: ArmParams | None, frame: str) -> list[Artist]:
-    """The arm at rest (stick figure) and the spec's reference points, naming the limits they violate."""
+    """The arm at rest (stick figure) and the reference points, naming the limits they violate."""
     _, q1, q2, _, _ = REST_POSTURE
     h, l1, l2 = params.base_height, params.upper_arm_length, params.beam_length
     elbow = (l1 * math.sin(q1), h + l1 * math.cos(q1))

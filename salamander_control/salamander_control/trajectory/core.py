@@ -2,55 +2,21 @@
 
 One `TrajectoryCore.step(config)` per control period:
 
-1. The goal is projected onto the current limits (per-joint box and the coupled (q1, q2) polygon)
-   before planning, so Ruckig always plans to a reachable end.
-2. Ruckig produces the next sample (jerk-limited, phase-synchronised: straight lines from rest).
-3. The sample is post-clamped onto the limits *relaxed just enough to contain the previous command*.
-   When the limits have not changed under the arm, that relaxed region is the limits themselves and
-   the command never leaves them. When an operator narrows `alpha_max` while the arm sits beyond the
-   new value, the command may not jump onto the new bound: the region shrinks with every command that
-   moves inwards, so the violation can only decrease, while Ruckig carries the arm to the projected
-   goal within its velocity, acceleration and jerk limits.
-4. When the clamp moved the sample, Ruckig is re-synchronised to the command actually sent (position,
-   and the velocity that command really had), so the planner never drifts away from the arm.
+1. The goal is projected onto the current limits (per-joint box and the coupled (q1, q2) polygon), so
+   Ruckig always plans to a reachable end.
+2. Ruckig produces the next sample (jerk-limited, phase-synchronised); a goal with velocities is part
+   of a stream and is followed instead (`stream_follow.StreamFollower`, `stream_delay` behind it).
+3. The sample is post-clamped onto the limits relaxed just enough to contain the previous command
+   (`relax_to_include`), so the command never leaves unchanged limits, and after limits were narrowed
+   under the arm the violation only decreases while Ruckig brings the arm back inside.
+4. When the clamp moved the sample, Ruckig is re-synchronised to the command actually sent.
 
-Why the command stays within the velocity limits through a clamp: the previous command lies inside
-this cycle's region, so projecting the new sample is non-expansive relative to it; per joint, the
-projection onto the coupled half-plane moves q1 and q2 by amounts between their two unclamped steps.
-The step is therefore bounded by the larger of the q1 and q2 velocity limits (equal by default).
+Invariants: every command is finite; it satisfies every limit unless `CycleOutput.outside` > 0 (only
+while returning inside narrowed limits); its step stays within the velocity limits through a clamp. A
+stream whose command would break a limit, whose sample had to be projected, or whose next sample is
+`stream_timeout` late is handed to Ruckig, which takes the arm to rest within the limits.
 
-Streamed goals (a goal that carries velocities, e.g. the Cartesian motion node's 100 Hz samples of a
-straight TCP line) are followed, not reached one by one: `stream_follow.StreamFollower` evaluates the
-curve through the samples `stream_delay` behind them, and every such command is checked against the
-velocity and acceleration limits (jerk: within `stream_follow.STREAM_JERK_SLACK` times its limit) and
-post-clamped like any other. Ruckig is not used for them, by measurement (max TCP deviation from
-straight lines, test/test_trajectory_streaming.py): each sample as a rest-to-rest goal 3-9 mm; the
-sample's velocity as Ruckig's target velocity (target acceleration 0, phase or time synchronised)
-7-11 mm, because a position + velocity target a few ms ahead often needs a detour and an accelerating
-path cannot end each cycle at zero acceleration; with estimated target accelerations and a minimum
-duration, Ruckig's time-synchronised profiles hit blocked intervals (0.87 s detours mid-line).
-Following the curve: < 1e-8 m in the commands; through the simulated motors (their 50 ms lag) on the
-real stack, the measured TCP stays within 0.24-0.48 mm of the place descents at speed 0.5, quiet or
-under full CPU load, against 3.2 mm point-to-point.
-Ruckig stays the safety net and still plans every other motion (phase synchronisation is unchanged:
-it only ever plans rest-to-rest goals and stops):
-- a stream whose command would break a limit (or needs a real clamp) falls back to Ruckig: the arm
-  goes, within the limits, to the newest sample at rest;
-- a sample whose position had to be projected onto the limits is not approached at speed: the stream
-  ends there and Ruckig goes to the projected point at rest;
-- no new sample for `stream_timeout` (the sender stopped with a velocity != 0): Ruckig brings the arm
-  to rest and back to the newest sample, within the limits: it does not run away;
-- a sample with zero velocity ends the stream: the curve arrives there at rest, exactly;
-- a stream handed to Ruckig for any of these reasons stays with Ruckig (its samples become goals at
-  rest) until it ends (a sample at rest, a goal without velocities, or a pause of `stream_timeout`):
-  re-joining a running stream from Ruckig's state would need a guessed join that kinks again.
-
-Where a stream starts: a sample with zero velocity within `STREAM_ANCHOR` of the command, while no
-stream runs, anchors one (the Cartesian node's first target of a motion from rest is its start, at
-rest). The curve then starts at rest on that sample, and the cubic through it and the next samples is
-exact for a jerk-limited start; the command's small offset (the sender plans from the measured
-joints, which trail the command) fades out by a blend. A stream whose first sample already moves
-starts with a guessed join (`StreamFollower`), which can kink.
+Design and measurements: docs/design/trajectory_generator.md and docs/design/stream_following.md.
 """
 
 from __future__ import annotations
@@ -68,7 +34,8 @@ from salamander_control.trajectory.stream_follow import StreamFollower, sample_i
 
 _ZERO = (0.0,) * NUM_JOINTS
 STREAM_ANCHOR = 0.01
-"""rad; a zero-velocity sample this close to the command (every joint) anchors a stream (module docstring).
+"""rad; a zero-velocity sample this close to the command (every joint) anchors a stream
+(docs/design/stream_following.md).
 A sender's motion from rest starts at the measured joints, which trail the command by the sender's
 tolerance: 1 mm of TCP is ~3e-3 rad. Farther away, a goal at rest is Ruckig's to reach."""
 STREAM_CLAMP = 1e-5
@@ -131,7 +98,7 @@ class CycleOutput(NamedTuple):
         calculation_us: Ruckig's calculation duration this cycle, us.
         error: "" or why Ruckig failed this cycle (the command then holds the previous position).
         stop_finished: a `stop()` brought the arm to rest this cycle; the goal is now where it stopped.
-        streaming: the command follows a stream of goals with velocities (module docstring).
+        streaming: the command follows a stream of goals with velocities (`StreamFollower`).
         stream_event: "" or why a stream was handed to Ruckig this cycle ("timeout: ...", a limit, ...).
     """
 
@@ -245,8 +212,8 @@ class TrajectoryCore:
             arm: the limits to project onto.
             velocity: the joint velocities the goal moves with (a streamed sample of a path), rad/s, or
                 None for a goal to reach at rest. Clipped to the velocity limits. A goal with velocities
-                is followed as part of a stream (module docstring) unless its position had to be
-                projected (then it is reached at rest) or all are zero and no stream runs.
+                is followed as part of a stream (docs/design/stream_following.md) unless its position had
+                to be projected (then it is reached at rest) or all are zero and no stream runs.
             age: how long ago the goal was valid (its stamp's age), s; clipped to [0, stream_timeout].
             stamp: the sender's time of the goal (its header stamp), s, or None. Within a stream the
                 samples are spaced by their stamps (else by their arrival, which carries this loop's
@@ -299,7 +266,7 @@ class TrajectoryCore:
         return projected
 
     def _anchors(self, goal: tuple[float, ...]) -> bool:
-        """Whether a zero-velocity sample at `goal` starts a stream (module docstring)."""
+        """Whether a zero-velocity sample at `goal` starts a stream (docs/design/stream_following.md)."""
         return all(abs(g - c) <= STREAM_ANCHOR for g, c in zip(goal, self._command, strict=True))
 
     def stop(self) -> None:
@@ -395,7 +362,7 @@ class TrajectoryCore:
     def _end_stream(self, why: str) -> str:
         """Leave the stream; Ruckig takes the arm (from the state it is kept in step with) to the goal.
 
-        Ruckig keeps the rest of this stream (module docstring).
+        Ruckig keeps the rest of this stream (docs/design/stream_following.md).
         """
         self._stream = None
         self._stream_refused = True

@@ -12,24 +12,20 @@ Rules, in order:
 2. Order: a goal stamped earlier than the last accepted goal is stale and dropped. A zero stamp means
    "now" and is always in order; a stamp more than `max_future` s ahead of the clock is refused (it
    would make every later goal look stale).
-3. Form: names, lengths and values are checked by `joint_goal.merge_goal`; the goal is merged onto
+3. Form: names, lengths and values are checked by `joint_state.merge_goal`; the goal is merged onto
    the current goal (a subset of joints is a valid goal). Velocities (JointState.velocity) are
    optional; when given they must be one finite number per name (the unnamed joints get 0), else the
-   whole goal is refused: a goal with velocities is followed as part of a stream (trajectory_core).
+   whole goal is refused: a goal with velocities is followed as part of a stream (trajectory.core).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from enum import Enum
 from typing import NamedTuple
 
-from salamander_control.kinematics import JOINT_NAMES
-from salamander_control.trajectory.joint_goal import GoalError, merge_goal
+from salamander_control.joint_state import JointStateError, merge_goal
 from salamander_control.trajectory.lease import ArmLease, LeaseReply
-
-JOINT_INDEX = {name: i for i, name in enumerate(JOINT_NAMES)}
 
 
 class Verdict(Enum):
@@ -151,31 +147,9 @@ class GoalGate:
                 Verdict.STALE, None, f"goal from {who} is {behind:.3f} s older than the last accepted goal"
             )
         try:
-            goal = merge_goal(names, positions, current_goal)
-            velocity = merge_velocities(names, velocities, len(current_goal))
-        except GoalError as exc:
+            goal = merge_goal(names, positions, current_goal, velocities)
+        except JointStateError as exc:
             return GoalDecision(Verdict.MALFORMED, None, f"goal from {who} refused: {exc}")
         self._last_stamp_ns = max(self._last_stamp_ns, stamp_ns or now_ns)
-        return GoalDecision(Verdict.ACCEPTED, goal, "", velocity)
+        return GoalDecision(Verdict.ACCEPTED, goal.positions, "", goal.velocities)
 
-
-def merge_velocities(
-    names: Sequence[str], velocities: Sequence[float], joints: int
-) -> tuple[float, ...] | None:
-    """The goal's velocities in motor order (0 for unnamed joints), or None when it has none.
-
-    Call after `merge_goal` accepted `names` (known, unique joints).
-
-    Raises:
-        GoalError: a length other than the names', or a non-finite velocity.
-    """
-    if len(velocities) == 0:
-        return None
-    if len(velocities) != len(names):
-        raise GoalError(f"goal has {len(names)} names but {len(velocities)} velocities")
-    out = [0.0] * joints
-    for name, value in zip(names, velocities, strict=True):
-        if not math.isfinite(value):
-            raise GoalError(f"velocity for {name} is {value}")
-        out[JOINT_INDEX[name]] = float(value)
-    return tuple(out)

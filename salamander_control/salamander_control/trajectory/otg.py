@@ -231,8 +231,9 @@ class Otg:
 
         Ruckig 0.19.4 fails in its step 1 on distances that sit exactly on the boundary between two
         profile shapes, within rounding: from rest, 2 a^3 / j^2 (0.06 rad at a = 3, j = 30, e.g.
-        0.06000000000000005 fails, 0.06 does not; test/test_otg.py). A target 1e-10 rad closer is off
-        the boundary; the step that finishes still lands on the exact target (`step`).
+        0.06000000000000005 fails, 0.06 does not; salamander_control/test/trajectory/test_otg.py). A
+        target 1e-10 rad closer is off the boundary; the step that finishes still lands on the exact
+        target (`step`).
         """
         if self._target is None:
             return False

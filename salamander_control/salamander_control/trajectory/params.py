@@ -1,8 +1,16 @@
-"""Per-joint parameters (`max_velocity.<joint>` etc.): the motion limits and the simulated motors.
+"""The trajectory generator's parameters, and the per-joint motion limits it shares with Cartesian motion.
 
-One scalar parameter per joint rather than a five-element array: `ros2 param describe` then shows each
-joint's range, rclpy enforces it, and a YAML file reads as a small table
-(``max_velocity: {base_yaw: 1.5, shoulder_pitch: 1.0, ...}``).
+- `param_specs` / `build_config` / `config_warnings`: the generator node's parameters (the convention of
+  every node, see `salamander_control.ros.params`): the arm model (config/arm.yaml), the per-joint motion
+  limits (config/motion_limits.yaml) and its own (config/trajectory_generator.yaml).
+- `motion_limit_specs` / `build_motion_limits`: the per-joint limits (`max_velocity.<joint>`, ...), a
+  group the Cartesian motion node declares too, from the same file.
+- `per_joint_specs` / `per_joint_values`: one scalar parameter per joint rather than a five-element
+  array: `ros2 param describe` then shows each joint's range, rclpy enforces it, and a YAML file reads
+  as a small table (``max_velocity: {base_yaw: 1.5, shoulder_pitch: 1.0, ...}``); the simulated motors
+  use them for their own velocity limits.
+
+Pure: no rclpy.
 """
 
 from __future__ import annotations
@@ -11,7 +19,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from salamander_control.kinematics import JOINT_NAMES
-from salamander_control.ros.params import ParamSpec
+from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
+from salamander_control.param_spec import ParamSpec
+from salamander_control.trajectory.core import TrajectoryConfig
 from salamander_control.trajectory.otg import MotionLimits
 
 # (parameter group, unit, range) of the trajectory generator's motion limits.
@@ -43,11 +53,46 @@ def motion_limit_specs(defaults: MotionLimits | None = None) -> list[ParamSpec]:
     defaults = defaults or MotionLimits()
     specs: list[ParamSpec] = []
     for group, (unit, value_range) in MOTION_GROUPS.items():
-        what = group.replace("max_", "maximum ")
-        specs += per_joint_specs(group, getattr(defaults, group), f"trajectory {what}", unit, value_range)
+        what = group.replace("max_", "trajectory ") + " limit"
+        specs += per_joint_specs(group, getattr(defaults, group), what, unit, value_range)
     return specs
 
 
 def build_motion_limits(values: dict[str, Any]) -> MotionLimits:
     """MotionLimits from parameter values (extra keys ignored); raises ValueError when invalid."""
     return MotionLimits(**{group: per_joint_values(values, group) for group in MOTION_GROUPS})
+
+
+def param_specs() -> list[ParamSpec]:
+    """Every parameter of the generator: the arm model, the motion limits, the rate and the stream timing."""
+    rate = ParamSpec(
+        "control_rate_hz", 500.0, "control loop rate (Hz); Ruckig's time step is its inverse", 10.0, 2000.0,
+        read_only=True,
+    )
+    timeout = ParamSpec(
+        "stream_timeout_s", 0.06,
+        "a stream of goals with velocities whose next goal is this late has stopped: the arm comes to rest "
+        "at its newest goal (s; a few periods of the sender, longer than stream_delay_s)", 0.005, 1.0,
+    )
+    delay = ParamSpec(
+        "stream_delay_s", 0.03,
+        "how far behind a stream of goals with velocities the command follows it (s; longer than the "
+        "sender's period plus its latency, shorter than stream_timeout_s)", 0.001, 0.5,
+    )
+    return [*arm_param_specs(), *motion_limit_specs(), rate, timeout, delay]
+
+
+def build_config(values: dict[str, Any]) -> TrajectoryConfig:
+    """The frozen snapshot for a complete set of parameter values; ValueError refuses the set."""
+    return TrajectoryConfig(
+        arm=build_arm_params(values),
+        limits=build_motion_limits(values),
+        control_rate_hz=float(values["control_rate_hz"]),
+        stream_timeout=float(values["stream_timeout_s"]),
+        stream_delay=float(values["stream_delay_s"]),
+    )
+
+
+def config_warnings(config: TrajectoryConfig) -> list[str]:
+    """Accepted but worth saying: the arm model's warnings (rest posture no longer admitted)."""
+    return arm_params_warnings(config.arm)

@@ -1,28 +1,20 @@
-"""Following a stream of joint targets (position + velocity per sample) closely: run a fixed delay behind it.
+"""Following a stream of joint targets (position + velocity per sample): run a fixed delay behind it.
 
-The Cartesian motion node streams one joint target per control cycle (100 Hz), each with the joint
-velocity of the path at that sample. Treating each target as a goal to reach, even with its velocity as
-Ruckig's target velocity, does not follow such a stream (measured on straight TCP lines at 500 Hz, see
-test/test_trajectory_streaming.py and the trajectory core's docstring): a position + velocity target a
-few milliseconds ahead is often reachable only by a detour (back up, then run up to speed), and a target
-acceleration of 0 cannot be met by an accelerating path within one cycle, so the arm lags and cuts
-across in joint space, 7-11 mm off the TCP line (rest-to-rest: 3-9 mm).
-
-What does follow it: the samples themselves describe the path. `StreamFollower` keeps the recent samples
-and evaluates the cubic Hermite curve through their positions and velocities `delay` seconds behind the
-newest one. A cubic Hermite segment is exact for a cubic, and a jerk-limited path is piecewise cubic, so
-between two samples 10 ms apart the curve stays within ~1e-6 rad of the sender's path; the delay (longer
-than the sender's period plus its latency) keeps the evaluated time between two received samples.
+`StreamFollower` keeps the recent samples and evaluates the cubic Hermite curve through their positions
+and velocities `delay` seconds behind the newest one (exact for the piecewise-cubic path of a
+jerk-limited sender):
 
 - Start: the curve joins the first sample with the command's own velocity and acceleration, so the
-  command continues without a jump; a position offset (the sender starts from the measured joints,
-  which may still trail the command by its tolerance) fades out by a quintic blend (`_join`).
+  command continues without a jump; a position offset fades out by a quintic blend (`_join`).
 - Late sample: beyond the newest sample the curve is extrapolated with the newest segment's end
   velocity and acceleration (continuous), until a new sample arrives (the extrapolation's error is then
   faded out by a blend) or the caller's timeout ends it.
 - End: a sample with zero velocity ends the stream: the curve arrives there at rest and holds it.
 
-Pure Python, no rclpy, no clock: times are the caller's (the trajectory core's cycle clock), in seconds.
+`stream_limit_problem` says when a followed command breaks the velocity, acceleration or (beyond
+`STREAM_JERK_SLACK`) jerk limits; the trajectory core then hands the arm to Ruckig. Pure Python, no
+rclpy, no clock: times are the caller's (the trajectory core's cycle clock), in seconds. Why Ruckig does
+not follow such streams, and the measurements: docs/design/stream_following.md.
 """
 
 from __future__ import annotations

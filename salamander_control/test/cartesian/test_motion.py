@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from salamander_control.cartesian.config import GoalRejected, MotionConfig, build_motion_config, parse_goal
+from salamander_control.cartesian.config import GoalRejected, MotionConfig, parse_goal
 from salamander_control.cartesian.goal import JointGoalRun, LinearGoalRun, start_goal
 from salamander_control.cartesian.motion import plan_checked
+from salamander_control.cartesian.params import build_config
 from salamander_control.cartesian.plan import CartesianLimits, CartesianState, LinePlan
 from salamander_control.kinematics import (
     JOINT_NAMES,
@@ -188,7 +189,7 @@ def test_retarget_mid_motion_is_continuous_and_ends_at_the_new_target():
 
 
 def test_a_retarget_after_the_plan_ended_starts_with_a_target_at_rest_where_it_ended():
-    """The generator anchors a stream on a target at rest (trajectory_core.STREAM_ANCHOR); a new plan from
+    """The generator anchors a stream on a target at rest (trajectory.core.STREAM_ANCHOR); a new plan from
     rest must start with one, or its first moving target needs a guessed join that kinks the joints."""
     goal = parse_goal((0.35, -0.1, 0.0), 0.0, 0.0, "linear", 1.0, "bt")
     run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
@@ -225,7 +226,7 @@ def test_infeasible_retarget_is_refused_and_the_motion_continues_to_the_old_targ
 
 
 def test_early_fail_reports_the_first_infeasible_point_and_never_starts():
-    # The arm stands at one end of a line whose middle runs into the housing (test_cartesian_path).
+    # The arm stands at one end of a line whose middle runs into the housing (test_path.py).
     seed = solve_ik_pitched((0.06, 0.12, 0.04), 0.0, 0.0).q
     goal = parse_goal((0.06, -0.12, 0.04), 0.0, 0.0, "linear", 1.0, "bt")
     run, outcome = start_goal(goal, CFG, 0.0, seed, None)
@@ -310,7 +311,7 @@ def test_linear_goal_aborts_when_the_arm_never_arrives():
         if cycle.outcome is not None:
             break
     assert cycle.outcome.result == "aborted" and cycle.outcome.message.startswith("timeout:")
-    assert t > run.motion.plan.duration + CFG.settle_timeout
+    assert t > run.motion.plan.duration + CFG.settle_timeout_s
 
 
 def test_joint_goal_sends_one_target_and_succeeds_when_the_joints_arrive():
@@ -361,29 +362,29 @@ def test_config_refuses_inconsistent_values():
         "path_angle_spacing": 0.01,
         "path_min_samples": 50,
         "max_joint_step": 0.2,
-        "control_rate": 100.0,
-        "feedback_rate": 20.0,
+        "control_rate_hz": 100.0,
+        "feedback_rate_hz": 20.0,
         "position_tolerance": 0.001,
         "angle_tolerance": 0.01,
         "joint_tolerance": 0.001,
-        "settle_timeout": 3.0,
-        "joint_path_timeout": 30.0,
-        "joint_state_timeout": 1.0,
+        "settle_timeout_s": 3.0,
+        "joint_path_timeout_s": 30.0,
+        "joint_state_timeout_s": 1.0,
         "joint_limit_fraction": 0.9,
     }
     generator = MotionLimits()  # the trajectory generator's defaults are this node's defaults too
     for group in ("max_velocity", "max_acceleration", "max_jerk"):
         per_joint = zip(JOINT_NAMES, getattr(generator, group), strict=True)
         values.update({f"{group}.{n}": v for n, v in per_joint})
-    assert build_motion_config(values) == MotionConfig()
-    cfg = build_motion_config(values)
+    assert build_config(values) == MotionConfig()
+    cfg = build_config(values)
     assert cfg.joint_rate_limits.velocity == pytest.approx([0.9 * v for v in generator.max_velocity])
     with pytest.raises(ValueError, match="joint_limit_fraction"):
-        build_motion_config({**values, "joint_limit_fraction": 1.5})
+        build_config({**values, "joint_limit_fraction": 1.5})
     with pytest.raises(ValueError, match="linear_jerk"):
-        build_motion_config({**values, "max_linear_jerk": 0.0})
+        build_config({**values, "max_linear_jerk": 0.0})
     with pytest.raises(ValueError, match="no feasible"):
-        build_motion_config({**values, "alpha_max": 0.0, "beta_max": 0.0, "q2_min": 0.5, "q1_max": 0.1})
+        build_config({**values, "alpha_max": 0.0, "beta_max": 0.0, "q2_min": 0.5, "q1_max": 0.1})
 
 
 def toward(a, b, f):

@@ -10,7 +10,6 @@ import subprocess
 import threading
 
 import pytest
-from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import UInt64
 
@@ -18,15 +17,13 @@ from salamander_control import names
 from salamander_control.bringup.launch_plan import find_executable
 from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
 from salamander_control.ros.params import ParamBinding
+from salamander_control.ros.qos import LATCHED
 from salamander_control.testing.ros_helpers import ros_env, spin_until
 from salamander_msgs.msg import ClampReport, IkStatus, LeaseState
 
 pytestmark = pytest.mark.ros
 
 TARGET = "/arm/ctl_target"
-LATCHED = QoSProfile(
-    depth=1, reliability=QoSReliabilityPolicy.RELIABLE, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL
-)
 
 
 @pytest.fixture
@@ -36,8 +33,9 @@ def ctl(ros_context, ros_executor):
     env = ros_env(ros_context.get_domain_id())
     started = []
 
-    def run(*args, timeout=30.0):
-        proc = subprocess.Popen([exe, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    def run(*args, timeout=30.0, cell_env=None):
+        run_env = env if cell_env is None else {**env, "SALAMANDER_CELL": cell_env}
+        proc = subprocess.Popen([exe, *args], env=run_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
         started.append(proc)
         finished = spin_until(ros_executor, lambda: proc.poll() is not None, timeout=timeout)
@@ -74,7 +72,7 @@ def test_param_set_applies_the_value_to_the_live_snapshot(target, ctl):
 
 
 def test_param_set_accepted_with_a_warning_prints_the_warning_like_ros2_param_set(target, ctl):
-    # interfaces.md: narrowing past the rest posture is accepted, with a warning that says so.
+    # docs/interfaces.md: narrowing past the rest posture is accepted, with a warning that says so.
     node, binding = target
     rc, out, err = ctl("param", "set", TARGET, "alpha_max", "1.30")
     assert rc == 0 and err == "", err
@@ -117,15 +115,18 @@ def test_param_list_and_unknown_parameter_and_unknown_node(target, ctl):
     assert (rc, out, err) == (1, "", "Node not found\n")
 
 
-def publish_status_sources(node):
-    """What the stack publishes for `status`, from one test node."""
-    joints = node.create_publisher(JointState, names.JOINT_STATES, 10)
-    ghost = node.create_publisher(IkStatus, names.GHOST_STATUS, 10)
-    clamps = node.create_publisher(ClampReport, names.CLAMP_REPORT, 10)
-    node.create_publisher(LeaseState, names.LEASE_STATE, LATCHED).publish(
+def publish_status_sources(node, cell=""):
+    """What the stack (of the launch's cell:=`cell`) publishes for `status`, from one test node."""
+    def at(name):
+        return names.absolute(name, cell)
+
+    joints = node.create_publisher(JointState, at(names.JOINT_STATES), 10)
+    ghost = node.create_publisher(IkStatus, at(names.GHOST_STATUS), 10)
+    clamps = node.create_publisher(ClampReport, at(names.CLAMP_REPORT), 10)
+    node.create_publisher(LeaseState, at(names.LEASE_STATE), LATCHED).publish(
         LeaseState(holder="behavior_tree", seconds_to_expiry=0.8, timeout=1.0)
     )
-    node.create_publisher(UInt64, names.SIM_STOP_HITS, LATCHED).publish(UInt64(data=3))
+    node.create_publisher(UInt64, at(names.SIM_STOP_HITS), LATCHED).publish(UInt64(data=3))
     # Not in motor order: the CLI must place values by name.
     degrees = {
         "wrist_yaw": -20.0, "base_yaw": 0.0, "beam_pitch": 33.8, "shoulder_pitch": -45.0, "wrist_pitch": 10.0,
@@ -156,6 +157,30 @@ def test_status_shows_what_the_stack_publishes(make_node, ctl):
     assert lines[5].startswith("clamps         7 so far (last: alpha_max")
     assert lines[6] == "sim stop hits  3"
     assert "—" not in "\n".join(lines[:7])
+
+
+def test_cell_option_and_environment_address_the_stack_of_that_cell(target, make_node, ctl):
+    node, binding = target  # /arm/ctl_target: the default stack's
+    cell_node = make_node("ctl_target", namespace="/cell2/arm")
+    cell_binding = ParamBinding(cell_node, arm_param_specs(), build_arm_params, arm_params_warnings)
+    rc, out, err = ctl("--cell", "cell2", "param", "set", TARGET, "alpha_max", "1.39")
+    assert (rc, out, err) == (0, "Set parameter successful\n", "")
+    assert cell_binding.snapshot.alpha_max == 1.39 and binding.snapshot.alpha_max == 1.40
+    assert ctl("param", "get", TARGET, "alpha_max", "--hide-type", cell_env="cell2")[:2] == (0, "1.39\n")
+    assert ctl("param", "get", TARGET, "alpha_max", "--hide-type", cell_env="")[:2] == (0, "1.4\n")
+    rc, out, err = ctl("--cell", "2cell", "status")
+    assert rc == 2 and "invalid cell '2cell'" in err
+
+
+def test_status_of_a_cell_shows_that_cells_topics_only(make_node, ctl):
+    publish_status_sources(make_node("status_source"), cell="cell2")
+    rc, out, err = ctl("--timeout", "20", "--cell", "/cell2", "status")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[6] == "sim stop hits  3" and "—" not in "\n".join(lines[:7])
+    rc, out, err = ctl("--timeout", "1", "status")  # the default stack: nothing publishes there
+    assert rc == 0, err
+    assert out.splitlines()[6] == "sim stop hits  —"
 
 
 def test_status_watch_refreshes_until_ctrl_c(ros_context, ros_executor, make_node):

@@ -102,7 +102,7 @@ def test_feasible_joints_give_a_green_ghost_on_the_measured_joints(q):
 def test_rest_posture_is_green_and_reports_its_pose():
     ghost = evaluate_ghost(REST_POSTURE, P)
     assert ghost.status is IkStatus.OK
-    assert dist(ghost.tcp, (0.0787, 0.0, 0.0374)) < 1e-3  # kinematics.md's reference point
+    assert dist(ghost.tcp, (0.0787, 0.0, 0.0374)) < 1e-3  # docs/arm_model.md's reference point
 
 
 # --- evaluate_ghost: outside the limits --------------------------------------------------------------

@@ -91,7 +91,7 @@ def test_without_seed_prefers_elbow_up() -> None:
     assert result.q == pytest.approx(REST_POSTURE, abs=1e-12)
 
 
-# --- The five failure patterns kinematics.md names, one regression test each. ---
+# --- The five failure patterns docs/arm_model.md names, one regression test each. ---
 
 
 def test_regression_reach_boundary_rounding_still_solves() -> None:

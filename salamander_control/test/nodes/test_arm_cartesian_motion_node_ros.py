@@ -8,23 +8,23 @@ from __future__ import annotations
 
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 from geometry_msgs.msg import Point
 from rclpy.time import Time
 
+from salamander_control import names, params_file
 from salamander_control.kinematics import JOINT_NAMES, IkStatus, forward_kinematics, solve_ik_pitched
 from salamander_control.ros.conversions import INVALID_REQUEST
 from salamander_control.testing import REPO as REPO_ROOT
+from salamander_control.testing.config_files import node_config
 from salamander_control.testing.line_metrics import line_deviation
 from salamander_control.testing.node_process import NodeProcess
 from salamander_control.testing.ros_helpers import spin_until
 
 ROOT = REPO_ROOT
-NODE = "/arm/arm_cartesian_motion_node"
+NODE = names.absolute(names.CARTESIAN_MOTION_NODE)  # /arm/arm_cartesian_motion_node
 TIMEOUT = 20.0
 Q_START = (0.2, 0.1, 0.6, 0.1, 0.0)
 HOUSING_START = (0.06, 0.12, 0.04)  # a line from here to HOUSING_GOAL runs into the coupled limit
@@ -36,17 +36,14 @@ def tcp_of(q):
 
 
 def test_config_yaml_lists_every_parameter_with_its_default():
-    from salamander_control.kinematics.params import arm_param_specs
-    from salamander_control.nodes.arm_cartesian_motion_node import joint_limit_specs, motion_param_specs
+    # arm.yaml, motion_limits.yaml and cartesian_motion.yaml, as the launch file loads them.
+    from salamander_control.cartesian.params import own_param_specs, param_specs
 
-    data = yaml.safe_load((ROOT / "config/cartesian_motion.yaml").read_text())
-    params = {}
-    for key, value in data[NODE]["ros__parameters"].items():  # nested tables are dotted names in ROS 2
-        params.update(
-            {f"{key}.{k}": v for k, v in value.items()} if isinstance(value, dict) else {key: value}
-        )
-    specs = [*arm_param_specs(), *motion_param_specs(), *joint_limit_specs()]
+    params = node_config("arm_cartesian_motion_node", NODE)
+    specs = param_specs()
     assert params == {s.name: s.default for s in specs}
+    own = params_file.node_values([ROOT / "config/cartesian_motion.yaml"], NODE, require_section=True)
+    assert own == {s.name: s.default for s in own_param_specs()}  # the shared values live elsewhere
     assert (params["max_linear_velocity"], params["max_linear_acceleration"], params["max_linear_jerk"]) == (
         1.0,
         4.0,
@@ -85,7 +82,7 @@ class FakeArm:
 class Harness:
     """The node under test (subprocess) and the test's side: fake arm, action/service/param clients."""
 
-    def __init__(self, make_node, executor, domain_id, stderr_path, q_start, valid=True):
+    def __init__(self, make_node, executor, domain_id, proc, q_start, valid=True):
         from rclpy.action import ActionClient
         from rclpy.parameter_client import AsyncParameterClient
 
@@ -93,7 +90,7 @@ class Harness:
         from salamander_msgs.srv import RetargetCartesian
 
         self.executor = executor
-        self.stderr_path = stderr_path
+        self.proc = proc
         self.node = make_node(f"cartesian_test_{domain_id}")
         self.arm = FakeArm(self.node, q_start, valid)
         self.action = ActionClient(self.node, MoveCartesian, "/arm/move_cartesian")
@@ -106,7 +103,7 @@ class Harness:
         return spin_until(self.executor, predicate, timeout)
 
     def stderr(self):
-        return Path(self.stderr_path).read_text()
+        return self.proc.text()
 
     def goal(self, tcp, path="linear", speed_scale=1.0, tool_pitch=0.0, tool_yaw=0.0, client_id="bt"):
         return self.MoveCartesian.Goal(
@@ -169,9 +166,10 @@ def start_node(ros_context, ros_executor, make_node, tmp_path):
 
     def start(q_start=Q_START, valid=True, **params):
         domain_id = ros_context.get_domain_id()
-        proc = NodeProcess("arm_cartesian_motion_node", NODE, domain_id, tmp_path, params)
+        node = names.CARTESIAN_MOTION_NODE
+        proc = NodeProcess("arm_cartesian_motion_node", node, domain_id, tmp_path, params)
         procs.append(proc)
-        return Harness(make_node, ros_executor, domain_id, proc.stderr_path, q_start, valid)
+        return Harness(make_node, ros_executor, domain_id, proc, q_start, valid)
 
     yield start
     for proc in procs:
@@ -263,7 +261,7 @@ def test_alpha_max_set_at_run_time_decides_the_next_early_fail(start_node):
     assert not res.result.success and res.result.status == IkStatus.COUPLED_LIMIT, res.result.message
     assert not h.arm.targets
     assert h.set_param("alpha_max", 1.40).successful
-    assert h.set_param("control_rate", 250.0).successful  # the control timer is rebuilt live
+    assert h.set_param("control_rate_hz", 250.0).successful  # the control timer is rebuilt live
     res = h.result(h.send_accepted(h.goal(rest_tcp)))
     assert res.result.success, res.result.message
     stamps = [Time.from_msg(m.header.stamp).nanoseconds * 1e-9 for m in h.arm.targets]

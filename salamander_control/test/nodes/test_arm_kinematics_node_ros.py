@@ -9,20 +9,19 @@ from __future__ import annotations
 import math
 
 import pytest
-import yaml
 from geometry_msgs.msg import Point
 
-from salamander_control import names
+from salamander_control import names, params_file
+from salamander_control.ghost import params as ghost_params
 from salamander_control.kinematics import REST_POSTURE, ArmParams, forward_kinematics
-from salamander_control.kinematics.params import arm_param_specs
-from salamander_control.nodes.ik_ghost_node import ghost_param_specs
+from salamander_control.kinematics import params as kinematics_params
 from salamander_control.ros.conversions import INVALID_REQUEST, tuple_to_point
-from salamander_control.testing.node_process import REPO, NodeProcess
+from salamander_control.testing.config_files import ARM_YAML, CONFIG, launch_param_files, node_config
+from salamander_control.testing.node_process import NodeProcess
 from salamander_control.testing.ros_helpers import RosPeer, next_domain_id
 from salamander_msgs.msg import IkStatus as IkStatusMsg
 from salamander_msgs.srv import ComputeFk, SolveIk
 
-CONFIG = REPO / "config" / "kinematics.yaml"
 TIMEOUT = 30.0
 FEASIBLE = (0.4, 0.3, 0.7, -0.2, 1.1)
 NAMES = ["base_yaw", "shoulder_pitch", "beam_pitch", "wrist_pitch", "wrist_yaw"]
@@ -32,10 +31,11 @@ class Peer(RosPeer):
     """A test node in one domain with clients for the kinematics node's services and parameters."""
 
     def __init__(self, domain_id: int, proc: NodeProcess) -> None:
-        super().__init__(domain_id, "kinematics_test_peer", names.KINEMATICS_NODE, proc.describe, TIMEOUT)
+        target = names.absolute(names.KINEMATICS_NODE)
+        super().__init__(domain_id, "kinematics_test_peer", target, proc.describe, TIMEOUT)
         self.proc = proc
-        self.ik = self.node.create_client(SolveIk, names.SOLVE_IK)
-        self.fk = self.node.create_client(ComputeFk, names.COMPUTE_FK)
+        self.ik = self.node.create_client(SolveIk, names.absolute(names.SOLVE_IK))
+        self.fk = self.node.create_client(ComputeFk, names.absolute(names.COMPUTE_FK))
 
     def call(self, client, request):
         self.wait(client.service_is_ready, f"the {client.srv_name} service")
@@ -51,17 +51,18 @@ class Peer(RosPeer):
 
 def start_peer(tmp_path, params_file=None) -> tuple[NodeProcess, Peer]:
     domain = next_domain_id()
-    proc = NodeProcess("arm_kinematics_node", names.KINEMATICS_NODE, domain, tmp_path, None, params_file)
+    proc = NodeProcess(
+        "arm_kinematics_node", names.KINEMATICS_NODE, domain, tmp_path, params_file=params_file
+    )
     return proc, Peer(domain, proc)
 
 
 @pytest.fixture(scope="module")
 def peer(tmp_path_factory):
     proc, peer = start_peer(tmp_path_factory.mktemp("kinematics_node"))
-    yield peer
-    peer.close()
-    proc.stop()
-    print(proc.describe())  # pytest shows it when a test of this module failed
+    with proc:  # stopped and its output printed afterwards
+        yield peer
+        peer.close()
 
 
 @pytest.mark.ros
@@ -93,16 +94,16 @@ def test_bad_requests_are_answered_with_a_failure_and_the_node_keeps_serving(pee
         assert list(ik.position) == []
     bad_fk = [
         (ComputeFk.Request(name=[*NAMES, "gripper"], position=[0.0] * 6), "unknown joint 'gripper'"),
-        (ComputeFk.Request(name=NAMES[:4], position=[0.0] * 4), "missing joint(s) wrist_yaw"),
+        (ComputeFk.Request(name=NAMES[:4], position=[0.0] * 4), "lacks wrist_yaw"),
         (ComputeFk.Request(name=NAMES, position=[0.0] * 4), "5 names but 4 positions"),
-        (ComputeFk.Request(name=NAMES, position=[0.0, math.nan, 0.5, 0.0, 0.0]), "non-finite"),
+        (ComputeFk.Request(name=NAMES, position=[0.0, math.nan, 0.5, 0.0, 0.0]), "not finite"),
     ]
     for request, text in bad_fk:
         fk = peer.call(peer.fk, request)
         assert not fk.success and text in fk.message, (request, fk)
     assert peer.solve(q=REST_POSTURE).reason == "ok"  # still serving after all of that
     assert peer.proc.alive(), peer.proc.describe()
-    assert "SolveIk refused: invalid_request" in peer.proc.stderr_text()  # the refusal is logged
+    assert "SolveIk refused: invalid_request" in peer.proc.text()  # the refusal is logged
 
 
 @pytest.mark.ros
@@ -112,7 +113,7 @@ def test_alpha_max_is_live_and_bad_values_are_refused(peer):
     assert peer.set_param("alpha_max", 1.30).successful
     # Accepted with a warning. rclpy drops the reason of a successful set, so the warning is in the log.
     warning = "no longer admit the rest posture"
-    peer.wait(lambda: warning in peer.proc.stderr_text(), f"the warning {warning!r}", 5.0)
+    peer.wait(lambda: warning in peer.proc.text(), f"the warning {warning!r}", 5.0)
     assert peer.solve(q=REST_POSTURE).reason == "coupled_limit"  # the very next request uses it
 
     for bad in (math.nan, 3.0, -0.1):
@@ -130,27 +131,33 @@ def test_alpha_max_is_live_and_bad_values_are_refused(peer):
 
 
 def test_config_lists_every_parameter_with_its_default():
-    config = yaml.safe_load(CONFIG.read_text())
-    assert set(config) == {names.KINEMATICS_NODE, names.IK_GHOST_NODE}
-    sections = {names.KINEMATICS_NODE: arm_param_specs(), names.IK_GHOST_NODE: ghost_param_specs()}
+    # The kinematics node loads config/arm.yaml only, the ghost arm.yaml and then ghost.yaml.
+    assert [key for key, _ in params_file.sections(params_file.load(ARM_YAML))] == ["/**/*"]
+    ghost_file = params_file.load(CONFIG / "ghost.yaml")
+    assert [key for key, _ in params_file.sections(ghost_file)] == ["/**/ik_ghost_node"]
+    assert launch_param_files("arm_kinematics_node") == [ARM_YAML]
+    sections = {
+        "arm_kinematics_node": kinematics_params.param_specs(),
+        "ik_ghost_node": ghost_params.param_specs(),
+    }
     for node, specs in sections.items():
-        values = config[node]["ros__parameters"]
+        values = node_config(node)
         assert values == {s.name: s.default for s in specs}, node
         assert all(isinstance(v, float) for v in values.values()), "ROS reads 20 as an integer, not a double"
 
 
 @pytest.mark.ros
 def test_the_config_file_section_reaches_the_node(tmp_path):
-    text = CONFIG.read_text()
-    section = text.index(names.KINEMATICS_NODE + ":")
-    changed = text[:section] + text[section:].replace("alpha_max: 1.40", "alpha_max: 1.30", 1)
-    params_file = tmp_path / "kinematics.yaml"
-    params_file.write_text(changed)
-    proc, peer = start_peer(tmp_path, params_file)
+    text = ARM_YAML.read_text()
+    changed = text.replace("alpha_max: 1.40 ", "alpha_max: 1.30 ", 1)
+    assert changed != text
+    custom = tmp_path / "arm.yaml"
+    custom.write_text(changed)
+    proc, peer = start_peer(tmp_path, custom)
     try:
         assert peer.get_param("alpha_max") == 1.30
         assert peer.solve(q=REST_POSTURE).reason == "coupled_limit"
-        assert "no longer admit the rest posture" in proc.stderr_text()  # the startup warning
+        assert "no longer admit the rest posture" in proc.text()  # the startup warning
     finally:
         peer.close()
         proc.stop()

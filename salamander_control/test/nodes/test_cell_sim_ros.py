@@ -1,8 +1,9 @@
 """`/salamander/cell_sim` as a real process: joint states and vacuum calls in, can state and markers out.
 
-Each test starts the node with config/cell.yaml in a DDS domain of its own. A peer node streams
-`/joint_states` at 50 Hz for the joints the test sets (IK of the cell's own pick/place targets), calls
-the vacuum service, and reads the JSON state, the markers and the latched vacuum state.
+Each test starts the node with its launch files (config/arm.yaml, config/cell.yaml) in a DDS domain of
+its own. A peer node streams `/joint_states` at 50 Hz for the joints the test sets (IK of the cell's own
+pick/place targets), calls the vacuum service, and reads the JSON state, the markers and the latched
+vacuum state.
 """
 
 from __future__ import annotations
@@ -15,13 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import rclpy
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.parameter_client import AsyncParameterClient
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, String
 from std_srvs.srv import SetBool
@@ -29,11 +24,13 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES, solve_ik_pitched
+from salamander_control.ros.qos import LATCHED
 from salamander_control.sim.cell import load_cell_config, load_cell_targets
 from salamander_control.sim.cell.scene import GREEN
 from salamander_control.testing import REPO as REPO_ROOT
+from salamander_control.testing.config_files import launch_param_files
 from salamander_control.testing.node_process import NodeProcess
-from salamander_control.testing.ros_helpers import next_domain_id, spin_until
+from salamander_control.testing.ros_helpers import RosPeer, next_domain_id
 
 pytestmark = pytest.mark.ros
 
@@ -50,38 +47,24 @@ def joints_for(tcp: tuple[float, float, float]) -> tuple[float, ...]:
     return result.q
 
 
-def CellSimProcess(domain_id: int, log_dir: Path) -> NodeProcess:  # noqa: N802 - reads like a class
-    """The node as a subprocess (python -m, like the console script); stderr goes to a file."""
-    return NodeProcess(
-        "", names.CELL_SIM, domain_id, log_dir,
-        params_file=CELL_YAML, module="salamander_control.nodes.cell_sim",
-    )
-
-
-class CellPeer:
+class CellPeer(RosPeer):
     """Streams joint states, calls the vacuum, and keeps the newest state, markers and vacuum flag."""
 
     def __init__(self, domain_id: int, sim: NodeProcess) -> None:
         self.sim = sim
-        self.context = Context()
-        rclpy.init(context=self.context, domain_id=domain_id)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.node = Node("cell_sim_test_peer", context=self.context)
-        self.executor.add_node(self.node)
+        cell_sim = names.absolute(names.CELL_SIM)
+        super().__init__(domain_id, "cell_sim_test_peer", cell_sim, sim.describe, TIMEOUT)
         self.q: tuple[float, ...] | list[float] = joints_for(TARGETS.picks[0].above)
         self.names = list(JOINT_NAMES)
         self.state: dict[str, Any] | None = None
         self.markers: MarkerArray | None = None
         self.vacuum: bool | None = None
-        self.js_pub = self.node.create_publisher(JointState, names.JOINT_STATES, 10)
-        self.node.create_subscription(String, names.CELL_STATE, self._on_state, 10)
-        self.node.create_subscription(MarkerArray, names.CELL_MARKERS, self._on_markers, 10)
-        latched = QoSProfile(
-            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
-        )
-        self.node.create_subscription(Bool, names.CELL_VACUUM_STATE, self._on_vacuum, latched)
-        self.vacuum_client = self.node.create_client(SetBool, names.CELL_VACUUM)
-        self.params = AsyncParameterClient(self.node, names.CELL_SIM)
+        at = names.absolute  # the default launch's names (the peer lives at /)
+        self.js_pub = self.node.create_publisher(JointState, at(names.JOINT_STATES), 10)
+        self.node.create_subscription(String, at(names.CELL_STATE), self._on_state, 10)
+        self.node.create_subscription(MarkerArray, at(names.CELL_MARKERS), self._on_markers, 10)
+        self.node.create_subscription(Bool, at(names.CELL_VACUUM_STATE), self._on_vacuum, LATCHED)
+        self.vacuum_client = self.node.create_client(SetBool, at(names.CELL_VACUUM))
         self.node.create_timer(0.02, self._publish_joints)
         assert self.spin_until(lambda: self.state is not None and self.vacuum is not None), sim.describe()
 
@@ -98,9 +81,6 @@ class CellPeer:
 
     def _on_vacuum(self, msg: Bool) -> None:
         self.vacuum = msg.data
-
-    def spin_until(self, predicate, timeout: float = TIMEOUT) -> bool:
-        return spin_until(self.executor, predicate, timeout)
 
     def can(self, can_id: str) -> dict[str, Any]:
         assert self.state is not None
@@ -122,16 +102,12 @@ class CellPeer:
             self.sim.describe(),
         )
 
-    def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.context.try_shutdown()
-
 
 @pytest.fixture
 def peer(tmp_path: Path) -> Iterator[CellPeer]:
     domain = next_domain_id()
-    sim = CellSimProcess(domain, tmp_path)
+    files = launch_param_files("cell_sim")  # config/arm.yaml, then config/cell.yaml
+    sim = NodeProcess("cell_sim", names.CELL_SIM, domain, tmp_path, params_file=files)
     peer = None
     try:
         peer = CellPeer(domain, sim)
@@ -148,14 +124,14 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
     pick, place = TARGETS.pairs()[0]
     assert peer.can("can_0")["on"] == "table" and peer.vacuum is False
 
-    # Pad on the can top, vacuum on: held after attach_settle (0.5 s), not before.
+    # Pad on the can top, vacuum on: held after attach_settle_s (0.5 s), not before.
     peer.q = joints_for(pick.contact)
     assert peer.spin_until(lambda: peer.state["contact"] == "can_0"), peer.sim.describe()
     sent = time.monotonic()
     reply = peer.set_vacuum(True)
     assert reply.success and "held after 0.50 s" in reply.message
     assert peer.spin_until(lambda: peer.state["held"] == "can_0"), peer.sim.describe()
-    assert time.monotonic() - sent >= TARGETS.attach_settle
+    assert time.monotonic() - sent >= TARGETS.attach_settle_s
     assert peer.can("can_0")["attached"] is True and peer.vacuum is True
 
     # The can follows the pad up, across and down into compartment 0.
@@ -163,11 +139,11 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
     peer.move_to(place.place_above, "can_0")
     peer.move_to(place.place_release, "can_0")
 
-    # Vacuum off: it lets go after release_settle (0.7 s) and lands clear of the walls.
+    # Vacuum off: it lets go after release_settle_s (0.7 s) and lands clear of the walls.
     sent = time.monotonic()
     assert peer.set_vacuum(False).success
     assert peer.spin_until(lambda: peer.can("can_0")["outcome"] is not None), peer.sim.describe()
-    assert time.monotonic() - sent >= TARGETS.release_settle
+    assert time.monotonic() - sent >= TARGETS.release_settle_s
     can = peer.can("can_0")
     assert can["outcome"]["result"] == "in_box_clear" and can["outcome"]["compartment"] == 0
     assert can["outcome"]["text"].startswith("in box, clear of walls")
@@ -191,7 +167,7 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
     assert (marker.pose.position.x, marker.pose.position.y) == pytest.approx(place.centre, abs=1e-4)
     assert sum(m.type == Marker.CYLINDER for m in peer.markers.markers) == 3
     assert sum(m.ns == "box" for m in peer.markers.markers) == 7
-    assert "can_0 in box, clear of walls" in peer.sim.stderr_text()
+    assert "can_0 in box, clear of walls" in peer.sim.text()
 
 
 def test_bad_joint_states_never_grip_and_parameters_are_guarded(peer: CellPeer) -> None:
@@ -199,21 +175,21 @@ def test_bad_joint_states_never_grip_and_parameters_are_guarded(peer: CellPeer) 
 
     # Read-only layout: a can cannot be moved by a parameter; a live value outside its range is refused.
     results = peer.params.set_parameters(
-        [Parameter("can_xy", value=[0.3, 0.2]), Parameter("attach_settle", value=-1.0)]
+        [Parameter("can_xy", value=[0.3, 0.2]), Parameter("attach_settle_s", value=-1.0)]
     )
     assert peer.spin_until(results.done)
     refused = results.result().results
     assert not refused[0].successful and "read-only" in refused[0].reason
-    assert not refused[1].successful and "attach_settle" in refused[1].reason
+    assert not refused[1].successful and "attach_settle_s" in refused[1].reason
 
     # NaN joint states at the can top with the vacuum on: refused, so no contact and no grip.
     peer.q = [*contact[:4], math.nan]
     assert peer.set_vacuum(True).success
     assert not peer.spin_until(lambda: peer.state["contact"] is not None, timeout=1.5)
-    assert "skipped a /joint_states" in peer.sim.stderr_text()
+    assert "skipped a /joint_states" in peer.sim.text()
 
     # A live settle time of 1.5 s: valid joint states grip, but only after it.
-    results = peer.params.set_parameters([Parameter("attach_settle", value=1.5)])
+    results = peer.params.set_parameters([Parameter("attach_settle_s", value=1.5)])
     assert peer.spin_until(results.done) and results.result().results[0].successful
     peer.q = contact
     assert peer.spin_until(lambda: peer.state["contact"] == "can_1"), peer.sim.describe()

@@ -41,16 +41,18 @@ class GhostPeer(RosPeer):
     """Publishes joint states to the ghost and collects its outputs, keyed by stamp."""
 
     def __init__(self, domain_id: int, proc: NodeProcess) -> None:
-        super().__init__(domain_id, "ik_ghost_test_peer", names.IK_GHOST_NODE, proc.describe, TIMEOUT)
+        target = names.absolute(names.IK_GHOST_NODE)
+        super().__init__(domain_id, "ik_ghost_test_peer", target, proc.describe, TIMEOUT)
         self.proc = proc
-        self.pub = self.node.create_publisher(JointState, names.JOINT_STATES, 10)
+        at = names.absolute  # the default launch's names (the peer lives at /)
+        self.pub = self.node.create_publisher(JointState, at(names.JOINT_STATES), 10)
         self.statuses: dict[tuple[int, int], IkStatusMsg] = {}
         self.status_order: list[tuple[int, int]] = []
         self.ghost_joints: dict[tuple[int, int], JointState] = {}
         self.markers: dict[tuple[int, int], MarkerArray] = {}
-        self.node.create_subscription(IkStatusMsg, names.GHOST_STATUS, self._on_status, 100)
-        self.node.create_subscription(JointState, names.GHOST_JOINT_STATE, self._on_ghost_joints, 100)
-        self.node.create_subscription(MarkerArray, names.GHOST_MARKERS, self._on_markers, 100)
+        self.node.create_subscription(IkStatusMsg, at(names.GHOST_STATUS), self._on_status, 100)
+        self.node.create_subscription(JointState, at(names.GHOST_JOINT_STATE), self._on_ghost_joints, 100)
+        self.node.create_subscription(MarkerArray, at(names.GHOST_MARKERS), self._on_markers, 100)
         self._ms = itertools.count(1)
         assert self.spin_until(lambda: self.pub.get_subscription_count() > 0), "ghost never subscribed"
 
@@ -94,12 +96,11 @@ class GhostPeer(RosPeer):
 @pytest.fixture(scope="module")
 def ghost(tmp_path_factory):
     domain = next_domain_id()
-    proc = NodeProcess("ik_ghost_node", names.IK_GHOST_NODE, domain, tmp_path_factory.mktemp("ik_ghost"))
-    peer = GhostPeer(domain, proc)
-    yield peer
-    peer.close()
-    proc.stop()
-    print(proc.describe())  # pytest shows it when a test of this module failed
+    logs = tmp_path_factory.mktemp("ik_ghost")
+    with NodeProcess("ik_ghost_node", names.IK_GHOST_NODE, domain, logs) as proc:  # stopped, output printed
+        peer = GhostPeer(domain, proc)
+        yield peer
+        peer.close()
 
 
 @pytest.mark.ros
@@ -171,7 +172,7 @@ def test_malformed_joint_states_are_skipped_with_a_warning_and_the_ghost_keeps_r
         msg = ghost.joint_state(**fields)
         bad_keys.append(key(msg.header.stamp))
         line = f"skipped joint state ({kind})"
-        warned = ghost.publish_until(msg, lambda line=line: line in ghost.proc.stderr_text())
+        warned = ghost.publish_until(msg, lambda line=line: line in ghost.proc.text())
         assert warned, ghost.proc.describe()
         # ... and right after it, a good joint state is still answered.
         assert ghost.status_of(ghost.joint_state(FEASIBLE)).reason == "ok"
@@ -182,7 +183,7 @@ def test_malformed_joint_states_are_skipped_with_a_warning_and_the_ghost_keeps_r
     late = ghost.joint_state(BEYOND_ALPHA, stamp=ghost.stamp(back_ms=5))
     bad_keys.append(key(late.header.stamp))
     line = "skipped joint state (out_of_order)"
-    assert ghost.publish_until(late, lambda: line in ghost.proc.stderr_text()), ghost.proc.describe()
+    assert ghost.publish_until(late, lambda: line in ghost.proc.text()), ghost.proc.describe()
 
     # Joints the ghost does not know (a gripper) are ignored, not a reason to skip.
     extra = ghost.joint_state(names_=["gripper", *NAMES], positions=[0.01, *FEASIBLE])

@@ -13,33 +13,31 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import pytest
-import yaml
 from rclpy.duration import Duration
-from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import UInt64
 
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES, ArmParams, within_limits
-from salamander_control.nodes import sim_hardware, trajectory_generator
-from salamander_control.testing.node_process import REPO, NodeProcess
+from salamander_control.ros.qos import LATCHED
+from salamander_control.sim import params as sim_params
+from salamander_control.testing.config_files import MOTION_LIMITS_YAML, launch_param_files, node_config
+from salamander_control.testing.node_process import NodeProcess
 from salamander_control.testing.ros_helpers import RosPeer, next_domain_id, spin_until
+from salamander_control.trajectory import params as tg_params
 from salamander_control.trajectory.otg import MotionLimits
 from salamander_msgs.msg import LeaseState
 from salamander_msgs.srv import ArmLease
 
-TG_CONFIG = REPO / "config" / "trajectory_generator.yaml"
-SIM_CONFIG = REPO / "config" / "sim_hardware.yaml"
+TG_CONFIG = launch_param_files("trajectory_generator")  # arm.yaml, motion_limits.yaml, its own
+SIM_CONFIG = launch_param_files("sim_hardware")
 TG = names.TRAJECTORY_GENERATOR
 TIMEOUT = 25.0
 VMAX = MotionLimits().max_velocity
 # The simulated motors follow a 500 Hz command sampled at 250 Hz by two processes' timers: a late or early
 # tick shows as a few % of velocity ripple on /joint_states. A jump (the thing tested) is far larger.
 RIPPLE = 1.2
-LATCHED = QoSProfile(
-    depth=1, reliability=QoSReliabilityPolicy.RELIABLE, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL
-)
 
 
 _client_ids = itertools.count(1)
@@ -64,19 +62,20 @@ class ArmUnderTest(RosPeer):
 
     def __init__(self, domain_id: int, procs: list[NodeProcess]) -> None:
         name = "trajectory_generator_test"
-        super().__init__(domain_id, name, names.TRAJECTORY_GENERATOR, self._logs, TIMEOUT)
+        super().__init__(domain_id, name, names.absolute(TG), self._logs, TIMEOUT)
         self.procs = procs
         self.states: list[State] = []
         self.stop_hits: int | None = None
         self.lease_state: LeaseState | None = None
         self.commands = 0
         node = self.node
-        node.create_subscription(JointState, names.JOINT_STATES, self._on_state, 200)
-        node.create_subscription(UInt64, names.SIM_STOP_HITS, self._on_hits, LATCHED)
-        node.create_subscription(LeaseState, names.LEASE_STATE, self._on_lease_state, LATCHED)
-        self._cmd_sub = node.create_subscription(JointState, names.JOINT_COMMAND, self._on_command, 10)
-        self.goals = node.create_publisher(JointState, names.JOINT_TARGET, 10)
-        self.lease_client = node.create_client(ArmLease, names.LEASE_SERVICE)
+        at = names.absolute  # the default launch's names (the peer lives at /)
+        node.create_subscription(JointState, at(names.JOINT_STATES), self._on_state, 200)
+        node.create_subscription(UInt64, at(names.SIM_STOP_HITS), self._on_hits, LATCHED)
+        node.create_subscription(LeaseState, at(names.LEASE_STATE), self._on_lease_state, LATCHED)
+        self._cmd_sub = node.create_subscription(JointState, at(names.JOINT_COMMAND), self._on_command, 10)
+        self.goals = node.create_publisher(JointState, at(names.JOINT_TARGET), 10)
+        self.lease_client = node.create_client(ArmLease, at(names.LEASE_SERVICE))
         self._heartbeat_timer = None
         self.clients: list[str] = []
 
@@ -209,18 +208,11 @@ def arm(stack):
 
 
 @pytest.mark.parametrize(
-    ("path", "fqn", "specs"),
-    [
-        (TG_CONFIG, names.TRAJECTORY_GENERATOR, trajectory_generator.parameter_specs()),
-        (SIM_CONFIG, names.SIM_HARDWARE, sim_hardware.parameter_specs()),
-    ],
+    ("node", "specs"),
+    [("trajectory_generator", tg_params.param_specs()), ("sim_hardware", sim_params.param_specs())],
 )
-def test_config_files_list_every_parameter_with_its_default(path, fqn, specs) -> None:
-    values = yaml.safe_load(path.read_text())[fqn]["ros__parameters"]
-    flat = {}
-    for key, value in values.items():
-        for sub, v in value.items() if isinstance(value, dict) else [(None, value)]:
-            flat[f"{key}.{sub}" if sub else key] = v
+def test_config_files_list_every_parameter_with_its_default(node, specs) -> None:
+    flat = node_config(node)  # every file the launch file gives the node, merged as rcl does
     assert flat == {s.name: s.default for s in specs}
     assert all(type(flat[s.name]) is type(s.default) for s in specs)  # 1.0, not 1: a double stays a double
 
@@ -314,8 +306,8 @@ def test_malformed_and_stale_goals_are_ignored_and_the_arm_keeps_its_goal(arm) -
     arm.send({"base_yaw": 0.5})  # in order after the bad ones: a subset goal, zero stamp = now
     arm.wait_settled((0.5, *goal[1:]))
     assert all(s.q[4] == pytest.approx(goal[4], abs=1e-5) for s in arm.states[bad_from:])
-    log = arm.procs[1].stderr_text()
-    assert "goal for shoulder_pitch is nan" in log and "stale goal dropped" in log
+    log = arm.procs[1].text()
+    assert "positions not finite for shoulder_pitch=nan" in log and "stale goal dropped" in log
 
 
 @pytest.mark.ros
@@ -337,7 +329,7 @@ def test_only_the_lease_holder_moves_the_arm(arm) -> None:
     arm.send({"base_yaw": 0.4}, sender=bt)
     arm.wait_settled((0.4, *home[1:]))
     assert all(abs(s.q[4]) < 1e-5 for s in arm.states[start:])
-    assert f"lease held by '{bt}'" in arm.procs[1].stderr_text()
+    assert f"lease held by '{bt}'" in arm.procs[1].text()
     arm.stop_heartbeat()
     assert arm.lease(ArmLease.Request.RELEASE, bt).success
     arm.wait(lambda: arm.lease_state.holder == "", "LeaseState to show the lease free")
@@ -372,7 +364,7 @@ def test_heartbeat_loss_brakes_the_arm_smoothly_and_frees_the_lease(arm) -> None
     for a, b in zip(braking, braking[1:], strict=False):  # and no jump
         assert abs(b.q[0] - a.q[0]) <= VMAX[0] * (b.stamp - a.stamp) * RIPPLE + 1e-9, (a, b)
     stopped = arm.q[0]
-    assert "expired" in arm.procs[1].stderr_text()
+    assert "expired" in arm.procs[1].text()
     # It holds there; the expired holder must acquire again before its goals count.
     arm.send({"base_yaw": 0.0}, sender=bt)
     arm.send({"wrist_yaw": 0.2})  # the (now free) anonymous sender is heard: a marker, sent after
@@ -381,11 +373,13 @@ def test_heartbeat_loss_brakes_the_arm_smoothly_and_frees_the_lease(arm) -> None
 
 @pytest.mark.ros
 def test_a_params_file_sets_the_per_joint_limits(tmp_path) -> None:
-    text = TG_CONFIG.read_text().replace("wrist_yaw: 2.0}", "wrist_yaw: 0.7}", 1)
-    custom = tmp_path / "trajectory_generator.yaml"
+    text = MOTION_LIMITS_YAML.read_text().replace("wrist_yaw: 2.0}", "wrist_yaw: 0.7}", 1)
+    custom = tmp_path / "motion_limits.yaml"
     custom.write_text(text)
+    files = [custom if path == MOTION_LIMITS_YAML else path for path in TG_CONFIG]
+    assert custom in files
     domain = next_domain_id()
-    proc = NodeProcess("trajectory_generator", TG, domain, tmp_path, params_file=custom)
+    proc = NodeProcess("trajectory_generator", TG, domain, tmp_path, params_file=files)
     peer = ArmUnderTest(domain, [proc])
     try:
         assert peer.get_param("max_velocity.wrist_yaw") == 0.7

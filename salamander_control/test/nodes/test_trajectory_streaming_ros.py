@@ -1,6 +1,6 @@
 """A linear MoveCartesian goal through the real stack: the measured TCP stays on the straight line.
 
-sim_hardware + trajectory_generator + arm_cartesian_motion_node run as processes from their config files
+sim_hardware + trajectory_generator + arm_cartesian_motion_node run as processes from their launch files
 in a domain of their own. The test holds the arm lease as the behaviour tree would (acquire with the
 goal's client_id, heartbeat from a timer), moves the arm above a box compartment, then sends the place
 descent as a linear goal and records /joint_states (the simulated motors, which lag the command by
@@ -12,56 +12,44 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import rclpy
 from geometry_msgs.msg import Point
 from rclpy.action import ActionClient
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
-from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import UInt64
 
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES, forward_kinematics
-from salamander_control.testing.node_process import REPO, NodeProcess
-from salamander_control.testing.ros_helpers import next_domain_id, spin_until
+from salamander_control.ros.qos import LATCHED
+from salamander_control.testing.config_files import launch_param_files
+from salamander_control.testing.line_metrics import line_deviation
+from salamander_control.testing.node_process import NodeProcess
+from salamander_control.testing.ros_helpers import RosPeer, next_domain_id
 from salamander_msgs.action import MoveCartesian
 from salamander_msgs.srv import ArmLease
 
 TIMEOUT = 25.0
 CLIENT = "bt-streaming-test"
 ABOVE, RELEASE = (0.38, -0.18, 0.088), (0.38, -0.18, -0.057)  # compartment 1 (config/cell.yaml)
-LATCHED = QoSProfile(
-    depth=1, reliability=QoSReliabilityPolicy.RELIABLE, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL
-)
 pytestmark = pytest.mark.ros
 
 
-def line_deviation(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-    d = (b - a) / np.linalg.norm(b - a)
-    rel = points - a
-    return float(np.max(np.linalg.norm(rel - np.outer(rel @ d, d), axis=1)))
-
-
-class Cell:
+class Cell(RosPeer):
     """The test's side: lease holder, MoveCartesian client, /joint_states and stop-counter recorders."""
 
     def __init__(self, domain: int, procs: list[NodeProcess]) -> None:
         self.procs = procs
-        self.context = Context()
-        rclpy.init(context=self.context, domain_id=domain)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.node = Node("streaming_test", context=self.context)
-        self.executor.add_node(self.node)
+        generator = names.absolute(names.TRAJECTORY_GENERATOR)
+        super().__init__(domain, "streaming_test", generator, self.describe_procs, TIMEOUT)
         self.states: list[tuple[float, ...]] = []
         self.stop_hits: int | None = None
-        self.node.create_subscription(JointState, names.JOINT_STATES, self._on_state, 200)
-        self.node.create_subscription(UInt64, names.SIM_STOP_HITS, self._on_hits, LATCHED)
+        at = names.absolute  # the default launch's names (the test node lives at /)
+        self.node.create_subscription(JointState, at(names.JOINT_STATES), self._on_state, 200)
+        self.node.create_subscription(UInt64, at(names.SIM_STOP_HITS), self._on_hits, LATCHED)
         self.commands = 0
-        self._cmd_sub = self.node.create_subscription(JointState, names.JOINT_COMMAND, self._on_command, 10)
-        self.lease = self.node.create_client(ArmLease, names.LEASE_SERVICE)
-        self.action = ActionClient(self.node, MoveCartesian, names.MOVE_CARTESIAN)
+        command = at(names.JOINT_COMMAND)
+        self._cmd_sub = self.node.create_subscription(JointState, command, self._on_command, 10)
+        self.lease = self.node.create_client(ArmLease, at(names.LEASE_SERVICE))
+        self.action = ActionClient(self.node, MoveCartesian, at(names.MOVE_CARTESIAN))
 
     def _on_state(self, msg: JointState) -> None:
         by_name = dict(zip(msg.name, msg.position, strict=True))
@@ -78,10 +66,8 @@ class Cell:
     def _on_hits(self, msg: UInt64) -> None:
         self.stop_hits = msg.data
 
-    def wait(self, predicate, what: str) -> None:
-        assert spin_until(self.executor, predicate, TIMEOUT), f"timed out waiting for {what}\n" + "\n".join(
-            p.describe() for p in self.procs
-        )
+    def describe_procs(self) -> str:
+        return "\n".join(p.describe() for p in self.procs)
 
     def hold_lease(self) -> None:
         self.wait(self.lease.service_is_ready, "the lease service")
@@ -103,30 +89,23 @@ class Cell:
             self.wait(sent.done, "the goal response")
             if sent.result().accepted:
                 break
-            spin_until(self.executor, lambda: False, 0.1)
-        assert sent.result().accepted, "\n".join(p.describe() for p in self.procs)
+            self.spin_until(lambda: False, 0.1)
+        assert sent.result().accepted, self.describe_procs()
         result = sent.result().get_result_async()
         self.wait(result.done, f"the {path} goal to {tcp} to end")
         return result.result().result
-
-    def close(self) -> None:
-        self.executor.remove_node(self.node)
-        self.node.destroy_node()
-        self.executor.shutdown()
-        self.context.try_shutdown()
 
 
 @pytest.fixture
 def cell(tmp_path):
     domain = next_domain_id()
-    config = REPO / "config"
-    procs = [
+    procs = [  # each with the parameter files the launch file gives it
         NodeProcess("sim_hardware", names.SIM_HARDWARE, domain, tmp_path,
-                    params_file=config / "sim_hardware.yaml"),
+                    params_file=launch_param_files("sim_hardware")),
         NodeProcess("trajectory_generator", names.TRAJECTORY_GENERATOR, domain, tmp_path,
-                    params_file=config / "trajectory_generator.yaml"),
+                    params_file=launch_param_files("trajectory_generator")),
         NodeProcess("arm_cartesian_motion_node", names.CARTESIAN_MOTION_NODE, domain, tmp_path,
-                    params_file=config / "cartesian_motion.yaml"),
+                    params_file=launch_param_files("arm_cartesian_motion_node")),
     ]
     system = Cell(domain, procs)
     try:
@@ -153,5 +132,5 @@ def test_the_place_descent_keeps_the_measured_tcp_on_the_line(cell) -> None:
     assert deviation <= 1.5e-3
     assert np.linalg.norm(descent[-1] - np.array(RELEASE)) < 1e-3
     assert cell.stop_hits == 0
-    fallbacks = [line for line in cell.procs[1].stderr_text().splitlines() if "streamed goals" in line]
+    fallbacks = [line for line in cell.procs[1].text().splitlines() if "streamed goals" in line]
     print(f"stream fallbacks to point-to-point: {fallbacks or 'none'}")  # rare under load; see report

@@ -1,7 +1,8 @@
 """Message conversions, the ghost's messages and the kinematics services' answers, without a ROS graph.
 
 These build and read message objects only (no rclpy.init), so every refusal path is exercised directly;
-test_kinematics_node_ros.py and test_ik_ghost_ros.py show the same over real services and topics.
+nodes/test_arm_kinematics_node_ros.py and nodes/test_ik_ghost_node_ros.py show the same over real
+services and topics.
 """
 
 from __future__ import annotations
@@ -18,16 +19,14 @@ from visualization_msgs.msg import Marker
 
 from salamander_control.ghost.core import GREEN, RED, evaluate_ghost
 from salamander_control.ghost.msgs import LABEL_ID, LINKS_ID, joint_state_msg, marker_array, status_msg
+from salamander_control.joint_state import joint_vector
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, ArmParams, IkStatus, forward_kinematics
 from salamander_control.ros.conversions import (
     INVALID_REQUEST,
-    JointStateError,
-    JointStateProblem,
     ik_status_from_msg,
     ik_status_msg,
-    joint_state_to_vector,
+    measured_joints,
     point_to_tuple,
-    positions_by_name,
     stamp_to_ns,
     tuple_to_point,
     vector_to_joint_state,
@@ -44,41 +43,27 @@ Q = (0.3, 0.2, 0.6, -0.1, 0.4)
 # --- conversions -------------------------------------------------------------------------------------
 
 
-def test_positions_by_name_reorders_into_motor_order():
-    names = list(reversed(NAMES))
-    assert positions_by_name(names, list(reversed(Q))) == Q
+def test_measured_joints_ignore_extras_and_log_a_refusal_throttled():
+    logged = []
 
+    def log(text, throttle_duration_sec):
+        logged.append((text, throttle_duration_sec))
 
-@pytest.mark.parametrize(
-    ("names", "positions", "problem", "text"),
-    [
-        (NAMES, list(Q[:4]), JointStateProblem.LENGTH_MISMATCH, "5 names but 4 positions"),
-        ([*NAMES, "gripper"], [*Q, 0.0], JointStateProblem.UNKNOWN_JOINT, "unknown joint 'gripper'"),
-        ([*NAMES, "base_yaw"], [*Q, 0.0], JointStateProblem.DUPLICATE_JOINT, "'base_yaw' named twice"),
-        (NAMES[:4], list(Q[:4]), JointStateProblem.MISSING_JOINT, "wrist_yaw"),
-        (NAMES, [0.0, math.nan, 0.0, 0.0, 0.0], JointStateProblem.NON_FINITE, "shoulder_pitch=nan"),
-        (NAMES, [0.0, 0.0, 0.0, math.inf, 0.0], JointStateProblem.NON_FINITE, "wrist_pitch=inf"),
-    ],
-)
-def test_positions_by_name_refuses_with_the_problem(names, positions, problem, text):
-    with pytest.raises(JointStateError) as info:
-        positions_by_name(names, positions)
-    assert info.value.problem is problem
-    assert text in str(info.value)
-
-
-def test_a_measured_joint_state_may_carry_other_joints():
-    msg = JointState(name=["gripper", *NAMES], position=[math.nan, *Q])
-    assert joint_state_to_vector(msg) == Q  # the gripper's NaN is not ours to judge
-    with pytest.raises(JointStateError):
-        joint_state_to_vector(msg, allow_extra=False)
+    velocity = [0.0, 0.0, math.nan, 0.0, 0.0, 0.0]
+    msg = JointState(name=["gripper", *NAMES], position=[0.01, *Q], velocity=velocity)
+    assert measured_joints(msg, "/joint_states", log) == Q  # positions only: the NaN velocity is not read
+    assert measured_joints(msg, "/joint_states", log, velocities=True) is None
+    assert logged[-1] == ("ignoring /joint_states: velocities not finite for shoulder_pitch=nan", 2.0)
+    twice = JointState(name=[*NAMES, "shoulder_pitch"], position=[*Q, 0.9])  # never "the last one wins"
+    assert measured_joints(twice, "/joint_states", log) is None
+    assert "'shoulder_pitch' named twice" in logged[-1][0]
 
 
 def test_joint_state_round_trip_and_stamp():
     stamp = Time(sec=12, nanosec=345)
     msg = vector_to_joint_state(Q, stamp)
     assert list(msg.name) == NAMES and msg.header.stamp == stamp
-    assert joint_state_to_vector(msg) == Q
+    assert joint_vector(msg.name, msg.position).positions == Q
     assert stamp_to_ns(stamp) == 12_000_000_345
     with pytest.raises(ValueError):
         vector_to_joint_state(Q[:3])
@@ -109,7 +94,7 @@ def test_green_ghost_messages():
     status = status_msg(ghost, stamp)
     assert status.status == IkStatusMsg.OK and status.reason == "ok" and status.header.stamp == stamp
     joints = joint_state_msg(ghost, stamp)
-    assert joint_state_to_vector(joints) == pytest.approx(REST_POSTURE, abs=1e-9)
+    assert joint_vector(joints.name, joints.position).positions == pytest.approx(REST_POSTURE, abs=1e-9)
     markers = marker_array(ghost, stamp, 1.0).markers
     links = next(m for m in markers if m.id == LINKS_ID)
     assert links.type == Marker.LINE_STRIP and links.header.frame_id == "base_link"
@@ -198,8 +183,8 @@ def test_malformed_ik_requests_are_answered_invalid(request_, text):
     [
         (fk_request(Q[:4], NAMES), "5 names but 4 positions"),
         (fk_request([*Q, 0.0], [*NAMES, "gripper"]), "unknown joint 'gripper'"),
-        (fk_request(Q[:4], NAMES[:4]), "missing joint(s) wrist_yaw"),
-        (fk_request([0.0, math.nan, 0.0, 0.0, 0.0]), "non-finite"),
+        (fk_request(Q[:4], NAMES[:4]), "lacks wrist_yaw"),
+        (fk_request([0.0, math.nan, 0.0, 0.0, 0.0]), "not finite"),
         (fk_request([1e308, 0.0, 0.5, 0.0, 1e308]), "cannot compute FK"),
     ],
 )

@@ -159,17 +159,15 @@ def test_the_trajectory_core_drives_the_sim_into_no_stop() -> None:
 def test_motor_velocity_limits_are_the_urdf_ones_and_above_the_generator_limits() -> None:
     """The sim reports no velocity beyond the URDF's (the tree's velocity guard checks against those)."""
 
-    import yaml
-
     from salamander_behavior.limits.urdf_limits import load_urdf_limits
     from salamander_control.kinematics import JOINT_NAMES
+    from salamander_control.testing.config_files import node_config
 
     root = REPO_ROOT
     urdf = {lim.name: lim.velocity for lim in load_urdf_limits(root / "urdf" / "salamander.urdf")}
-    sim = yaml.safe_load((root / "config" / "sim_hardware.yaml").read_text())
-    tg = yaml.safe_load((root / "config" / "trajectory_generator.yaml").read_text())
-    sim_v = sim["/arm/sim_hardware"]["ros__parameters"]["max_velocity"]
-    tg_v = tg["/arm/trajectory_generator"]["ros__parameters"]["max_velocity"]
+    sim, tg = node_config("sim_hardware"), node_config("trajectory_generator")  # the launch file's files
+    sim_v = {name: sim[f"max_velocity.{name}"] for name in JOINT_NAMES}
+    tg_v = {name: tg[f"max_velocity.{name}"] for name in JOINT_NAMES}
     assert SimConfig().max_velocity == tuple(urdf[name] for name in JOINT_NAMES)
     for name in JOINT_NAMES:
         assert sim_v[name] == urdf[name] and tg_v[name] < sim_v[name], name

@@ -23,7 +23,7 @@ from salamander_control.kinematics import (
 from salamander_control.tools import workspace_plot as wp
 
 DEFAULTS = ArmParams()
-REST_TCP = (0.0787, 0.0374)  # kinematics.md, (x, z) at base yaw 0
+REST_TCP = (0.0787, 0.0374)  # docs/arm_model.md, (x, z) at base yaw 0
 SPEC_POINT_Q = (0.0, math.radians(80.0), math.radians(30.0), 0.0, 0.0)
 SPEC_POINT_TCP = (0.5986, -0.1029)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -113,7 +113,7 @@ def test_spec_rest_point_is_inside_the_default_region() -> None:
 
 
 def test_spec_point_80_30_lies_just_outside_the_default_limits() -> None:
-    """kinematics.md's (80 deg, 30 deg) reference violates q1_max (1.35 < 1.396) and beta_max (0.87 < 0.873).
+    """The (80 deg, 30 deg) reference point violates q1_max (1.35 < 1.396) and beta_max (0.87 < 0.873).
 
     Its TCP is therefore outside the region, about 9 mm beyond the q1_max edge; the nearest feasible
     posture (the projection onto the polygon) is on the boundary.

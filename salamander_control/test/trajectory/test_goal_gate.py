@@ -38,6 +38,15 @@ def test_mismatched_lengths_are_refused() -> None:
     assert decision.verdict is Verdict.MALFORMED and "2 names but 1 positions" in decision.reason
 
 
+def test_a_joint_named_twice_is_refused_not_taken_from_its_last_entry() -> None:
+    gate = GoalGate()
+    names = ["shoulder_pitch", "wrist_yaw", "shoulder_pitch"]
+    decision = gate.check(names, [-0.5, 0.2, -0.6], 0, "", CURRENT, 10.0, 10 * S, [0.0, 0.1, 0.0])
+    assert decision.verdict is Verdict.MALFORMED and decision.goal is None
+    assert "'shoulder_pitch' named twice" in decision.reason
+    assert check(gate, wrist_yaw=0.2).verdict is Verdict.ACCEPTED  # refused whole, the gate unchanged
+
+
 def test_only_the_holder_moves_the_arm_while_the_lease_is_held() -> None:
     gate = GoalGate()
     assert gate.acquire("bt", 0.5, now=10.0).success
@@ -102,8 +111,8 @@ def test_velocities_are_merged_by_name_and_absent_means_none() -> None:
 
 @pytest.mark.parametrize(
     ("velocities", "match"),
-    [([0.1], "2 names but 1 velocities"), ([0.1, math.nan], "velocity for base_yaw is nan"),
-     ([math.inf, 0.0], "velocity for wrist_yaw is inf")],
+    [([0.1], "2 names but 1 velocities"), ([0.1, math.nan], "velocities not finite for base_yaw=nan"),
+     ([math.inf, 0.0], "velocities not finite for wrist_yaw=inf")],
 )
 def test_malformed_velocities_refuse_the_whole_goal(velocities: list, match: str) -> None:
     gate = GoalGate()

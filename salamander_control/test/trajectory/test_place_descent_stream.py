@@ -126,7 +126,7 @@ def test_the_descent_from_trailing_measured_joints_with_jittered_timing_is_follo
     """Regression: the stream's start was guessed from the command's state and kinked 5-9x the jerk limit.
 
     Now the sender's first target is its plan's start at rest, which anchors the generator's stream
-    (trajectory_core.STREAM_ANCHOR); only the small offset between command and measured joints fades.
+    (trajectory.core.STREAM_ANCHOR); only the small offset between command and measured joints fades.
     """
     above, below, q_command = _descent()
     q_measured = tuple(q + d for q, d in zip(q_command, (-2.7e-4, -4.8e-4, 2e-5, 0.0, 0.0), strict=True))

@@ -1,6 +1,6 @@
 """The trajectory core following a stream of joint targets sampled from straight Cartesian lines.
 
-The Cartesian motion core (`cartesian_goal.start_goal`, the node's own code) streams a joint target with
+The Cartesian motion core (`cartesian.goal.start_goal`, the node's own code) streams a joint target with
 its joint velocities every 10 ms; the trajectory core runs at 500 Hz; the commanded joints are mapped
 back to the TCP with the FK. A user notices the result as the TCP leaving the straight line: the place
 descent has 1.95 mm of side clearance, so it must stay within 1 mm. Point-to-point (each sample a goal at

@@ -6,13 +6,13 @@ feasible. **Auto** (the behaviour tree drives the arm): holding the `place_jog` 
 stick into a base_link twist for the manual placement; letting go sends one zero twist.
 
 Timing: `feed` handles a Joy sample at once (edges, and an output right away unless the Joy-driven
-outputs exceed `joy_rate_limit` on average, bursts of JOY_BURST allowed); `tick` runs on the node's timer,
-keeps a held jog flowing at `target_rate`, and is the watchdog: when the newest accepted Joy is older
-than `joy_timeout` the jog stops (a zero twist in auto mode), so a dead gamepad or a stalled driver never
+outputs exceed `joy_rate_limit_hz` on average, bursts of JOY_BURST allowed); `tick` runs on the node's timer,
+keeps a held jog flowing at `target_rate_hz`, and is the watchdog: when the newest accepted Joy is older
+than `joy_timeout_s` the jog stops (a zero twist in auto mode), so a dead gamepad or a stalled driver never
 leaves the arm moving.
 
 Bad input changes nothing: a Joy with arrays too short for the mapping, non-finite axes, a stamp older
-than `joy_timeout`, not newer than the last accepted one or ahead of the clock is answered with a single
+than `joy_timeout_s`, not newer than the last accepted one or ahead of the clock is answered with a single
 `Rejected(kind, reason)` for the node's throttled log.
 """
 
@@ -30,7 +30,7 @@ from salamander_teleop.controller.mapping import JoyMapping, apply_deadzone
 MAX_STEP_DT = 0.1
 """Longest time integrated in one jog step, s: a stalled executor never turns into a jump."""
 JOY_BURST = 5
-"""Joy-driven outputs allowed back to back before `joy_rate_limit` applies (a backlog after a stall)."""
+"""Joy-driven outputs allowed back to back before `joy_rate_limit_hz` applies (a backlog after a stall)."""
 TICK_SLACK = 0.9
 """The timer emits when the last output is at least this fraction of a period old (timer jitter)."""
 
@@ -159,7 +159,7 @@ class Controller:
         prev = self._last
         # Edges count only against a recent sample: after a gap (start-up, a reconnect) the buttons
         # already held are the baseline, so a thumb resting on SQUARE does not confirm anything.
-        fresh_prev = prev is not None and joy.stamp - prev.stamp <= self._map.joy_timeout
+        fresh_prev = prev is not None and joy.stamp - prev.stamp <= self._map.joy_timeout_s
         self._last = joy
 
         def edge(control_name: str) -> bool:
@@ -201,9 +201,9 @@ class Controller:
             return "joy_malformed", f"Joy axes are not finite: {joy.axes}"
         if not math.isfinite(joy.stamp) or joy.stamp <= 0.0:
             return "joy_malformed", f"Joy stamp {joy.stamp} is not a time: the publisher must stamp Joys"
-        age, timeout = now - joy.stamp, self._map.joy_timeout
+        age, timeout = now - joy.stamp, self._map.joy_timeout_s
         if age > timeout:
-            return "joy_stale", f"Joy is stale: stamped {age:.3f} s ago (joy_timeout {timeout} s)"
+            return "joy_stale", f"Joy is stale: stamped {age:.3f} s ago (joy_timeout_s {timeout} s)"
         if age < -timeout:
             return "joy_stale", f"Joy stamp is {-age:.3f} s ahead of this clock: clocks out of sync?"
         if self._last is not None and joy.stamp <= self._last.stamp:
@@ -212,13 +212,13 @@ class Controller:
         return None
 
     def _may_emit_for_joy(self, now: float) -> bool:
-        """Token bucket: `joy_rate_limit` outputs per second on average, bursts of JOY_BURST.
+        """Token bucket: `joy_rate_limit_hz` outputs per second on average, bursts of JOY_BURST.
 
         A burst allowance (not a minimum spacing) matters when the executor was held up and a backlog
         of Joys is handled at once: the newest of them must still be answered.
         """
         elapsed = now - self._tokens_time if math.isfinite(self._tokens_time) else math.inf
-        self._tokens = min(float(JOY_BURST), self._tokens + max(elapsed, 0.0) * self._map.joy_rate_limit)
+        self._tokens = min(float(JOY_BURST), self._tokens + max(elapsed, 0.0) * self._map.joy_rate_limit_hz)
         self._tokens_time = now
         if self._tokens < 1.0:
             return False
@@ -288,7 +288,7 @@ class Controller:
         problem = self._measured_problem(now, measured)
         if problem:
             return problem
-        recent = now - self._jog_end <= self._map.jog_resume_window
+        recent = now - self._jog_end <= self._map.jog_resume_window_s
         resume = self._may_resume and self._target is not None and recent
         seed = self._target if resume else measured.q
         self._target = clamp_joints(seed, self._arm, seed if resume else REST_POSTURE).q
@@ -299,10 +299,10 @@ class Controller:
     def _measured_problem(self, now: float, measured: Measured | None) -> str | None:
         if measured is None:
             return "joint jog needs the measured joints: no /joint_states received yet"
-        if now - measured.stamp > self._map.joint_state_timeout:
+        if now - measured.stamp > self._map.joint_state_timeout_s:
             age = now - measured.stamp
             return (f"joint jog needs the measured joints: the last /joint_states is {age:.2f} s old"
-                    f" (joint_state_timeout {self._map.joint_state_timeout} s)")
+                    f" (joint_state_timeout_s {self._map.joint_state_timeout_s} s)")
         return None
 
     def _stop_joint_jog(self, now: float) -> None:
@@ -330,14 +330,14 @@ class Controller:
         if not self.jogging:
             return []
         last = self._last
-        if last is None or now - last.stamp > self._map.joy_timeout:
+        if last is None or now - last.stamp > self._map.joy_timeout_s:
             age = math.inf if last is None else now - last.stamp
-            reason = f"no fresh Joy for {age:.2f} s (joy_timeout {self._map.joy_timeout} s): jog stopped"
+            reason = f"no fresh Joy for {age:.2f} s (joy_timeout_s {self._map.joy_timeout_s} s): jog stopped"
             if self._twist_on:
                 return [*self._stop_twist(now), Rejected("watchdog", reason)]
             self._stop_joint_jog(now)
             return [Rejected("watchdog", reason)]
-        if now - self._last_out < TICK_SLACK / self._map.target_rate:
+        if now - self._last_out < TICK_SLACK / self._map.target_rate_hz:
             return []
         if self._twist_on:
             self._emitted(now)
@@ -366,8 +366,8 @@ def place_twist(axes: Sequence[float], mapping: JoyMapping) -> tuple[float, floa
 def joint_velocity(axes: Sequence[float], mapping: JoyMapping) -> tuple[float, ...]:
     """Commanded joint velocities (rad/s, motor order) for these axes."""
     return tuple(
-        apply_deadzone(axes[a], mapping.deadzone) * rate if a >= 0 else 0.0
-        for a, rate in zip(mapping.joint_axes, mapping.joint_rates, strict=True)
+        apply_deadzone(axes[a], mapping.deadzone) * speed if a >= 0 else 0.0
+        for a, speed in zip(mapping.joint_axes, mapping.joint_speeds, strict=True)
     )
 
 

@@ -39,9 +39,9 @@ AXIS_PRESS_THRESHOLD = 0.5
 MAX_INDEX = 63
 """Largest button or axis index accepted (a Joy message with more is not a gamepad)."""
 MAX_PLACE_SPEED = 0.05
-"""Spec cap of the operator's placement jog, m/s (interfaces.md: at most 50 mm/s)."""
-MAX_JOINT_RATE = 2.0
-"""Largest joint jog rate accepted, rad/s at full deflection."""
+"""Pinned cap of the operator's placement jog, m/s (docs/interfaces.md: at most 50 mm/s)."""
+MAX_JOINT_SPEED = 2.0
+"""Largest joint jog speed accepted, rad/s at full deflection."""
 
 _CONTROL_RE = re.compile(
     r"^\s*(?:(?P<none>none)|button\s*(?P<button>\d+)|axis\s*(?P<axis>\d+)\s*(?P<dir>[+-]))\s*$"
@@ -116,16 +116,16 @@ class JoyMapping:
         place_jog_invert_x, place_jog_invert_y: flip a direction (an operator facing the arm).
         place_jog_speed: m/s at full deflection (the twist's norm never exceeds it).
         joint_axes: per joint (motor order), the axis that jogs it in manual mode (-1 = none).
-        joint_rates: per joint, rad/s at full deflection; the sign sets the direction.
+        joint_speeds: per joint, rad/s at full deflection; the sign sets the direction.
         deadzone: stick deflection ignored around centre (the rest is rescaled to start at 0).
-        joy_timeout: a Joy whose stamp is older than this is refused, s; the jog stops when the newest
+        joy_timeout_s: a Joy whose stamp is older than this is refused, s; the jog stops when the newest
             accepted Joy gets this old (a dead stream never leaves a twist or a jog running).
-        joint_state_timeout: joint jog needs a /joint_states message at most this old, s.
-        target_rate: while jogging, a target or twist at least this often, Hz (the timer's rate).
-        joy_rate_limit: outputs per second driven directly by Joy messages, on average, Hz (short
+        joint_state_timeout_s: joint jog needs a /joint_states message at most this old, s.
+        target_rate_hz: while jogging, a target or twist at least this often, Hz (the timer's rate).
+        joy_rate_limit_hz: outputs per second driven directly by Joy messages, on average, Hz (short
             bursts allowed, so a backlog after a stall still gets its newest Joy answered).
         max_lead: the jogged target never leads the measured joints by more than this, rad.
-        jog_resume_window: a jog restarted within this time continues from the last target, s;
+        jog_resume_window_s: a jog restarted within this time continues from the last target, s;
             later ones start from the measured joints (the arm may have moved since).
     """
 
@@ -141,31 +141,31 @@ class JoyMapping:
     place_jog_invert_y: bool = False
     place_jog_speed: float = 0.05
     joint_axes: tuple[int, ...] = (0, 1, 4, 6, 3)
-    joint_rates: tuple[float, ...] = (0.5, 0.3, -0.3, 0.5, 0.8)
+    joint_speeds: tuple[float, ...] = (0.5, 0.3, -0.3, 0.5, 0.8)
     deadzone: float = 0.1
-    joy_timeout: float = 0.2
-    joint_state_timeout: float = 0.5
-    target_rate: float = 50.0
-    joy_rate_limit: float = 100.0
+    joy_timeout_s: float = 0.2
+    joint_state_timeout_s: float = 0.5
+    target_rate_hz: float = 50.0
+    joy_rate_limit_hz: float = 100.0
     max_lead: float = 0.15
-    jog_resume_window: float = 0.5
+    jog_resume_window_s: float = 0.5
 
     def __post_init__(self) -> None:
         """Reject out-of-range numbers and bindings that would make one input do two things."""
         object.__setattr__(self, "joint_axes", tuple(int(a) for a in self.joint_axes))
-        object.__setattr__(self, "joint_rates", tuple(float(r) for r in self.joint_rates))
-        if len(self.joint_axes) != NUM_JOINTS or len(self.joint_rates) != NUM_JOINTS:
-            raise ValueError(f"joint_axes and joint_rates need {NUM_JOINTS} entries (one per joint)")
+        object.__setattr__(self, "joint_speeds", tuple(float(r) for r in self.joint_speeds))
+        if len(self.joint_axes) != NUM_JOINTS or len(self.joint_speeds) != NUM_JOINTS:
+            raise ValueError(f"joint_axes and joint_speeds need {NUM_JOINTS} entries (one per joint)")
         _in_range("deadzone", self.deadzone, 0.0, 0.9)
-        _in_range("joy_timeout", self.joy_timeout, 0.02, 10.0)
-        _in_range("joint_state_timeout", self.joint_state_timeout, 0.02, 10.0)
-        _in_range("target_rate", self.target_rate, 1.0, 500.0)
-        _in_range("joy_rate_limit", self.joy_rate_limit, 1.0, 1000.0)
+        _in_range("joy_timeout_s", self.joy_timeout_s, 0.02, 10.0)
+        _in_range("joint_state_timeout_s", self.joint_state_timeout_s, 0.02, 10.0)
+        _in_range("target_rate_hz", self.target_rate_hz, 1.0, 500.0)
+        _in_range("joy_rate_limit_hz", self.joy_rate_limit_hz, 1.0, 1000.0)
         _in_range("max_lead", self.max_lead, 0.001, 1.0)
-        _in_range("jog_resume_window", self.jog_resume_window, 0.0, 10.0)
+        _in_range("jog_resume_window_s", self.jog_resume_window_s, 0.0, 10.0)
         _in_range("place_jog.speed", self.place_jog_speed, 0.0, MAX_PLACE_SPEED)
-        for name, rate in zip(JOINT_NAMES, self.joint_rates, strict=True):
-            _in_range(f"joint_jog.{name}.rate", rate, -MAX_JOINT_RATE, MAX_JOINT_RATE)
+        for name, speed in zip(JOINT_NAMES, self.joint_speeds, strict=True):
+            _in_range(f"joint_jog.{name}.speed", speed, -MAX_JOINT_SPEED, MAX_JOINT_SPEED)
         for name, axis in (*self._joint_axis_names(), ("place_jog.axis_x", self.place_jog_axis_x),
                            ("place_jog.axis_y", self.place_jog_axis_y)):
             if not -1 <= axis <= MAX_INDEX:
@@ -231,9 +231,9 @@ class JoyMapping:
             "place_jog.invert_y": self.place_jog_invert_y,
             "place_jog.speed": self.place_jog_speed,
         })
-        for name, axis, rate in zip(JOINT_NAMES, self.joint_axes, self.joint_rates, strict=True):
+        for name, axis, speed in zip(JOINT_NAMES, self.joint_axes, self.joint_speeds, strict=True):
             out[f"joint_jog.{name}.axis"] = axis
-            out[f"joint_jog.{name}.rate"] = rate
+            out[f"joint_jog.{name}.speed"] = speed
         for f in fields(self):
             if f.name in _PLAIN:
                 out[f.name] = getattr(self, f.name)
@@ -261,13 +261,13 @@ class JoyMapping:
             place_jog_invert_y=bool(v["place_jog.invert_y"]),
             place_jog_speed=float(v["place_jog.speed"]),
             joint_axes=tuple(int(v[f"joint_jog.{n}.axis"]) for n in JOINT_NAMES),
-            joint_rates=tuple(float(v[f"joint_jog.{n}.rate"]) for n in JOINT_NAMES),
+            joint_speeds=tuple(float(v[f"joint_jog.{n}.speed"]) for n in JOINT_NAMES),
             **{name: float(v[name]) for name in _PLAIN},
         )
 
 
-_PLAIN = ("deadzone", "joy_timeout", "joint_state_timeout", "target_rate", "joy_rate_limit", "max_lead",
-          "jog_resume_window")
+_PLAIN = ("deadzone", "joy_timeout_s", "joint_state_timeout_s", "target_rate_hz", "joy_rate_limit_hz",
+          "max_lead", "jog_resume_window_s")
 
 
 def _in_range(name: str, value: float, lo: float, hi: float) -> None:

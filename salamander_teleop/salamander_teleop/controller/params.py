@@ -1,9 +1,11 @@
 """Parameters of /salamander/controller_node: the gamepad bindings plus the arm limits the jog respects.
 
-The defaults come from `JoyMapping()` (DualShock 4, see mapping.py) and `ArmParams()` (kinematics.md);
-config/teleop.yaml repeats them with comments. The arm limits are parameters here too, so an operator who
-narrows `alpha_max` on the trajectory generator can narrow the jog the same way; the generator's own
-clamp stays the backstop either way.
+The convention of every node (see `salamander_control.ros.params`): `param_specs`, `build_config`,
+`config_warnings`. The defaults come from `JoyMapping()` (DualShock 4, see mapping.py) and `ArmParams()`
+(docs/arm_model.md); config/teleop.yaml repeats the bindings with comments, and the arm model comes from
+config/arm.yaml, loaded first, so the jog starts with the trajectory generator's limits. They stay
+parameters here, so an operator who narrows `alpha_max` on the generator can narrow the jog the same
+way; the generator's own clamp stays the backstop either way. Pure: no rclpy.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from typing import Any
 
 from salamander_control.kinematics import JOINT_NAMES, ArmParams
 from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
-from salamander_control.ros.params import ParamSpec
-from salamander_teleop.controller.mapping import MAX_INDEX, MAX_JOINT_RATE, MAX_PLACE_SPEED, JoyMapping
+from salamander_control.param_spec import ParamSpec
+from salamander_teleop.controller.mapping import MAX_INDEX, MAX_JOINT_SPEED, MAX_PLACE_SPEED, JoyMapping
 
 _CONTROL_SYNTAX = "'button N', 'axis N+', 'axis N-' (one direction of an axis: the DPAD hat) or 'none'"
 _DESCRIPTIONS = {
@@ -32,30 +34,30 @@ _DESCRIPTIONS = {
     "place_jog.invert_y": "flip the place jog's y direction",
     "place_jog.speed": "place jog speed at full deflection, m/s (spec cap 0.05)",
     "deadzone": "stick deflection ignored around centre, fraction of full scale (rest rescaled)",
-    "joy_timeout": "a Joy stamped longer ago is refused; a jog stops when no fresh Joy came for this long, s",
-    "joint_state_timeout": "joint jog needs a /joint_states message at most this old, s",
-    "target_rate": "while jogging, a joint target or twist at least this often, Hz",
-    "joy_rate_limit": "outputs per second driven directly by Joy messages, on average (bursts of 5), Hz",
+    "joy_timeout_s": "a Joy stamped longer ago is refused; a jog stops when no fresh Joy came this long, s",
+    "joint_state_timeout_s": "joint jog needs a /joint_states message at most this old, s",
+    "target_rate_hz": "while jogging, a joint target or twist at least this often, Hz",
+    "joy_rate_limit_hz": "outputs per second driven directly by Joy messages, on average (bursts of 5), Hz",
     "max_lead": "the jogged joint target never leads the measured joints by more than this, rad",
-    "jog_resume_window": "a jog restarted within this time continues from the last target, s",
+    "jog_resume_window_s": "a jog restarted within this time continues from the last target, s",
 }
 _RANGES: dict[str, tuple[float, float]] = {
     "place_jog.axis_x": (-1, MAX_INDEX),
     "place_jog.axis_y": (-1, MAX_INDEX),
     "place_jog.speed": (0.0, MAX_PLACE_SPEED),
     "deadzone": (0.0, 0.9),
-    "joy_timeout": (0.02, 10.0),
-    "joint_state_timeout": (0.02, 10.0),
-    "target_rate": (1.0, 500.0),
-    "joy_rate_limit": (1.0, 1000.0),
+    "joy_timeout_s": (0.02, 10.0),
+    "joint_state_timeout_s": (0.02, 10.0),
+    "target_rate_hz": (1.0, 500.0),
+    "joy_rate_limit_hz": (1.0, 1000.0),
     "max_lead": (0.001, 1.0),
-    "jog_resume_window": (0.0, 10.0),
+    "jog_resume_window_s": (0.0, 10.0),
 }
 for _name in JOINT_NAMES:
     _DESCRIPTIONS[f"joint_jog.{_name}.axis"] = f"manual mode: axis that jogs {_name}; -1 = none"
-    _DESCRIPTIONS[f"joint_jog.{_name}.rate"] = f"{_name} rate at full deflection, rad/s (sign = direction)"
+    _DESCRIPTIONS[f"joint_jog.{_name}.speed"] = f"{_name} speed at full deflection, rad/s (sign = direction)"
     _RANGES[f"joint_jog.{_name}.axis"] = (-1, MAX_INDEX)
-    _RANGES[f"joint_jog.{_name}.rate"] = (-MAX_JOINT_RATE, MAX_JOINT_RATE)
+    _RANGES[f"joint_jog.{_name}.speed"] = (-MAX_JOINT_SPEED, MAX_JOINT_SPEED)
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ class ControllerConfig:
     arm: ArmParams
 
 
-def controller_param_specs() -> list[ParamSpec]:
+def param_specs() -> list[ParamSpec]:
     """ParamSpecs of every binding (defaults: DualShock 4) and every arm-model parameter."""
     specs = []
     for name, default in JoyMapping().to_params().items():
@@ -75,11 +77,11 @@ def controller_param_specs() -> list[ParamSpec]:
     return specs + arm_param_specs()
 
 
-def build_controller_config(values: dict[str, Any]) -> ControllerConfig:
+def build_config(values: dict[str, Any]) -> ControllerConfig:
     """The snapshot from parameter values; ValueError (the refusal reason) when inconsistent."""
     return ControllerConfig(JoyMapping.from_params(values), build_arm_params(values))
 
 
-def controller_config_warnings(config: ControllerConfig) -> list[str]:
+def config_warnings(config: ControllerConfig) -> list[str]:
     """Legal but notable settings (limits that lock out the rest posture)."""
     return arm_params_warnings(config.arm)

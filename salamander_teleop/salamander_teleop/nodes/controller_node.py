@@ -1,33 +1,39 @@
 """/salamander/controller_node: the gamepad (/joy) drives joint jog, presets, the place jog and confirm.
 
 Thin shell around `controller.Controller`: callbacks convert messages and hand them to the core under a
-lock, the core says what to publish, a timer at `target_rate` keeps a held jog flowing and stops a jog
+lock, the core says what to publish, a timer at `target_rate_hz` keeps a held jog flowing and stops a jog
 whose Joy stream went stale. The Joy callback publishes the core's answer itself (a few tens of
-microseconds of work, rate-limited by `joy_rate_limit`) instead of waiting for the timer: that keeps
+microseconds of work, rate-limited by `joy_rate_limit_hz`) instead of waiting for the timer: that keeps
 stick-to-target latency at the DDS floor (bench/bench_teleop.py) rather than up to one timer period.
 Joint targets go out anonymously (header.frame_id ""), so the trajectory
 generator ignores them while the behaviour tree holds the arm lease, as intended.
 
-Run: ``python -m salamander_teleop.nodes.controller_node --ros-args --params-file config/teleop.yaml``.
+Parameters: `salamander_teleop.controller.params`. Run::
+
+    python -m salamander_teleop.nodes.controller_node --ros-args \
+        --params-file config/arm.yaml --params-file config/teleop.yaml
 """
 
 from __future__ import annotations
 
 import threading
-import time
+from typing import Any
 
 from geometry_msgs.msg import Twist
 from rclpy.node import Node
-from rclpy.qos import QoSDurabilityPolicy, QoSProfile, qos_profile_sensor_data
+from rclpy.qos import qos_profile_sensor_data
 from rclpy.time import Time
 from sensor_msgs.msg import JointState, Joy
 from std_msgs.msg import Bool, String
 
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES
+from salamander_control.ros.conversions import measured_joints
+from salamander_control.ros.log import KindLogger
 from salamander_control.ros.params import ParamBinding
+from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
-from salamander_control.trajectory.joint_goal import GoalError, joint_vector
+from salamander_teleop.controller import params
 from salamander_teleop.controller.core import (
     Action,
     Confirm,
@@ -39,28 +45,21 @@ from salamander_teleop.controller.core import (
     ModeChange,
     Rejected,
 )
-from salamander_teleop.controller.params import (
-    ControllerConfig,
-    build_controller_config,
-    controller_config_warnings,
-    controller_param_specs,
-)
-
-LOG_THROTTLE_S = 2.0
-"""Refusals of the same kind are logged at most this often."""
+from salamander_teleop.controller.params import ControllerConfig
 
 
 class ControllerNode(Node):
     """Wires /joy and /joint_states into the controller core and its actions onto the topics."""
 
-    def __init__(self) -> None:
-        super().__init__("controller_node", namespace=names.SALAMANDER_NS)
+    def __init__(self, **node_kwargs: Any) -> None:
+        """`node_kwargs` go to rclpy's Node (e.g. namespace= for a test that builds it in-process)."""
+        super().__init__(names.CONTROLLER_NODE, **node_kwargs)
         self._lock = threading.Lock()
         self._params: ParamBinding[ControllerConfig] = ParamBinding(
             self,
-            controller_param_specs(),
-            build_controller_config,
-            warn=controller_config_warnings,
+            params.param_specs(),
+            params.build_config,
+            warn=params.config_warnings,
             on_change=self._on_params,
         )
         config = self._params.snapshot
@@ -69,16 +68,16 @@ class ControllerNode(Node):
         self._target_pub = self.create_publisher(JointState, names.JOINT_TARGET, 10)
         self._jog_pub = self.create_publisher(Twist, names.OPERATOR_JOG, 10)
         self._confirm_pub = self.create_publisher(Bool, names.OPERATOR_CONFIRM, 10)
-        latched = QoSProfile(depth=1, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL)
-        self._mode_pub = self.create_publisher(String, names.TELEOP_MODE, latched)
-        self._logged: dict[str, float] = {}  # Rejected.kind -> when it was last logged (monotonic)
+        self._mode_pub = self.create_publisher(String, names.TELEOP_MODE, LATCHED)
+        # Refusals throttled per kind: a flood of malformed Joys must not hide the watchdog's line.
+        self._rejections = KindLogger(self.get_logger())
         # Reliable Joy (as joy_node publishes it): a lost message could be a lost button edge. The
         # measured joints are best effort, which matches a reliable or a best-effort publisher.
         self.create_subscription(Joy, names.JOY, self._on_joy, 10)
-        self.create_subscription(
+        self._js_topic = self.create_subscription(
             JointState, names.JOINT_STATES, self._on_joint_states, qos_profile_sensor_data
-        )
-        self._timer = self.create_timer(1.0 / config.mapping.target_rate, self._on_timer)
+        ).topic_name  # resolved and remapped, for the logs
+        self._timer = self.create_timer(1.0 / config.mapping.target_rate_hz, self._on_timer)
         self._publish_mode(self._core.mode)
         m = config.mapping
         self.get_logger().info(
@@ -92,10 +91,10 @@ class ControllerNode(Node):
     def _on_params(self, old: ControllerConfig, new: ControllerConfig) -> None:
         with self._lock:
             self._core.configure(new.mapping, new.arm)
-        if new.mapping.target_rate != old.mapping.target_rate:
+        if new.mapping.target_rate_hz != old.mapping.target_rate_hz:
             self._timer.cancel()
             self.destroy_timer(self._timer)
-            self._timer = self.create_timer(1.0 / new.mapping.target_rate, self._on_timer)
+            self._timer = self.create_timer(1.0 / new.mapping.target_rate_hz, self._on_timer)
 
     def _on_joy(self, msg: Joy) -> None:
         sample = JoySample(
@@ -108,14 +107,11 @@ class ControllerNode(Node):
         self._publish(actions)
 
     def _on_joint_states(self, msg: JointState) -> None:
-        try:
-            q = joint_vector(msg.name, msg.position).positions
-        except GoalError as exc:
-            self.get_logger().warning(f"/joint_states refused: {exc}", throttle_duration_sec=LOG_THROTTLE_S)
-            return
-        measured = Measured(q, self._now())
-        with self._lock:
-            self._measured = measured
+        q = measured_joints(msg, self._js_topic, self.get_logger().warning)
+        if q is not None:
+            measured = Measured(q, self._now())
+            with self._lock:
+                self._measured = measured
 
     def _on_timer(self) -> None:
         with self._lock:
@@ -142,15 +138,7 @@ class ControllerNode(Node):
                 self.get_logger().info(f"mode: {action.mode}")
                 self._publish_mode(action.mode)
             elif isinstance(action, Rejected):
-                self._log_rejected(action)
-
-    def _log_rejected(self, rejected: Rejected) -> None:
-        # Throttled per kind (rclpy's throttle is per call site): a flood of malformed Joys must not hide
-        # the line that says the watchdog stopped a jog.
-        now = time.monotonic()
-        if now - self._logged.get(rejected.kind, -LOG_THROTTLE_S) >= LOG_THROTTLE_S:
-            self._logged[rejected.kind] = now
-            self.get_logger().warning(rejected.reason)
+                self._rejections.warning(action.kind, action.reason)
 
     def _publish_mode(self, mode: str) -> None:
         self._mode_pub.publish(String(data=str(mode)))

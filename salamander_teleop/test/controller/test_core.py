@@ -8,12 +8,13 @@ from __future__ import annotations
 import math
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from salamander_control import params_file
 from salamander_control.kinematics import ALPHA_BETA_RANGE, REST_POSTURE, ArmParams, within_limits
 from salamander_control.testing import REPO as REPO_ROOT
+from salamander_control.testing.config_files import node_config
 from salamander_control.testing.kin_strategies import feasible_joints
 from salamander_teleop.controller.core import (
     JOY_BURST,
@@ -127,7 +128,7 @@ def test_r1_turns_left_stick_into_place_jog_and_release_sends_one_zero() -> None
     assert math.hypot(vx, vy) == pytest.approx(0.05) and vx == pytest.approx(vy)  # diagonal not faster
     held = rig.hold(0.5, {LY: -1.0}, (R1,))
     assert of(held, Jog) and all(j == Jog(-0.05, 0.0) for j in of(held, Jog))
-    assert len(of(held, Jog)) >= 0.5 * M.target_rate  # the stream keeps up between Joys
+    assert len(of(held, Jog)) >= 0.5 * M.target_rate_hz  # the stream keeps up between Joys
     released = rig.feed({LY: -1.0})
     assert of(released, Jog) == [Jog(0.0, 0.0)]
     after = rig.hold(0.5, {LY: -1.0})  # stick still deflected, R1 up: nothing more
@@ -190,7 +191,7 @@ def test_stick_jogs_the_joint_at_its_rate_from_the_measured_posture() -> None:
     rig = Rig(follow=True)
     rig.hold(1.0, {LY: 1.0})
     targets = of(rig.out, JointTarget)
-    assert len(targets) >= 50  # at least target_rate while held
+    assert len(targets) >= 50  # at least target_rate_hz while held
     assert targets[0].q[1] == pytest.approx(REST_POSTURE[1], abs=0.01)  # seeded from the measurement
     assert targets[-1].q[1] - REST_POSTURE[1] == pytest.approx(0.3, abs=0.02)  # 0.3 rad/s for 1 s
     assert targets[-1].q[0] == REST_POSTURE[0] and targets[-1].q[3:] == REST_POSTURE[3:]
@@ -230,7 +231,7 @@ def test_jog_needs_fresh_joint_states() -> None:
         rig.now += 0.02
         actions = rig.c.feed(joy(rig.now, {LY: 1.0}), rig.now, Measured(rig.q, stopped_at))
         actions += rig.c.tick(rig.now + 0.01, Measured(rig.q, stopped_at))
-        if rig.now > stopped_at + M.joint_state_timeout + 0.02:
+        if rig.now > stopped_at + M.joint_state_timeout_s + 0.02:
             late += actions
         rig.out += actions
     assert any(r.kind == "joint_states" for r in of(rig.out, Rejected))
@@ -268,9 +269,9 @@ def test_joy_driven_outputs_are_rate_limited_and_the_timer_fills_in() -> None:
     stream = []
     for i in range(200):
         stream += rig.feed({LY: 0.5 + 0.002 * i}, dt=0.001)  # a 1 kHz Joy stream for 0.2 s
-    # joy_rate_limit 100 Hz on average after a burst allowance of JOY_BURST.
+    # joy_rate_limit_hz 100 Hz on average after a burst allowance of JOY_BURST.
     assert JOY_BURST + 0.2 * 100 - 2 <= len(of(stream, JointTarget)) <= JOY_BURST + 0.2 * 100 + 1
-    assert len(of(rig.wait(0.2), JointTarget)) == pytest.approx(10, abs=1)  # target_rate 50 Hz
+    assert len(of(rig.wait(0.2), JointTarget)) == pytest.approx(10, abs=1)  # target_rate_hz 50 Hz
 
 
 def test_a_backlog_of_joys_still_gets_its_newest_one_answered() -> None:
@@ -340,7 +341,7 @@ def test_a_stale_stream_while_r1_is_held_ends_in_one_zero_twist() -> None:
     silent.feed({LY: 1.0}, (R1,))
     ticks = silent.wait(1.0)
     assert of(ticks, Jog)[-1] == Jog(0.0, 0.0)
-    assert len([j for j in of(ticks, Jog) if j != Jog(0.0, 0.0)]) <= M.joy_timeout * M.target_rate + 1
+    assert len([j for j in of(ticks, Jog) if j != Jog(0.0, 0.0)]) <= M.joy_timeout_s * M.target_rate_hz + 1
 
 
 def test_manual_jog_stops_when_the_joy_stream_dies() -> None:
@@ -348,7 +349,7 @@ def test_manual_jog_stops_when_the_joy_stream_dies() -> None:
     rig.feed({LY: 1.0})
     out = rig.wait(2.0)
     targets = of(out, JointTarget)
-    assert len(targets) <= M.joy_timeout * M.target_rate + 1
+    assert len(targets) <= M.joy_timeout_s * M.target_rate_hz + 1
     assert any(r.kind == "watchdog" for r in of(out, Rejected))
 
 
@@ -377,7 +378,7 @@ def start_and_arm(draw):
 @given(start_and_arm(), st.lists(event, min_size=1, max_size=40), st.booleans())
 def test_every_joint_target_is_inside_every_limit(start, events, follow) -> None:
     arm, q = start
-    mapping = JoyMapping(joint_rates=(2.0, -2.0, 2.0, -2.0, 2.0), max_lead=0.5)
+    mapping = JoyMapping(joint_speeds=(2.0, -2.0, 2.0, -2.0, 2.0), max_lead=0.5)
     rig = Rig(mapping, arm, measured=q, follow=follow)
     for kind, dt, (lx, ly, rx, ry, dx, dy), pressed in events:
         if kind == "joy":
@@ -430,7 +431,7 @@ def test_control_strings_parse_and_print_back() -> None:
         ({"joint_axes": (0, 0, 4, 6, 3)}, "both use axis 0"),
         ({"place_jog_speed": 0.2}, "place_jog.speed"),
         ({"deadzone": math.nan}, "finite"),
-        ({"joint_rates": (0.5, 0.3, -0.3, 0.5, 9.0)}, "wrist_yaw.rate"),
+        ({"joint_speeds": (0.5, 0.3, -0.3, 0.5, 9.0)}, "wrist_yaw.speed"),
         ({"joint_axes": (0, 1, 4, 6)}, "5 entries"),
     ],
 )
@@ -440,20 +441,16 @@ def test_mapping_refuses_inconsistent_bindings(changes, words) -> None:
 
 
 def test_config_file_declares_exactly_the_node_parameters_with_the_defaults() -> None:
-    data = yaml.safe_load((REPO / "config" / "teleop.yaml").read_text())
-    params = data["/salamander/controller_node"]["ros__parameters"]
-
-    def flatten(d, prefix=""):
-        for k, v in d.items():
-            if isinstance(v, dict):
-                yield from flatten(v, f"{prefix}{k}.")
-            else:
-                yield f"{prefix}{k}", v
-
-    flat = dict(flatten(params))
+    # teleop.yaml holds the bindings; the arm model comes from config/arm.yaml, loaded before it.
+    fqn = "/salamander/controller_node"
+    own = params_file.node_values([REPO / "config" / "teleop.yaml"], fqn, require_section=True)
+    flat = node_config("controller_node", fqn)
     defaults = M.to_params()
-    arm_keys = {"alpha_max", "beta_max"}
+    arm_keys = set(ArmParams.__dataclass_fields__)
+    assert set(own) == set(defaults)
     assert set(flat) == set(defaults) | arm_keys
     assert JoyMapping.from_params(flat) == M
     assert flat["alpha_max"] == ARM.alpha_max and flat["beta_max"] == ARM.beta_max
+    assert ArmParams(**{k: flat[k] for k in arm_keys}) == ARM
     assert M.needs() == (8, 6)
+

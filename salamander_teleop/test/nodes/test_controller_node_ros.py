@@ -2,23 +2,17 @@
 
 A probe node plays joy_node (Joy at 20 Hz autorepeat, stamped) and the arm (/joint_states at rest), and
 watches /arm/joint_target, /salamander/operator/jog, /salamander/operator/confirm and the mode topic.
-The controller is started with config/teleop.yaml, so the shipped file is what is tested. The last test
-runs the chain controller_node -> trajectory_generator -> sim_hardware: the anonymous jog moves the
-simulated arm only while nobody holds the arm lease.
+The controller is started with its launch files (config/arm.yaml, config/teleop.yaml), so the shipped
+files are what is tested. The last test runs the chain controller_node -> trajectory_generator ->
+sim_hardware: the anonymous jog moves the simulated arm only while nobody holds the arm lease.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
-
 import pytest
 
 from salamander_control.testing import REPO as REPO_ROOT
+from salamander_control.testing.config_files import launch_param_files
 
 pytestmark = pytest.mark.ros
 
@@ -27,52 +21,28 @@ rclpy = pytest.importorskip("rclpy")
 from geometry_msgs.msg import Twist  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from rclpy.qos import QoSDurabilityPolicy, QoSProfile  # noqa: E402
 from sensor_msgs.msg import JointState, Joy  # noqa: E402
 from std_msgs.msg import Bool, String  # noqa: E402
 
 from salamander_control import names  # noqa: E402
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, ArmParams, within_limits  # noqa: E402
-from salamander_control.testing.ros_helpers import ros_env, spin_until  # noqa: E402
+from salamander_control.ros.qos import LATCHED  # noqa: E402
+from salamander_control.testing.node_process import NodeProcess  # noqa: E402
+from salamander_control.testing.ros_helpers import spin_until  # noqa: E402
 from salamander_msgs.srv import ArmLease  # noqa: E402
 
 REPO = REPO_ROOT
-CONFIG = REPO / "config" / "teleop.yaml"
+CONFIG = launch_param_files("controller_node")  # config/arm.yaml, then config/teleop.yaml
 LY, DPAD_Y = 1, 7
 CIRCLE, TRIANGLE, SQUARE, R1 = 1, 2, 3, 5
 TIMEOUT = 25.0
 
 
-class Proc:
-    """A node process whose stderr goes to a file (read while it runs, shown on failure)."""
-
-    def __init__(self, module: str, domain: int, *ros_args: str) -> None:
-        self.log = tempfile.NamedTemporaryFile(prefix="teleop_", suffix=".log", delete=False)
-        cmd = [sys.executable, "-m", module, "--ros-args", *ros_args]
-        self.popen = subprocess.Popen(cmd, env=ros_env(domain), cwd=REPO, stdout=self.log, stderr=self.log)
-
-    def text(self) -> str:
-        return Path(self.log.name).read_text(errors="replace")
-
-    def stop(self) -> int:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGINT)
-            try:
-                self.popen.wait(10)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait(5)
-        print(f"--- output of {self.popen.args[2]}:\n{self.text()}")  # shown by pytest on failure
-        os.unlink(self.log.name)
-        return self.popen.returncode
-
-
 @pytest.fixture
-def controller(ros_context):
-    proc = Proc("salamander_teleop.nodes.controller_node", ros_context.get_domain_id(),
-                "--params-file", str(CONFIG), "--log-level", "info")
-    yield proc
-    proc.stop()
+def controller(ros_context, tmp_path):
+    with NodeProcess("controller_node", names.CONTROLLER_NODE, ros_context.get_domain_id(), tmp_path,
+                     params_file=CONFIG, ros_args=("--log-level", "info")) as proc:
+        yield proc
 
 
 class Probe:
@@ -80,20 +50,22 @@ class Probe:
 
     def __init__(self, node, executor) -> None:
         self.node, self.executor = node, executor
-        self.joy_pub = node.create_publisher(Joy, names.JOY, 10)
-        self.js_pub = node.create_publisher(JointState, names.JOINT_STATES, 10)
+        at = names.absolute  # the default launch's names (the probe lives at /)
+        self.joy_pub = node.create_publisher(Joy, at(names.JOY), 10)
+        self.js_pub = node.create_publisher(JointState, at(names.JOINT_STATES), 10)
         self.targets: list[JointState] = []
         self.jogs: list[Twist] = []
         self.confirms: list[bool] = []
         self.modes: list[str] = []
-        node.create_subscription(JointState, names.JOINT_TARGET, self.targets.append, 100)
-        node.create_subscription(Twist, names.OPERATOR_JOG, self.jogs.append, 100)
-        node.create_subscription(Bool, names.OPERATOR_CONFIRM, lambda m: self.confirms.append(m.data), 100)
-        latched = QoSProfile(depth=1, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL)
-        node.create_subscription(String, names.TELEOP_MODE, lambda m: self.modes.append(m.data), latched)
+        node.create_subscription(JointState, at(names.JOINT_TARGET), self.targets.append, 100)
+        node.create_subscription(Twist, at(names.OPERATOR_JOG), self.jogs.append, 100)
+        confirm = at(names.OPERATOR_CONFIRM)
+        node.create_subscription(Bool, confirm, lambda m: self.confirms.append(m.data), 100)
+        node.create_subscription(String, at(names.TELEOP_MODE), lambda m: self.modes.append(m.data), LATCHED)
         self.axes, self.pressed = {}, ()
         self.streaming = True
         self.arm = True  # play the arm: /joint_states at rest (off when a simulated arm runs)
+        self.joint_names, self.joint_positions = list(JOINT_NAMES), list(REST_POSTURE)
         node.create_timer(0.05, self._autorepeat)  # joy_node's default autorepeat_rate: 20 Hz
         node.create_timer(0.02, self._joint_states)
 
@@ -120,7 +92,7 @@ class Probe:
 
     def _joint_states(self) -> None:
         if self.arm:
-            self.js_pub.publish(JointState(name=list(JOINT_NAMES), position=list(REST_POSTURE)))
+            self.js_pub.publish(JointState(name=self.joint_names, position=self.joint_positions))
 
     def until(self, predicate, timeout: float = TIMEOUT) -> bool:
         return spin_until(self.executor, predicate, timeout)
@@ -184,6 +156,18 @@ def test_sticks_jog_joints_inside_the_limits_and_triangle_sends_rest(controller,
     assert list(probe.targets[-1].position) == pytest.approx(REST_POSTURE, abs=1e-12)
 
 
+def test_joint_states_naming_a_joint_twice_are_refused_and_jog_nothing(controller, probe) -> None:
+    assert probe.ready(), controller.text()
+    # A second shoulder_pitch entry: refused as a whole, never "the last one wins".
+    probe.joint_names, probe.joint_positions = [*JOINT_NAMES, "shoulder_pitch"], [*REST_POSTURE, 0.5]
+    assert probe.until(lambda: "'shoulder_pitch' named twice" in controller.text()), controller.text()
+    probe.set({LY: 1.0})  # hold a jog until the last good measurement is too old to jog from
+    assert probe.until(lambda: "joint jog needs the measured joints" in controller.text()), controller.text()
+    probe.targets.clear()
+    probe.watch(0.5)
+    assert probe.targets == []  # the refused joint states never count as a measurement
+
+
 def test_auto_mode_place_jog_zero_on_release_and_one_confirm_per_press(controller, probe) -> None:
     assert probe.ready(), controller.text()
     probe.press({DPAD_Y: -1.0})
@@ -235,7 +219,8 @@ def test_stale_or_malformed_joys_do_nothing_and_a_dead_stream_stops_the_jog(cont
 
 def test_bindings_are_live_parameters_and_bad_ones_are_refused(controller, probe) -> None:
     assert probe.ready(), controller.text()
-    client = probe.node.create_client(SetParameters, f"{names.CONTROLLER_NODE}/set_parameters")
+    target = names.absolute(names.CONTROLLER_NODE)
+    client = probe.node.create_client(SetParameters, f"{target}/set_parameters")
     assert client.wait_for_service(timeout_sec=TIMEOUT)
 
     def set_param(name, value):
@@ -262,39 +247,38 @@ def test_bindings_are_live_parameters_and_bad_ones_are_refused(controller, probe
     assert probe.jogs[-1].linear.x == pytest.approx(0.02)
 
 
-def test_gamepad_node_without_a_pad_keeps_running_and_says_so(ros_context, probe) -> None:
+def test_gamepad_node_without_a_pad_keeps_running_and_says_so(ros_context, probe, tmp_path) -> None:
     received: list[Joy] = []
-    probe.node.create_subscription(Joy, names.JOY, received.append, 10)
+    probe.node.create_subscription(Joy, names.absolute(names.JOY), received.append, 10)
     probe.streaming = False
-    proc = Proc("salamander_teleop.nodes.gamepad_node", ros_context.get_domain_id(),
-                "-p", "device:=/dev/input/event99", "-p", "retry_period:=0.2")
+    proc = NodeProcess("gamepad_node", names.GAMEPAD_NODE, ros_context.get_domain_id(), tmp_path,
+                       {"device": "/dev/input/event99", "retry_period_s": 0.2})
     try:
         assert probe.until(lambda: "retrying every 0.2 s" in proc.text(), TIMEOUT), proc.text()
         probe.watch(1.0)  # several retries
-        assert proc.popen.poll() is None, proc.text()
+        assert proc.alive(), proc.text()
         assert proc.text().count("no gamepad") == 1  # one line per outage, not per attempt
         assert received == []
     finally:
         code = proc.stop()
+        print(proc.describe())  # shown by pytest on failure
     assert code == 0
 
 
-def test_jog_moves_the_simulated_arm_only_while_nobody_holds_the_lease(ros_context, probe) -> None:
+def test_jog_moves_the_simulated_arm_only_while_nobody_holds_the_lease(ros_context, probe, tmp_path) -> None:
     """controller_node -> trajectory_generator -> sim_hardware: the anonymous jog obeys the arm lease."""
     domain = ros_context.get_domain_id()
-    arm = ["-r", "__ns:=/arm"]
     procs = [
-        Proc("salamander_control.nodes.sim_hardware", domain, *arm, "-r", "__node:=sim_hardware",
-             "--params-file", str(REPO / "config" / "sim_hardware.yaml")),
-        Proc("salamander_control.nodes.trajectory_generator", domain, *arm,
-             "-r", "__node:=trajectory_generator",
-             "--params-file", str(REPO / "config" / "trajectory_generator.yaml")),
-        Proc("salamander_teleop.nodes.controller_node", domain, "--params-file", str(CONFIG)),
+        NodeProcess("sim_hardware", names.SIM_HARDWARE, domain, tmp_path,
+                    params_file=launch_param_files("sim_hardware")),
+        NodeProcess("trajectory_generator", names.TRAJECTORY_GENERATOR, domain, tmp_path,
+                    params_file=launch_param_files("trajectory_generator")),
+        NodeProcess("controller_node", names.CONTROLLER_NODE, domain, tmp_path, params_file=CONFIG),
     ]
     probe.arm = False
     measured: list[JointState] = []
-    probe.node.create_subscription(JointState, names.JOINT_STATES, measured.append, 10)
-    lease = probe.node.create_client(ArmLease, names.LEASE_SERVICE)
+    probe.node.create_subscription(JointState, names.absolute(names.JOINT_STATES), measured.append, 10)
+    lease = probe.node.create_client(ArmLease, names.absolute(names.LEASE_SERVICE))
 
     def call_lease(operation: int) -> ArmLease.Response:
         future = lease.call_async(ArmLease.Request(operation=operation, client_id="bt", timeout=30.0))
@@ -328,3 +312,4 @@ def test_jog_moves_the_simulated_arm_only_while_nobody_holds_the_lease(ros_conte
     finally:
         for proc in procs:
             proc.stop()
+            print(proc.describe())  # shown by pytest on failure

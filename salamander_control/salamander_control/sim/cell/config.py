@@ -1,10 +1,11 @@
 """The simulated work cell's configuration: table, cans, box, suction; one table of parameters.
 
-`PARAMETERS` is the single source of every cell parameter's default, range and description: the node
-declares these ParamSpecs as they are (read-only where a run-time change makes no sense: a can cannot
-teleport, a box cannot grow), and `load_cell_config` reads the same names from a ROS params file
-(`config/cell.yaml`, section ``/salamander/cell_sim``), so the simulator and the behaviour tree, which
-reads the file with `salamander_control.sim.cell.targets`, can never disagree about the cell.
+`cell_param_specs` is the single source of every cell parameter's default, range and description: the
+node declares these ParamSpecs as they are (read-only where a run-time change makes no sense: a can
+cannot teleport, a box cannot grow; the node's whole parameter list is `sim.cell.params`), and
+`load_cell_config` reads the same names from a ROS params file (`config/cell.yaml`, the section that
+applies to ``/salamander/cell_sim``, e.g. ``/**/cell_sim``), so the simulator and the behaviour tree,
+which reads the file with `salamander_control.sim.cell.targets`, can never disagree about the cell.
 
 Frames and units: base_link (REP-103), metres, radians, seconds. A can's position is the centre of its
 bottom face. The box stands on the table; its frame is centred on its footprint, turned by `box_yaw`
@@ -20,13 +21,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
-
+from salamander_control import params_file
 from salamander_control.kinematics import ArmParams
 from salamander_control.param_spec import ParamSpec
 
 NODE_FQN = "/salamander/cell_sim"
-"""The node, and the section of the params file the loader reads (names.CELL_SIM)."""
+"""The node of the default launch whose section of the params file the loader reads (names.CELL_SIM)."""
 
 
 def _param(
@@ -44,7 +44,7 @@ def _param(
 # The shipped layout (config/cell.yaml repeats it): table 0.18 m below base_link, three 330 ml cans in a
 # row at y = +0.18 m, a three-compartment box at y = -0.18 m. Every target of the pick-and-place cycle
 # then lies at a reach of 0.33-0.50 m, well inside the pad-down workspace (docs/workspace.png).
-LAYOUT_PARAMETERS: tuple[ParamSpec, ...] = (
+_LAYOUT: tuple[ParamSpec, ...] = (
     _param("table_z", -0.18, "height of the table surface in base_link (m)", -1.0, 1.0),
     _param("can_diameter", 0.0662, "can diameter (m); a 330 ml can is 66.2 mm", 0.01, 0.3),
     _param("can_height", 0.115, "can height (m); a 330 ml can is 115 mm", 0.01, 0.5),
@@ -92,7 +92,7 @@ LAYOUT_PARAMETERS: tuple[ParamSpec, ...] = (
     ),
 )
 
-SUCTION_PARAMETERS: tuple[ParamSpec, ...] = (
+_SUCTION: tuple[ParamSpec, ...] = (
     _param(
         "attach_tol_z", 0.003, "pad within this of a can top, vertically, to grip it (m)", 0.0, 0.05, True
     ),
@@ -113,9 +113,9 @@ SUCTION_PARAMETERS: tuple[ParamSpec, ...] = (
         True,
     ),
     _param(
-        "attach_settle", 0.5, "vacuum on with contact this long before the can is held (s)", 0.0, 10.0, True
+        "attach_settle_s", 0.5, "vacuum on with contact this long before the can is held (s)", 0.0, 10.0, True
     ),
-    _param("release_settle", 0.7, "vacuum off this long before the can lets go (s)", 0.0, 10.0, True),
+    _param("release_settle_s", 0.7, "vacuum off this long before the can lets go (s)", 0.0, 10.0, True),
     _param(
         "touch_tolerance",
         0.0001,
@@ -126,12 +126,12 @@ SUCTION_PARAMETERS: tuple[ParamSpec, ...] = (
     ),
 )
 
-NODE_PARAMETERS: tuple[ParamSpec, ...] = (
-    _param("update_rate", 50.0, "cell simulation steps per second (Hz)", 1.0, 500.0),
-    _param("state_rate", 4.0, "periodic /salamander/cell/state publications per second (Hz)", 0.1, 50.0),
-    _param("marker_rate", 10.0, "marker publications per second (Hz)", 0.1, 50.0),
+_NODE: tuple[ParamSpec, ...] = (
+    _param("update_rate_hz", 50.0, "cell simulation steps per second (Hz)", 1.0, 500.0),
+    _param("state_rate_hz", 4.0, "periodic /salamander/cell/state publications per second (Hz)", 0.1, 50.0),
+    _param("marker_rate_hz", 10.0, "marker publications per second (Hz)", 0.1, 50.0),
     _param(
-        "joint_state_timeout",
+        "joint_state_timeout_s",
         0.5,
         "a /joint_states older than this gives no TCP: no gripping on stale data (s)",
         0.05,
@@ -140,10 +140,14 @@ NODE_PARAMETERS: tuple[ParamSpec, ...] = (
     ),
 )
 
-PARAMETERS: tuple[ParamSpec, ...] = LAYOUT_PARAMETERS + SUCTION_PARAMETERS + NODE_PARAMETERS
-_INFO = {p.name: p for p in PARAMETERS}
+_INFO = {p.name: p for p in (*_LAYOUT, *_SUCTION, *_NODE)}
 _ARM_NAMES = frozenset(f.name for f in fields(ArmParams))
 MAX_CANS = 20
+
+
+def cell_param_specs() -> list[ParamSpec]:
+    """Every cell parameter (layout, suction, simulator; read-only unless live), in cell.yaml's order."""
+    return [*_LAYOUT, *_SUCTION, *_NODE]
 
 
 @dataclass(frozen=True)
@@ -264,8 +268,8 @@ class SuctionParams:
     attach_tol_z: float = 0.003
     attach_tol_xy: float = 0.005
     attach_max_tilt: float = 0.1
-    attach_settle: float = 0.5
-    release_settle: float = 0.7
+    attach_settle_s: float = 0.5
+    release_settle_s: float = 0.7
     touch_tolerance: float = 0.0001
 
 
@@ -275,7 +279,7 @@ class CellConfig:
 
     layout: CellLayout
     suction: SuctionParams
-    node: Mapping[str, float]  # the simulator's own settings (rates, joint_state_timeout), read-only view
+    node: Mapping[str, float]  # the simulator's own settings (rates, joint_state_timeout_s), read-only view
 
 
 def _checked(values: Mapping[str, Any], specs: tuple[ParamSpec, ...]) -> dict[str, Any]:
@@ -295,7 +299,7 @@ def layout_from_values(values: Mapping[str, Any]) -> CellLayout:
     Raises:
         ValueError: a value out of range or not finite, an odd-length can_xy, or an inconsistent layout.
     """
-    v = _checked(values, LAYOUT_PARAMETERS)
+    v = _checked(values, _LAYOUT)
     flat = [float(x) for x in v.pop("can_xy")]
     if len(flat) % 2:
         raise ValueError(f"can_xy must hold x, y pairs, got {len(flat)} numbers")
@@ -305,7 +309,7 @@ def layout_from_values(values: Mapping[str, Any]) -> CellLayout:
 
 def suction_from_values(values: Mapping[str, Any]) -> SuctionParams:
     """SuctionParams from parameter values (defaults for missing names); raises ValueError."""
-    return SuctionParams(**{k: float(x) for k, x in _checked(values, SUCTION_PARAMETERS).items()})
+    return SuctionParams(**{k: float(x) for k, x in _checked(values, _SUCTION).items()})
 
 
 def config_from_values(values: Mapping[str, Any]) -> CellConfig:
@@ -317,57 +321,22 @@ def config_from_values(values: Mapping[str, Any]) -> CellConfig:
     unknown = sorted(set(values) - set(_INFO) - _ARM_NAMES - {"use_sim_time"})
     if unknown:
         raise ValueError(f"unknown cell parameter(s): {', '.join(unknown)}")
-    node = MappingProxyType({k: float(x) for k, x in _checked(values, NODE_PARAMETERS).items()})
+    node = MappingProxyType({k: float(x) for k, x in _checked(values, _NODE).items()})
     return CellConfig(layout_from_values(values), suction_from_values(values), node)
-
-
-def params_section(document: Any, node_fqn: str = NODE_FQN) -> dict[str, Any]:
-    """The ``ros__parameters`` a ROS params file gives `node_fqn`.
-
-    Accepts the forms rcl accepts for one node: ``/**`` (applies to every node, overridden by the
-    rest), the fully qualified key ``/salamander/cell_sim``, and the nested ``salamander: cell_sim:``.
-
-    Raises:
-        ValueError: the file has no section for the node.
-    """
-    if not isinstance(document, dict):
-        raise ValueError("a params file must be a mapping of node names")
-    found: dict[str, Any] = {}
-    hit = False
-    wildcard = document.get("/**")
-    if isinstance(wildcard, dict):
-        found.update(wildcard.get("ros__parameters") or {})
-    parts = [p for p in node_fqn.split("/") if p]
-    for key in (node_fqn, node_fqn.lstrip("/")):
-        if isinstance(document.get(key), dict):
-            found.update(document[key].get("ros__parameters") or {})
-            hit = True
-    nested: Any = document
-    for part in parts:
-        nested = nested.get(part) if isinstance(nested, dict) else None
-        if nested is None:
-            break
-    if isinstance(nested, dict) and isinstance(nested.get("ros__parameters"), dict):
-        found.update(nested["ros__parameters"])
-        hit = True
-    if not hit:
-        raise ValueError(f"the params file has no section for {node_fqn}")
-    return found
 
 
 def load_cell_config(path: str | Path, node_fqn: str = NODE_FQN) -> CellConfig:
     """Read a ROS params file (e.g. config/cell.yaml) into a validated CellConfig.
 
+    The sections that apply to `node_fqn` are merged as rcl merges them (`salamander_control.params_file`:
+    ``/**``, ``/**/cell_sim``, the fully qualified or the nested form); one of them must name the node.
+
     Raises:
         OSError: the file cannot be read.
         ValueError: not YAML, no section for the node, unknown names or bad values (the message says which).
     """
-    text = Path(path).read_text(encoding="utf-8")
+    document = params_file.load(path)  # its errors name the file already
     try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML: {exc}") from exc
-    try:
-        return config_from_values(params_section(document, node_fqn))
+        return config_from_values(params_file.node_values([document], node_fqn, require_section=True))
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from exc

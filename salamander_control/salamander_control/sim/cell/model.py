@@ -4,7 +4,7 @@ Driven by two inputs with explicit timestamps (seconds of one monotonic clock): 
 vacuum service) and `step` (the TCP pose from FK of /joint_states, or None when that is stale). The
 rules, in the order `step` applies them:
 
-1. **Release.** A held can lets go `release_settle` s after the vacuum went off (vacuum on again before
+1. **Release.** A held can lets go `release_settle_s` after the vacuum went off (vacuum on again before
    that cancels it). It drops straight down onto the highest solid under its footprint.
 2. **Follow.** A held can keeps the offset from the pad it had when gripped (rotating with the tool yaw)
    and stays upright. Its move is swept against the walls, floor, table and other cans: if it would
@@ -12,7 +12,7 @@ rules, in the order `step` applies them:
    what it stands on, the pad gives by up to `attach_tol_z` before that happens (`_pressed`).
 3. **Grip.** With no can held, the pad grips a can when the vacuum has been on *and* the pad has been on
    that can's top (within `attach_tol_z` of the top, `attach_tol_xy` of the axis, tilt at most
-   `attach_max_tilt`) for `attach_settle` s, both without interruption.
+   `attach_max_tilt`) for `attach_settle_s`, both without interruption.
 4. **Settle.** A can whose support moved away (a can stood on the one just lifted) drops.
 
 Every landing produces a `Placement`: in a compartment, clear of the walls or touching one (with the
@@ -142,10 +142,10 @@ class CellModel:
             return
         self.vacuum, self._vacuum_since = on, now
         if self._grip is not None:
-            self._grip.release_at = None if on else now + self.suction.release_settle
+            self._grip.release_at = None if on else now + self.suction.release_settle_s
         text = "vacuum on" if on else "vacuum off"
         if self._grip is not None and not on:
-            text += f": {self._grip.can} lets go in {self.suction.release_settle:.2f} s"
+            text += f": {self._grip.can} lets go in {self.suction.release_settle_s:.2f} s"
         self._events.append(CellEvent(now, "vacuum", self._grip.can if self._grip else None, text))
 
     def step(self, pose: ToolPose | None, now: float) -> None:
@@ -166,7 +166,7 @@ class CellModel:
         self._update_contact(pose, now)
         if self._grip is None and self._contact is not None and self.vacuum:
             can, since = self._contact
-            if now - max(since, self._vacuum_since) >= self.suction.attach_settle - 1e-9:
+            if now - max(since, self._vacuum_since) >= self.suction.attach_settle_s - 1e-9:
                 self._grab(can, pose, now)
 
     def set_suction(self, suction: SuctionParams) -> None:

@@ -1,15 +1,15 @@
 """What the behaviour tree needs from the cell config: where to pick each can and where to put it.
 
-`load_cell_targets("config/cell.yaml")` reads the same params-file section the simulator reads
-(``/salamander/cell_sim``) and returns a frozen `CellTargets`. All targets are TCP (suction pad tip)
-positions in base_link, metres, for the pad pointing straight down (tool pitch 0). A can is an upright
-cylinder, so the tool yaw is free; the tree may use atan2(y, x) of the target, which keeps wrist_yaw
-at zero.
+`load_cell_targets("config/cell.yaml")` reads the same params-file section the simulator reads (the
+one for ``/salamander/cell_sim``: ``/**/cell_sim``) and returns a frozen `CellTargets`. All targets are
+TCP (suction pad tip) positions in base_link, metres, for the pad pointing straight down (tool pitch 0).
+A can is an upright cylinder, so the tool yaw is free; the tree may use atan2(y, x) of the target, which
+keeps wrist_yaw at zero.
 
 Conventions (the config's `pick_dz`, `place_dz`, `release_dz`):
 
 - ``contact``: the pad on the can top, z = table_z + can_height. The simulator grips when the pad is
-  within attach_tol_z (3 mm) of it and attach_tol_xy (5 mm) of the axis, after `attach_settle` s of vacuum.
+  within attach_tol_z (3 mm) of it and attach_tol_xy (5 mm) of the axis, after `attach_settle_s` of vacuum.
 - ``above``: z = contact z + pick_dz. The lifted can's bottom is then pick_dz above the table, above
   the standing cans and the box rim (the config refuses a pick_dz that is not).
 - ``place_above``: over compartment k's centre with the can bottom place_dz above the compartment
@@ -18,12 +18,12 @@ Conventions (the config's `pick_dz`, `place_dz`, `release_dz`):
 - ``place_release``: straight below place_above, the can bottom release_dz above the floor:
   z = floor_top + release_dz + can_height, i.e.
   **place_release z = place_above z + (release_dz - place_dz)**. The tree switches the vacuum off there,
-  waits `release_settle` s, and the can drops release_dz onto the floor with side_clearance per side.
+  waits `release_settle_s`, and the can drops release_dz onto the floor with side_clearance per side.
 - ``travel_z``: the lowest z at which a held can clears everything between the pick row and the box:
   the higher of every above and place_above. Move between them at or above it.
 
-Can i (``can_i``, config order) belongs in compartment i. The tree waits `attach_settle` s after vacuum
-on and `release_settle` s after vacuum off; both come from the same file, so tree and simulator agree.
+Can i (``can_i``, config order) belongs in compartment i. The tree waits `attach_settle_s` after vacuum
+on and `release_settle_s` after vacuum off; both come from the same file, so tree and simulator agree.
 """
 
 from __future__ import annotations
@@ -63,8 +63,8 @@ class CellTargets:
     picks: tuple[PickTarget, ...]
     places: tuple[PlaceTarget, ...]
     travel_z: float
-    attach_settle: float
-    release_settle: float
+    attach_settle_s: float
+    release_settle_s: float
     pick_dz: float
     place_dz: float
     release_dz: float
@@ -92,8 +92,8 @@ def cell_targets(config: CellConfig) -> CellTargets:
         picks=picks,
         places=tuple(places),
         travel_z=max(above_z, contact_z + lay.pick_dz),
-        attach_settle=config.suction.attach_settle,
-        release_settle=config.suction.release_settle,
+        attach_settle_s=config.suction.attach_settle_s,
+        release_settle_s=config.suction.release_settle_s,
         pick_dz=lay.pick_dz,
         place_dz=lay.place_dz,
         release_dz=lay.release_dz,

@@ -14,7 +14,7 @@ from salamander_control.sim.cell import (
     load_cell_config,
     load_cell_targets,
 )
-from salamander_control.sim.cell.config import PARAMETERS
+from salamander_control.sim.cell.config import cell_param_specs
 from salamander_control.testing import REPO as REPO_ROOT
 
 CELL_YAML = REPO_ROOT / "config" / "cell.yaml"
@@ -31,11 +31,11 @@ def test_shipped_config_is_the_product() -> None:
     assert (lay.can_diameter, lay.can_height) == (0.0662, 0.115)  # a 330 ml can
     assert lay.compartments == len(lay.can_xy) == 3
     assert lay.compartment_inner == pytest.approx(0.0662 + 2 * 0.00195)  # 70.1 mm
-    assert (cfg.suction.attach_settle, cfg.suction.release_settle) == (0.5, 0.7)
+    assert (cfg.suction.attach_settle_s, cfg.suction.release_settle_s) == (0.5, 0.7)
     assert (cfg.suction.attach_tol_z, cfg.suction.attach_tol_xy) == (0.003, 0.005)
     # The file names every parameter (nothing silently falls back to a default the reader cannot see).
     text = CELL_YAML.read_text()
-    assert all(f"\n    {p.name}:" in text for p in PARAMETERS)
+    assert all(f"\n    {p.name}:" in text for p in cell_param_specs())
 
 
 def test_every_target_and_every_path_between_them_is_reachable_with_the_pad_down() -> None:
@@ -91,7 +91,7 @@ def test_release_at_place_release_drops_the_can_release_dz_onto_the_floor() -> N
     before = model.positions()["can_2"][2]
     assert before - cfg.layout.floor_top == pytest.approx(t.release_dz)
     model.set_vacuum(False, 0.9)
-    model.step(ToolPose(place.place_release, 0.0, 0.0), 0.9 + t.release_settle)
+    model.step(ToolPose(place.place_release, 0.0, 0.0), 0.9 + t.release_settle_s)
     assert model.positions()["can_2"][2] == pytest.approx(cfg.layout.floor_top)
     assert model.placement("can_2").result == "in_box_clear"
 
@@ -106,6 +106,19 @@ def test_nested_and_wildcard_params_file_forms_are_read(tmp_path: Path) -> None:
     assert (lay.table_z, lay.can_height, lay.box_yaw) == (-0.2, 0.1, 0.3)
 
 
+def test_a_wildcard_section_applies_in_any_namespace_and_keys_apply_in_file_order(tmp_path: Path) -> None:
+    path = tmp_path / "cell.yaml"
+    path.write_text(
+        "/**/cell_sim:\n  ros__parameters:\n    table_z: -0.2\n    box_yaw: 0.3\n"
+        "/**:\n  ros__parameters:\n    table_z: -0.15\n    can_height: 0.1\n"
+    )
+    for fqn in ("/salamander/cell_sim", "/cell2/salamander/cell_sim"):
+        lay = load_cell_config(path, fqn).layout
+        assert (lay.table_z, lay.can_height, lay.box_yaw) == (-0.15, 0.1, 0.3), fqn  # /** comes last: it wins
+    with pytest.raises(ValueError, match="no section for /salamander/other"):
+        load_cell_config(path, "/salamander/other")
+
+
 @pytest.mark.parametrize(
     ("section", "match"),
     [
@@ -116,7 +129,7 @@ def test_nested_and_wildcard_params_file_forms_are_read(tmp_path: Path) -> None:
         ("pick_dz: 0.1", "pick_dz 0.1 m: a lifted can's bottom must clear"),
         ("place_dz: 0.05", "place_dz 0.05 m"),
         ("release_dz: 0.2", "release_dz 0.2 m must be below place_dz"),
-        ("attach_settle: .nan", "attach_settle must be a finite number"),
+        ("attach_settle_s: .nan", "attach_settle_s must be a finite number"),
         ("side_clearance: -0.001", r"side_clearance must lie in \[0.0, 0.05\]"),
     ],
 )

@@ -43,10 +43,10 @@ def gripped_model(can: int = 0, offset: tuple[float, float] = (0.0, 0.0)) -> Cel
 
 
 def release_at(model: CellModel, tcp: tuple[float, float, float], now: float = 2.0) -> None:
-    """Move the held can to `tcp` (straight from where it is), vacuum off, wait release_settle."""
+    """Move the held can to `tcp` (straight from where it is), vacuum off, wait release_settle_s."""
     model.step(pad(tcp), now)
     model.set_vacuum(False, now)
-    model.step(pad(tcp), now + CFG.suction.release_settle)
+    model.step(pad(tcp), now + CFG.suction.release_settle_s)
 
 
 # --- gripping ----------------------------------------------------------------------------------------
@@ -413,7 +413,7 @@ def _hold(
                     below = (now_at[0], now_at[1], now_at[2] - 1e-6)
                     assert min(gaps(lay, below, others)) < 0.0, (now_at, wanted)
                 assert path_min_gap(lay, old, now_at, others) >= -TOL, (old, now_at)
-            elif model.vacuum or now - vacuum_off_at < CFG.suction.release_settle - 1e-9:
+            elif model.vacuum or now - vacuum_off_at < CFG.suction.release_settle_s - 1e-9:
                 # Knocked off: only when the move really ran into a solid.
                 assert path_min_gap(lay, old, wanted, others) <= 0.0002 + TOL, (old, wanted)
         events = model.drain_events()
@@ -421,9 +421,9 @@ def _hold(
             event(e.placement.result if e.placement else e.kind)
         kinds = {e.kind for e in events if e.can == held_before}
         if held_before is not None and model.held is None:
-            # A held can left the pad: knocked off by a solid, or released >= release_settle after off.
+            # A held can left the pad: knocked off by a solid, or released >= release_settle_s after off.
             assert "knocked_off" in kinds or (
-                not model.vacuum and now - vacuum_off_at >= CFG.suction.release_settle - 1e-9
+                not model.vacuum and now - vacuum_off_at >= CFG.suction.release_settle_s - 1e-9
             ), (kinds, model.vacuum, now, vacuum_off_at)
     return now
 

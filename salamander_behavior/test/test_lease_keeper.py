@@ -1,0 +1,73 @@
+"""The arm lease as the behaviour server keeps it (lease_keeper.py): acquire, heartbeat, loss, give-up."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from salamander_behavior.lease_keeper import LeaseKeeper, LeaseOp
+
+
+def test_lease_is_acquired_then_heartbeated_every_quarter_timeout() -> None:
+    keeper = LeaseKeeper("bt", timeout=1.0)
+    assert keeper.next_request(0.0) is LeaseOp.ACQUIRE
+    assert keeper.next_request(0.1) is None  # one request in flight at a time
+    assert "acquired" in keeper.on_reply(LeaseOp.ACQUIRE, True, "granted", "bt")
+    assert keeper.held(0.5) and not keeper.held(1.0)  # valid until sent + timeout, conservatively
+    assert keeper.next_request(0.2) is None
+    assert keeper.next_request(0.26) is LeaseOp.HEARTBEAT
+    assert keeper.on_reply(LeaseOp.HEARTBEAT, True, "ok", "bt") is None
+    assert keeper.held(1.2) and not keeper.held(1.27)
+
+
+def test_a_refused_heartbeat_means_lost_and_acquire_again() -> None:
+    keeper = LeaseKeeper("bt", timeout=1.0)
+    keeper.next_request(0.0)
+    keeper.on_reply(LeaseOp.ACQUIRE, True, "granted", "bt")
+    keeper.next_request(0.3)
+    line = keeper.on_reply(LeaseOp.HEARTBEAT, False, "'bt' does not hold the lease", "")
+    assert line.startswith("arm lease lost") and not keeper.held(0.31)
+    assert keeper.next_request(0.6) is LeaseOp.ACQUIRE
+
+
+def test_a_lease_held_by_someone_else_is_retried_and_explained() -> None:
+    keeper = LeaseKeeper("bt", timeout=1.0, retry=0.5)
+    keeper.next_request(0.0)
+    assert keeper.on_reply(LeaseOp.ACQUIRE, False, "lease held by 'gamepad'", "gamepad") is None
+    assert "held by 'gamepad'" in keeper.problem
+    assert keeper.next_request(0.3) is None and keeper.next_request(0.5) is LeaseOp.ACQUIRE
+
+
+def test_a_lost_answer_is_given_up_after_the_timeout_and_late_answers_are_ignored() -> None:
+    keeper = LeaseKeeper("bt", timeout=1.0)
+    keeper.next_request(0.0)
+    assert keeper.next_request(0.9) is None
+    assert keeper.next_request(1.1) is LeaseOp.ACQUIRE
+    assert "no answer" in keeper.problem
+    assert keeper.on_reply(LeaseOp.HEARTBEAT, True, "late", "bt") is None and not keeper.held(1.2)
+
+
+def test_stop_releases_only_a_held_lease() -> None:
+    keeper = LeaseKeeper("bt", timeout=1.0)
+    assert keeper.stop() is False
+    keeper = LeaseKeeper("bt", timeout=1.0)
+    keeper.next_request(0.0)
+    keeper.on_reply(LeaseOp.ACQUIRE, True, "granted", "bt")
+    assert keeper.stop() is True and not keeper.held(0.1) and keeper.next_request(5.0) is None
+
+
+@given(st.lists(st.tuples(st.floats(0.0, 0.6), st.booleans()), max_size=50))
+def test_the_keeper_never_claims_a_lease_past_its_deadline(steps) -> None:
+    """Whatever the answers, `held` is never true later than timeout after the last granted request."""
+    keeper = LeaseKeeper("bt", timeout=1.0)
+    now, last_grant_sent = 0.0, -math.inf
+    for dt, grant in steps:
+        now += dt
+        op = keeper.next_request(now)
+        if op is not None:
+            keeper.on_reply(op, grant, "x", "bt" if grant else "other")
+            if grant:
+                last_grant_sent = now
+        assert not keeper.held(now) or now < last_grant_sent + 1.0

@@ -1,0 +1,122 @@
+"""The launch-file reader's scoping and namespace rules, without processes: groups, pushed namespaces,
+set_remap, let and the $(if)/$(not-equals) substitutions, as launch and launch_ros apply them.
+
+The project's own launch file and the runner around processes are tested in test/test_launch_runner.py.
+"""
+
+import textwrap
+
+import pytest
+
+from salamander_control.bringup.launch_plan import LaunchFileError, load_plan, prefix_namespace
+
+
+def plan_of(tmp_path, body, args=None):
+    path = tmp_path / "t.launch.xml"
+    path.write_text(f"<launch>\n{textwrap.dedent(body)}\n</launch>\n")
+    return load_plan(path, args or {}, find_share=lambda pkg: f"/share/{pkg}")
+
+
+@pytest.mark.parametrize(
+    ("base", "namespace", "joined"),
+    [
+        (None, "", "/"),  # push-ros-namespace of an empty cell: the root
+        (None, "cell2", "/cell2"),
+        ("/", "arm", "/arm"),
+        ("/cell2", "arm", "/cell2/arm"),
+        ("/cell2", "/arm", "/arm"),  # absolute replaces
+        ("/cell2", "arm/", "/cell2/arm"),  # trailing slash dropped
+        ("/cell2", None, "/cell2"),  # a node without namespace= sits in the pushed one
+        (None, None, "/"),
+    ],
+)
+def test_namespaces_join_like_launch_ros(base, namespace, joined):
+    assert prefix_namespace(base, namespace) == joined
+
+
+STACK = """
+    <arg name="cell" default=""/>
+    <group>
+      <push-ros-namespace namespace="$(var cell)"/>
+      <let name="root" value="$(if $(not-equals $(var ros_namespace) /) $(var ros_namespace))"/>
+      <set_remap from="joint_states" to="$(var root)/joint_states"/>
+      <node pkg="p" exec="e" name="driver" namespace="arm"/>
+      <group>
+        <push-ros-namespace namespace="ui"/>
+        <set_remap from="target" to="$(var root)/arm/target"/>
+        <node pkg="p" exec="e" name="pad">
+          <remap from="joy" to="/joy"/>
+        </node>
+      </group>
+      <node pkg="p" exec="e" name="after" namespace="salamander"/>
+    </group>
+    <node pkg="p" exec="e" name="outside"/>
+"""
+
+
+@pytest.mark.parametrize(("cell", "root"), [("", ""), ("cell2", "/cell2"), ("/cell2/", "/cell2")])
+def test_groups_scope_pushed_namespaces_remaps_and_lets(tmp_path, cell, root):
+    plan = plan_of(tmp_path, STACK, {"cell": cell})
+    nodes = {n.name: n for n in plan.nodes}
+    assert [n.fqn for n in plan.nodes] == [
+        f"{root}/arm/driver", f"{root}/ui/pad", f"{root}/salamander/after", "/outside"
+    ]
+    states = ("joint_states", f"{root}/joint_states")
+    assert nodes["driver"].remaps == (states,)
+    # The scope's rules first (outer, then inner group), then the node's own, as launch_ros orders them.
+    assert nodes["pad"].remaps == (states, ("target", f"{root}/arm/target"), ("joy", "/joy"))
+    assert nodes["after"].remaps == (states,)  # the inner group's rule ended with it
+    assert nodes["outside"].remaps == () and nodes["outside"].namespace == "/"
+    assert plan.values == {"cell": cell}  # root and ros_namespace were the group's own
+    assert nodes["pad"].command("/bin/e")[-6:] == [
+        "-r", f"joint_states:={root}/joint_states", "-r", f"target:={root}/arm/target", "-r", "joy:=/joy",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [
+        ("$(if true yes no)", "yes"),
+        ("$(if 0 yes no)", "no"),
+        ("$(if false yes)", ""),  # no else: empty
+        ("$(not-equals a b)", "true"),
+        ("$(not-equals a a)", "false"),
+        ("$(not-equals 1 true)", "false"),  # booleans compare by truth, as launch's EqualsSubstitution
+        ("$(not-equals 1.0 1)", "false"),  # numbers by value
+        ("$(if $(not-equals $(var x) /) [$(var x)] root)", "[/a]"),
+        ("$(if false $(var missing) ok)", "ok"),  # only the branch taken is evaluated
+    ],
+)
+def test_if_and_not_equals_substitutions(tmp_path, expression, value):
+    plan = plan_of(tmp_path, f"""
+        <arg name="x" default="/a"/>
+        <let name="v" value="{expression}"/>
+        <node pkg="p" exec="e" name="n"><param name="v" value="$(var v)"/></node>
+    """)
+    assert plan.nodes[0].params == (("v", value),)
+
+
+@pytest.mark.parametrize(
+    ("body", "args", "message"),
+    [
+        ("<group><arg name='a' default='1'/></group>", {}, "<arg name='a'> inside a <group>"),
+        ("<group scoped='false'/>", {}, "unsupported attribute(s) scoped"),
+        ("<push-ros-namespace/>", {}, "needs namespace="),
+        ("<set_remap from='a'/>", {}, "needs to="),
+        ("<let name='a' value='1'><x/></let>", {}, "<let> takes no child elements"),
+        ("<arg name='c' default=''/><push-ros-namespace namespace='$(var c)'/>", {"c": "2cell"},
+         "the resulting namespace '/2cell' is invalid"),
+        ("<set_remap from='a' to='//a'/>", {}, "invalid name '//a' in the remap 'a' -> '//a'"),
+        ("<node pkg='p' exec='e' name='n'><remap from='a b' to='c'/></node>", {}, "invalid name 'a b'"),
+        ("<let name='v' value=\"$(if 'a b' x)\"/>", {}, "quoted substitution arguments are not supported"),
+        ("<let name='v' value='$(if maybe x)'/>", {}, "condition 'maybe' is neither true/1 nor false/0"),
+        ("<let name='v' value='$(if true)'/>", {}, "wrong arguments in $(if true)"),
+        ("<let name='v' value='$(not-equals a)'/>", {}, "wrong arguments in $(not-equals a)"),
+        # No <push-ros-namespace> before: launch_ros has not set the configuration either.
+        ("<let name='v' value='$(var ros_namespace)'/>", {}, "$(var ros_namespace) names no declared"),
+    ],
+)
+def test_reader_refuses_bad_scoping_elements_with_a_clear_message(tmp_path, body, args, message):
+    with pytest.raises(LaunchFileError) as info:
+        plan_of(tmp_path, body, args)
+    assert message in str(info.value)
