@@ -118,17 +118,6 @@ def _param_files():
     return files
 
 
-def flatten(params, prefix=""):
-    """A params-file section as parameter names: nested mappings are dotted names (a.b), as rcl reads them."""
-    out = {}
-    for key, value in params.items():
-        if isinstance(value, dict):
-            out.update(flatten(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
-
-
 def _is_ros_param_value(value):
     scalar = (bool, int, float, str)
     if isinstance(value, scalar):
@@ -158,7 +147,7 @@ def test_param_files_are_ros_params_files_keyed_by_the_nodes_that_load_them():
             assert isinstance(section, dict) and set(section) == {"ros__parameters"}, f"{path.name}: {fqn}"
             params = section["ros__parameters"]
             assert isinstance(params, dict) and params, f"{path.name}: {fqn} sets no parameters"
-            for name, value in flatten(params).items():
+            for name, value in params_file.flatten(params).items():
                 assert _is_ros_param_value(value), f"{path.name}: {fqn}: {name} = {value!r}"
 
 

@@ -126,9 +126,13 @@ def test_each_stack_has_its_own_names_and_one_arm_on_them(graph):
     default, cell2 = graph.stacks[""], graph.stacks["cell2"]
     assert (default.joint_states_topic, cell2.joint_states_topic) == ("/joint_states", "/cell2/joint_states")
     node = graph.node
-    for view in (default, cell2):
-        assert node.count_publishers(view.joint_states_topic) == 1  # its own sim_hardware only
-        assert node.count_subscribers(names.absolute(names.JOINT_TARGET, view.cell)) == 1  # its generator
+    for view in (default, cell2):  # discovery is asynchronous: wait for the graph, then it must be exact
+        target = names.absolute(names.JOINT_TARGET, view.cell)
+        topic = view.joint_states_topic
+        graph.wait(lambda t=topic: node.count_publishers(t) >= 1, "a joint_states publisher")
+        graph.wait(lambda t=target: node.count_subscribers(t) >= 1, "a joint_target subscriber")
+        assert node.count_publishers(topic) == 1  # its own sim_hardware only
+        assert node.count_subscribers(target) == 1  # its generator only
     fqns = {f"{ns.rstrip('/')}/{name}" for name, ns in node.get_node_names_and_namespaces()}
     assert {"/arm/trajectory_generator", "/arm/sim_hardware", "/cell2/arm/trajectory_generator",
             "/cell2/arm/sim_hardware"} <= fqns  # fmt: skip

@@ -11,7 +11,8 @@ through `read_by_name`, so what counts as malformed is decided here once:
 - a name that is not one of the wanted joints, unless extra joints are allowed (a measured
   `/joint_states` may also carry a gripper's joints);
 - a wanted joint missing, unless a subset is allowed (a goal may name only the joints it moves);
-- a NaN/inf value of a wanted joint.
+- a NaN/inf value of a wanted joint, or a position or velocity beyond `MAX_ABS_VALUE` (orders of
+  magnitude past any joint's range or speed: garbage, and arithmetic on it could overflow).
 
 Whatever is malformed is refused as a whole with a `JointStateError` whose `problem` classifies it
 (a short key for per-kind throttled log lines) and whose message says what to fix. Pure: no rclpy.
@@ -36,6 +37,12 @@ class JointStateProblem(StrEnum):
     DUPLICATE_JOINT = "duplicate_joint"
     MISSING_JOINT = "missing_joint"
     NON_FINITE = "non_finite"
+    ABSURD = "absurd"
+
+
+MAX_ABS_VALUE = 1000.0
+"""Largest |position| (rad) or |velocity| (rad/s) accepted: every joint's range is within +-pi and its
+speed a few rad/s, so a larger value is bad input, refused like NaN."""
 
 
 class JointStateError(ValueError):
@@ -130,6 +137,11 @@ def _values(what: str, values: Sequence[float], where: Mapping[str, int]) -> dic
     bad = [f"{name}={value}" for name, value in out.items() if not math.isfinite(value)]
     if bad:
         raise JointStateError(JointStateProblem.NON_FINITE, f"{what} not finite for {', '.join(bad)}")
+    if what != "efforts":
+        huge = [f"{name}={value:g}" for name, value in out.items() if abs(value) > MAX_ABS_VALUE]
+        if huge:
+            problem = JointStateProblem.ABSURD
+            raise JointStateError(problem, f"{what} beyond +-{MAX_ABS_VALUE:g} for {', '.join(huge)}")
     return out
 
 

@@ -8,6 +8,7 @@ so a value the node would refuse is refused by the file loader too.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,13 +59,20 @@ class ParamSpec:
             self.max_value is None or value <= self.max_value
         )
 
-    def range_text(self) -> str:
-        """The range as the refusal says it: "lie in [lo, hi]", "be >= lo", "be <= hi" ("" without one)."""
+    def bounds_text(self, number: Callable[[float], str] = str) -> str:
+        """The range as "[lo, hi]", ">= lo" or "<= hi" ("" without one), numbers written by `number`."""
         lo, hi = self.min_value, self.max_value
         if lo is not None and hi is not None:
-            return f"lie in [{lo}, {hi}]"
+            return f"[{number(lo)}, {number(hi)}]"
         if lo is not None:
-            return f"be >= {lo}"
+            return f">= {number(lo)}"
         if hi is not None:
-            return f"be <= {hi}"
+            return f"<= {number(hi)}"
         return ""
+
+    def range_text(self) -> str:
+        """The range as the refusal says it: "lie in [lo, hi]", "be >= lo", "be <= hi" ("" without one)."""
+        bounds = self.bounds_text()
+        if not bounds:
+            return ""
+        return f"lie in {bounds}" if bounds.startswith("[") else f"be {bounds}"

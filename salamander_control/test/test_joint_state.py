@@ -50,6 +50,8 @@ def test_joint_vector_reads_any_order_and_refuses_missing_joints() -> None:
         (NAMES[:4], list(Q[:4]), JointStateProblem.MISSING_JOINT, "wrist_yaw"),
         (NAMES, [0.0, math.nan, 0.0, 0.0, 0.0], JointStateProblem.NON_FINITE, "shoulder_pitch=nan"),
         (NAMES, [0.0, 0.0, 0.0, math.inf, 0.0], JointStateProblem.NON_FINITE, "wrist_pitch=inf"),
+        (NAMES, [1e200, 0.0, 0.0, 0.0, 0.0], JointStateProblem.ABSURD, "base_yaw=1e+200"),
+        (NAMES, [0.0, 0.0, -1000.5, 0.0, 0.0], JointStateProblem.ABSURD, "beam_pitch=-1000.5"),
     ],
 )
 def test_a_request_is_refused_with_the_problem(names, positions, problem, text):
@@ -128,3 +130,9 @@ def test_a_repeated_joint_name_is_refused_on_every_path(read) -> None:
     with pytest.raises(JointStateError, match="'shoulder_pitch' named twice") as info:
         read()
     assert info.value.problem is JointStateProblem.DUPLICATE_JOINT
+
+
+def test_huge_velocities_are_refused_and_efforts_only_need_to_be_finite():
+    with pytest.raises(JointStateError, match="velocities beyond"):
+        joint_vector(NAMES, list(Q), [0.0, 0.0, 5e3, 0.0, 0.0])
+    assert read_by_name(NAMES, list(Q), (), [2e3] * 5).efforts["base_yaw"] == 2e3

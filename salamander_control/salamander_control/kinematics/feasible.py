@@ -106,9 +106,9 @@ def project_to_feasible(q1: float, q2: float, params: ArmParams) -> Projection:
         length2 = ex * ex + ey * ey
         t = 0.0 if length2 == 0.0 else min(1.0, max(0.0, ((q1 - ax) * ex + (q2 - ay) * ey) / length2))
         px, py = ax + t * ex, ay + t * ey
-        dist2 = (q1 - px) ** 2 + (q2 - py) ** 2
-        if dist2 < best[0]:
-            best = (dist2, px, py)
+        dist = math.hypot(q1 - px, q2 - py)  # hypot: a huge finite request cannot overflow
+        if dist < best[0]:
+            best = (dist, px, py)
     p1, p2 = _nudge_inside(best[1], best[2], params)
     return Projection(p1, p2, True, crossed, math.hypot(q1 - p1, q2 - p2))
 

@@ -22,12 +22,15 @@ def run_node(
         events_executor: use rclpy's EventsExecutor (much less CPU for high-rate timers; see the
             project notes on timer behaviour) instead of the SingleThreadedExecutor.
     """
-    # Ctrl-C and SIGTERM (the runner's stop, systemd) both raise KeyboardInterrupt in the spin loop, so
-    # the node is destroyed while its context still works (a goal can be cancelled, a lease released)
-    # and no callback runs against a context that rclpy's own SIGINT handler already shut down.
+    # Ctrl-C and SIGTERM (the runner's stop, systemd) only set a flag that the spin loop checks between
+    # slices: a KeyboardInterrupt raised by the handler could land anywhere, e.g. inside rclpy's
+    # take_message ("Unable to convert call argument") or in a timer callback ("[FATAL] Exception in
+    # 'timers' callback"). The node is then destroyed while its context still works (a goal can be
+    # cancelled, a lease released). A second signal raises at once, for a shutdown that hangs.
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    stop = _StopOnSignal()
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
     node = None
     try:
         node = factory()
@@ -38,9 +41,9 @@ def run_node(
         else:
             executor = SingleThreadedExecutor()
         executor.add_node(node)
-        # Short slices, not spin(): without rclpy's signal handler a blocking wait would not wake up for
-        # Ctrl-C, and in rclpy 9.1.2 EventsExecutor.spin() dispatches nothing at all.
-        while rclpy.ok():
+        # Short slices, not spin(): the flag is checked between them, and in rclpy 9.1.2
+        # EventsExecutor.spin() dispatches nothing at all.
+        while rclpy.ok() and stop.signum is None:
             executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -48,3 +51,15 @@ def run_node(
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+
+
+class _StopOnSignal:
+    """A SIGINT/SIGTERM handler: the first signal asks the spin loop to stop, a second one raises."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def __call__(self, signum: int, _frame: object) -> None:
+        if self.signum is not None:
+            raise KeyboardInterrupt
+        self.signum = signum

@@ -126,14 +126,7 @@ def value_text(default: Any) -> str:
 
 def range_text(spec: ParamSpec) -> str:
     """The range of a spec: "[lo, hi]", ">= lo", "<= hi" or "" without one."""
-    lo, hi = spec.min_value, spec.max_value
-    if lo is not None and hi is not None:
-        return f"[{_number(lo)}, {_number(hi)}]"
-    if lo is not None:
-        return f">= {_number(lo)}"
-    if hi is not None:
-        return f"<= {_number(hi)}"
-    return ""
+    return spec.bounds_text(_number)
 
 
 def _cell(text: str) -> str:

@@ -75,7 +75,7 @@ def clamp_joints(q: Sequence[float], params: ArmParams, last_safe: Sequence[floa
         active.extend(b.value for b in proj.active)
     if not active:
         return ClampResult(tuple(q), False, (), 0.0)
-    amount = math.sqrt(sum((a - b) ** 2 for a, b in zip(q, out, strict=True)))
+    amount = math.hypot(*(a - b for a, b in zip(q, out, strict=True)))  # never overflows: inf at worst
     return ClampResult(tuple(out), True, tuple(active), amount)
 
 

@@ -302,12 +302,14 @@ def test_malformed_and_stale_goals_are_ignored_and_the_arm_keeps_its_goal(arm) -
     arm.send_raw(["elbow", "wrist_yaw"], [0.5, 1.0])
     arm.send_raw(["wrist_yaw", "base_yaw"], [1.0])
     arm.send_raw(["wrist_yaw"], [math.inf])
+    arm.send_raw(["shoulder_pitch", "wrist_yaw"], [1e200, 1.0])  # huge but finite: once killed the node
     arm.send({"wrist_yaw": 1.0}, stamp=stamp - Duration(seconds=0.5))  # older than `goal`: stale
     arm.send({"base_yaw": 0.5})  # in order after the bad ones: a subset goal, zero stamp = now
     arm.wait_settled((0.5, *goal[1:]))
     assert all(s.q[4] == pytest.approx(goal[4], abs=1e-5) for s in arm.states[bad_from:])
     log = arm.procs[1].text()
     assert "positions not finite for shoulder_pitch=nan" in log and "stale goal dropped" in log
+    assert arm.procs[1].alive()  # the huge value was refused, not raised in the callback
 
 
 @pytest.mark.ros

@@ -60,3 +60,11 @@ def test_non_finite_command_is_replaced_by_the_last_safe_one() -> None:
 def test_wrong_length_is_an_error() -> None:
     with pytest.raises(ValueError, match="five joints"):
         clamp_joints((0.0, 0.0), DEFAULT, REST_POSTURE)
+
+
+def test_a_huge_finite_command_is_clamped_without_overflow() -> None:
+    params = ArmParams()
+    for huge in (1e200, -1e308, 1.7e308):
+        result = clamp_joints((huge, huge, -huge, huge, huge), params, REST_POSTURE)
+        assert result.clamped and all(lo <= v <= hi for v, lo, hi in
+                                      zip(result.q, params.joint_lower, params.joint_upper, strict=True))

@@ -26,7 +26,13 @@ def test_a_free_lease_accepts_anyone_and_merges_subsets() -> None:
 
 @pytest.mark.parametrize(
     ("joints", "match"),
-    [({"elbow": 0.1}, "unknown joint"), ({"wrist_yaw": math.nan}, "nan"), ({"wrist_yaw": -math.inf}, "inf")],
+    [
+        ({"elbow": 0.1}, "unknown joint"),
+        ({"wrist_yaw": math.nan}, "nan"),
+        ({"wrist_yaw": -math.inf}, "inf"),
+        ({"base_yaw": 1e200}, "beyond"),  # huge but finite: once an OverflowError that killed the node
+        ({"beam_pitch": -1001.0}, "beyond"),
+    ],
 )
 def test_malformed_goals_are_refused_whole(joints: dict, match: str) -> None:
     decision = check(GoalGate(), **joints)
