@@ -99,6 +99,17 @@ def test_if_and_not_equals_substitutions(tmp_path, expression, value):
 @pytest.mark.parametrize(
     ("body", "args", "message"),
     [
+        ('<node pkg="p" exec="e" name="n" respawn="true"/>', {}, "unsupported attribute(s) respawn"),
+        ('<node pkg="p" exec="e" name="n" args="$(env HOME)"/>', {}, "unsupported substitution $(env HOME)"),
+        ('<include file="x.launch.xml"/>', {}, "unsupported element <include>"),
+        ('<arg name="a" default="1"/>', {"b": "2"}, "unknown launch argument(s) b (declared: a)"),
+        ('<arg name="a"/>', {}, "launch argument 'a' is required"),
+        ('<arg name="a" default="yes"/><node pkg="p" exec="e" name="n" if="$(var a)"/>', {}, "neither true"),
+        ('<node pkg="p" exec="e" name="n"><param from="$(dirname)/nope.yaml"/></node>', {}, "nope.yaml"),
+        ('<node pkg="p" exec="e" name="n"/><node pkg="p" exec="e" name="n"/>', {}, "more than one node"),
+        ('<node pkg="p" exec="e" name="n" namespace="$(var x)"/>', {}, "$(var x) names no declared argument"),
+        ('<node pkg="p" exec="e" name="n"><param name="a"/></node>', {}, "unsupported"),
+        ('<node pkg="p" exec="e" name="n" namespace="$(dirname"/>', {}, "unterminated substitution"),
         ("<group><arg name='a' default='1'/></group>", {}, "<arg name='a'> inside a <group>"),
         ("<group scoped='false'/>", {}, "unsupported attribute(s) scoped"),
         ("<push-ros-namespace/>", {}, "needs namespace="),
@@ -116,7 +127,7 @@ def test_if_and_not_equals_substitutions(tmp_path, expression, value):
         ("<let name='v' value='$(var ros_namespace)'/>", {}, "$(var ros_namespace) names no declared"),
     ],
 )
-def test_reader_refuses_bad_scoping_elements_with_a_clear_message(tmp_path, body, args, message):
+def test_reader_refuses_what_it_does_not_support_with_a_clear_message(tmp_path, body, args, message):
     with pytest.raises(LaunchFileError) as info:
         plan_of(tmp_path, body, args)
     assert message in str(info.value)
