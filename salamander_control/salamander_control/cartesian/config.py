@@ -21,6 +21,14 @@ from salamander_control.trajectory.otg import MotionLimits
 PATH_LINEAR = "linear"
 PATH_JOINT = "joint"
 DEFAULT_SPEED_SCALE = 0.5
+MIN_SPEED_SCALE = 0.01
+"""Slowest speed_scale a goal may ask for (0 means the default): below it the plans' limits shrink
+towards zero, and a subnormal one (5e-324) made Ruckig raise inside the goal's execution."""
+MAX_ABS_TCP = 10.0
+"""Largest |x|, |y|, |z| of a TCP target (m): the arm reaches well under 1 m, so more is bad input."""
+MAX_ABS_TOOL_ANGLE = 1000.0
+"""Largest |tool_pitch|, |tool_yaw| (rad): angles wrap, but a huge one is bad input (it once made the
+yaw unwrapping allocate terabytes)."""
 
 
 class GoalRejected(ValueError):
@@ -43,20 +51,29 @@ def parse_goal(
     """Validate a goal's fields.
 
     Raises:
-        GoalRejected: NaN/inf pose, unknown path, speed_scale outside [0, 1] (0 means the default).
+        GoalRejected: NaN/inf or absurdly large pose, unknown path, speed_scale neither 0 (the default)
+            nor in [MIN_SPEED_SCALE, 1].
     """
     values = (*tcp, tool_pitch, tool_yaw)
     if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
         raise GoalRejected(
             f"pose must be finite, got tcp={tuple(tcp)} tool_pitch={tool_pitch} tool_yaw={tool_yaw}"
         )
+    if any(abs(v) > MAX_ABS_TCP for v in values[:3]) or any(abs(v) > MAX_ABS_TOOL_ANGLE for v in values[3:]):
+        raise GoalRejected(
+            f"pose out of any sensible range (|tcp| <= {MAX_ABS_TCP:g} m, |angles| <= {MAX_ABS_TOOL_ANGLE:g} "
+            f"rad), got tcp={tuple(tcp)} tool_pitch={tool_pitch} tool_yaw={tool_yaw}"
+        )
     if path not in (PATH_LINEAR, PATH_JOINT):
         raise GoalRejected(f"path must be {PATH_LINEAR!r} or {PATH_JOINT!r}, got {path!r}")
     if not (
-        isinstance(speed_scale, (int, float)) and math.isfinite(speed_scale) and 0.0 <= speed_scale <= 1.0
+        isinstance(speed_scale, (int, float))
+        and math.isfinite(speed_scale)
+        and (speed_scale == 0.0 or MIN_SPEED_SCALE <= speed_scale <= 1.0)
     ):
         raise GoalRejected(
-            f"speed_scale must lie in (0, 1] (0 = default {DEFAULT_SPEED_SCALE}), got {speed_scale}"
+            f"speed_scale must lie in [{MIN_SPEED_SCALE}, 1] (0 = default {DEFAULT_SPEED_SCALE}), "
+            f"got {speed_scale}"
         )
     scale = DEFAULT_SPEED_SCALE if speed_scale == 0.0 else float(speed_scale)
     pose = tuple(float(v) for v in values)

@@ -339,6 +339,10 @@ def test_joint_goal_sends_one_target_and_succeeds_when_the_joints_arrive():
         (((0.3, 0.0, 0.0), 0.0, 0.0, "linear", 1.5), "speed_scale"),
         (((0.3, 0.0, 0.0), 0.0, 0.0, "linear", -0.1), "speed_scale"),
         (((0.3, 0.0, 0.0), 0.0, 0.0, "linear", math.nan), "speed_scale"),
+        # Each of these once ended the goal with an empty message from inside its execution.
+        (((0.3, 0.0, 0.0), 0.0, 0.0, "linear", 5e-324), "speed_scale"),
+        (((1e308, 0.0, 0.0), 0.0, 0.0, "linear", 0.5), "out of any sensible range"),
+        (((0.3, 0.0, 0.0), 0.0, 1e308, "linear", 0.5), "out of any sensible range"),
     ],
 )
 def test_malformed_goals_are_rejected(args, match):

@@ -281,10 +281,14 @@ def test_malformed_goals_and_goals_before_a_valid_joint_state_are_rejected(start
         h.goal((0.3, 0.0, 0.05), speed_scale=1.5),
         h.goal((0.3, 0.0, 0.05), speed_scale=-0.5),
         h.goal((0.3, 0.0, 0.05), tool_yaw=math.inf),
+        h.goal((0.3, 0.0, 0.05), speed_scale=5e-324),  # these three once failed inside the execution
+        h.goal((1e308, 0.0, 0.05)),
+        h.goal((0.3, 0.0, 0.05), tool_yaw=1e308),
     ):
         assert not h.send(goal).accepted
     log = h.stderr()
-    assert "path must be 'linear' or 'joint'" in log and "speed_scale must lie in (0, 1]" in log
+    assert "path must be 'linear' or 'joint'" in log and "speed_scale must lie in [0.01, 1]" in log
+    assert "pose out of any sensible range" in log
 
 
 def test_cancel_brakes_to_a_stop_short_of_the_goal(start_node):
