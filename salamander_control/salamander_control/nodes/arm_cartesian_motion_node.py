@@ -3,8 +3,10 @@
 The thin ROS shell around `cartesian.goal` / `cartesian.motion` / `cartesian.path` (design:
 docs/design/cartesian_plan.md; interface: docs/interfaces.md):
 - action `/arm/move_cartesian` (salamander_msgs/action/MoveCartesian). The goal callback rejects
-  malformed goals (NaN, unknown path, speed_scale outside [0, 1]) and any goal before a valid
-  /joint_states arrived, with the reason in the log. Accepted goals check their whole path first and end
+  malformed goals (NaN or absurd pose, unknown path, speed_scale out of range), any goal before a valid
+  /joint_states arrived, and, while the arm lease is held (latched `/arm/lease_state`), every goal whose
+  client_id is not the holder's, with the reason in the log: a client without the lease can never
+  preempt the holder's running goal. Accepted goals check their whole path first and end
   at once (ABORTED, the IK status of the first bad point) when it is infeasible, before any joint target.
   A new feasible goal preempts the running one (which ends ABORTED, "preempted"); see cartesian.goal.
 - service `/arm/retarget_cartesian` swaps the running goal's target if the new path is feasible;
@@ -57,8 +59,10 @@ from salamander_control.ros.conversions import (
 )
 from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_control.ros.params import ParamBinding
+from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
 from salamander_msgs.action import MoveCartesian
+from salamander_msgs.msg import LeaseState
 from salamander_msgs.srv import RetargetCartesian
 
 
@@ -91,6 +95,8 @@ class CartesianMotionNode(Node):
             JointState, names.JOINT_STATES, self._on_joint_state, qos_profile_sensor_data
         ).topic_name  # resolved and remapped, for the logs
         self._target_pub = self.create_publisher(JointState, names.JOINT_TARGET, 10)
+        self._lease_holder = ""  # the arm lease's holder as the generator last published it ("" = free)
+        self.create_subscription(LeaseState, names.LEASE_STATE, self._on_lease_state, LATCHED)
         self._server = ActionServer(
             self,
             MoveCartesian,
@@ -125,6 +131,10 @@ class CartesianMotionNode(Node):
                 return
             self._joints, self._joints_time = q, time.monotonic()
 
+    def _on_lease_state(self, msg: LeaseState) -> None:
+        with self._lock:
+            self._lease_holder = msg.holder
+
     def _measured(self, cfg: MotionConfig, now: float) -> tuple[float, ...] | None:
         """The last valid joint state, or None when there is none or it is older than the timeout."""
         with self._lock:
@@ -152,11 +162,18 @@ class CartesianMotionNode(Node):
     # Action -------------------------------------------------------------------------------------------
 
     def _on_goal(self, request: MoveCartesian.Goal) -> GoalResponse:
-        """Reject malformed goals and goals before a valid joint state, with the reason in the log."""
+        """Reject malformed, premature and (while the lease is held) other clients' goals, with the reason."""
         try:
             _parse(request)
         except GoalRejected as exc:
             self.get_logger().warning(f"rejected MoveCartesian goal: {exc}")
+            return GoalResponse.REJECT
+        with self._lock:
+            holder = self._lease_holder
+        if holder and request.client_id != holder:
+            self.get_logger().warning(
+                f"rejected MoveCartesian goal from {request.client_id!r}: the arm lease is held by {holder!r}"
+            )
             return GoalResponse.REJECT
         cfg = self._binding.snapshot
         if self._measured(cfg, time.monotonic()) is None:

@@ -323,3 +323,20 @@ def test_a_new_goal_preempts_the_running_one_without_stopping_the_arm(start_node
     assert res.result.success, res.result.message
     q = np.array([m.position for m in h.arm.targets])
     assert np.max(np.abs(np.diff(q, axis=0))) < 0.1  # continued from the moving state, no jump
+
+
+def test_while_the_lease_is_held_goals_from_others_are_rejected_and_never_preempt(start_node):
+    from salamander_control.ros.qos import LATCHED
+    from salamander_msgs.msg import LeaseState
+
+    h = start_node()
+    lease = h.node.create_publisher(LeaseState, names.absolute(names.LEASE_STATE), LATCHED)
+    lease.publish(LeaseState(holder="bt", timeout=1.0))
+    running = h.send_accepted(h.goal((0.35, -0.15, 0.0), speed_scale=0.3, client_id="bt"))
+    for intruder in ("", "someone_else"):
+        assert not h.send(h.goal((0.3, 0.1, 0.05), client_id=intruder)).accepted
+    assert "rejected MoveCartesian goal from 'someone_else': the arm lease is held by 'bt'" in h.stderr()
+    result = h.result(running)  # the holder's goal ran to its end, not "preempted by a new goal"
+    assert result.result.success, result.result.message
+    lease.publish(LeaseState(holder="", timeout=1.0))  # released: anyone may move the arm again
+    h.send_accepted(h.goal((0.3, 0.1, 0.05), client_id="someone_else"))
