@@ -44,6 +44,10 @@ only sends well-formed goals, so a rejection is the node's transient "no joint s
 start-up under full CPU load: the node's first /joint_states came after the tree's)."""
 REJECT_RETRY_PERIOD = 0.25
 """s between two sends of a rejected goal."""
+FEEDBACK_LOSS_S = 1.5
+"""s; an accepted goal whose server sends no feedback for this long (it sends 20 per second while the
+goal runs) has lost its server (killed, hung, gone from the graph): the leaf fails instead of waiting
+for a result that will not come (it once waited the whole 30 s `motion_timeout_s`)."""
 
 
 def _point(target: CartesianTarget) -> Point:
@@ -67,6 +71,7 @@ class RosMotionHandle:
         self._send_future: Future | None = None
         self._first_send = core.clock()
         self._resend_at: float | None = None  # clock time to send a rejected goal again
+        self._heard_at = core.clock()  # clock time of the acceptance or of the last feedback
         if not core.action.server_is_ready():
             self._final = MotionOutcome(MotionPhase.FAILED, 0, f"no {core.move_name} action server")
             return
@@ -85,7 +90,9 @@ class RosMotionHandle:
         self._send_future = self._core.action.send_goal_async(goal, feedback_callback=self._on_feedback)
 
     def _on_feedback(self, message: Any) -> None:
-        self._progress = float(message.feedback.progress)  # one assignment: the leaf reads it on its tick
+        # Two assignments, each atomic: the leaf reads them on its tick.
+        self._progress = float(message.feedback.progress)
+        self._heard_at = self._core.clock()
 
     def poll(self) -> MotionOutcome:
         """Acceptance, then the result; never waits."""
@@ -117,12 +124,21 @@ class RosMotionHandle:
                 self._final = MotionOutcome(MotionPhase.FAILED, 0, f"{why}, for {REJECT_RETRY_S:.0f} s")
                 return self._final
             self._goal_handle = handle
+            self._heard_at = self._core.clock()  # accepted: the server is alive now
             self._result_future = handle.get_result_async()
             if self._cancel:
                 handle.cancel_goal_async()
         assert self._result_future is not None
         if not self._result_future.done():
-            return MotionOutcome(MotionPhase.ACTIVE, progress=self._progress)
+            silent = self._core.clock() - self._heard_at
+            if silent <= FEEDBACK_LOSS_S:
+                return MotionOutcome(MotionPhase.ACTIVE, progress=self._progress)
+            self._goal_handle.cancel_goal_async()  # in case the server is alive but stuck
+            self._final = MotionOutcome(
+                MotionPhase.FAILED, 0,
+                f"lost {names.CARTESIAN_MOTION_NODE}: no feedback for {silent:.1f} s on the running goal",
+            )
+            return self._final
         if self._result_future.exception() is not None:
             self._final = MotionOutcome(
                 MotionPhase.FAILED, 0, f"no result: {self._result_future.exception()}"

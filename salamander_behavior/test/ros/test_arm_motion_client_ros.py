@@ -11,7 +11,12 @@ import pytest
 from rclpy.action import ActionServer, GoalResponse
 
 from salamander_behavior.ports import CartesianTarget, MotionPath, MotionPhase, MotionRequest
-from salamander_behavior.ros.arm_motion_client import REJECT_RETRY_PERIOD, REJECT_RETRY_S, ArmMotionCore
+from salamander_behavior.ros.arm_motion_client import (
+    FEEDBACK_LOSS_S,
+    REJECT_RETRY_PERIOD,
+    REJECT_RETRY_S,
+    ArmMotionCore,
+)
 from salamander_control import names
 from salamander_control.testing.ros_helpers import spin_until
 from salamander_msgs.action import MoveCartesian
@@ -100,3 +105,48 @@ def test_a_cancel_while_waiting_to_send_again_ends_the_goal_without_a_send(make_
     outcome = handle.poll()
     assert outcome.phase is MotionPhase.FAILED and "cancelled" in outcome.message
     assert len(server.received) == 1
+
+
+class SilentServer:
+    """Accepts a goal, sends `feedbacks` feedback messages when asked, then falls silent (a hung or
+    killed Cartesian node) until the test releases it."""
+
+    def __init__(self, node) -> None:
+        from rclpy.task import Future
+
+        self.release = Future()
+        self.handles = []
+        self.server = ActionServer(node, MoveCartesian, names.MOVE_CARTESIAN, self._execute)
+
+    async def _execute(self, handle) -> MoveCartesian.Result:
+        self.handles.append(handle)
+        await self.release
+        handle.abort()
+        return MoveCartesian.Result(success=False, message="released by the test")
+
+
+def test_a_running_goal_whose_server_falls_silent_fails_within_the_feedback_bound(
+    make_node, ros_executor
+) -> None:
+    server = SilentServer(make_node("cartesian_stand_in"))
+    clock = FakeClock()
+    core = ArmMotionCore(make_node("tree"), "behavior_server", 1.0, clock=clock)
+    assert spin_until(ros_executor, core.action.server_is_ready)
+    handle = core.send(REQUEST)
+    assert spin_until(ros_executor, lambda: handle.poll().phase is MotionPhase.ACTIVE and server.handles)
+    for i in range(1, 4):  # a server that talks keeps the goal running, however long it takes
+        clock.now += FEEDBACK_LOSS_S * 0.9
+        feedback = MoveCartesian.Feedback(progress=0.25 * i)
+
+        def heard(feedback=feedback) -> bool:  # published until the client's subscription has it
+            server.handles[0].publish_feedback(feedback)
+            return handle.poll().progress == feedback.progress
+
+        assert spin_until(ros_executor, heard)
+        assert handle.poll().phase is MotionPhase.ACTIVE
+    clock.now += FEEDBACK_LOSS_S * 0.9
+    assert handle.poll().phase is MotionPhase.ACTIVE
+    clock.now += FEEDBACK_LOSS_S * 0.2  # silent for longer than the bound
+    outcome = handle.poll()
+    assert outcome.phase is MotionPhase.FAILED and "no feedback for" in outcome.message
+    server.release.set_result(True)
