@@ -111,6 +111,9 @@ for _sal_p in salamander_control salamander_behavior salamander_teleop; do
     *) export PYTHONPATH="$_sal_root/$_sal_p${PYTHONPATH:+:$PYTHONPATH}" ;;
   esac
 done
+# Fast DDS: the stack's profile (config/fastdds.xml: service servers wait for new clients' discovery),
+# unless the site has its own.
+export FASTDDS_DEFAULT_PROFILES_FILE="${FASTDDS_DEFAULT_PROFILES_FILE:-$_sal_root/config/fastdds.xml}"
 [[ $_sal_u == *u* ]] && set -u
 unset _sal_root _sal_u _sal_p
 EOF

@@ -167,7 +167,8 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
     assert (marker.pose.position.x, marker.pose.position.y) == pytest.approx(place.centre, abs=1e-4)
     assert sum(m.type == Marker.CYLINDER for m in peer.markers.markers) == 3
     assert sum(m.ns == "box" for m in peer.markers.markers) == 7
-    assert "can_0 in box, clear of walls" in peer.sim.text()
+    # The log may trail the topics: wait for the line (woken by each new line), then it must be there.
+    assert peer.sim.wait_for_text("can_0 in box, clear of walls", timeout=10.0), peer.sim.describe()
 
 
 def test_bad_joint_states_never_grip_and_parameters_are_guarded(peer: CellPeer) -> None:
@@ -186,7 +187,7 @@ def test_bad_joint_states_never_grip_and_parameters_are_guarded(peer: CellPeer) 
     peer.q = [*contact[:4], math.nan]
     assert peer.set_vacuum(True).success
     assert not peer.spin_until(lambda: peer.state["contact"] is not None, timeout=1.5)
-    assert "skipped a /joint_states" in peer.sim.text()
+    assert peer.sim.wait_for_text("skipped a /joint_states", timeout=10.0), peer.sim.describe()
 
     # A live settle time of 1.5 s: valid joint states grip, but only after it.
     results = peer.params.set_parameters([Parameter("attach_settle_s", value=1.5)])
