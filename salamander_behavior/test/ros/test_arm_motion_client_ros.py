@@ -53,8 +53,10 @@ class FakeClock:
         return self.now
 
 
-def _core(make_node, ros_executor, rejections: int):
-    server = RejectingServer(make_node("cartesian_stand_in"), rejections)
+def _core(make_node, ros_executor, rejections: int = 0, server_type=None):
+    """A stand-in server (RejectingServer unless `server_type` is given), a fake clock and the client."""
+    stand_in = make_node("cartesian_stand_in")
+    server = server_type(stand_in) if server_type else RejectingServer(stand_in, rejections)
     clock = FakeClock()
     core = ArmMotionCore(make_node("tree"), "behavior_server", 1.0, clock=clock)
     assert spin_until(ros_executor, core.action.server_is_ready)
@@ -128,10 +130,7 @@ class SilentServer:
 def test_a_running_goal_whose_server_falls_silent_fails_within_the_feedback_bound(
     make_node, ros_executor
 ) -> None:
-    server = SilentServer(make_node("cartesian_stand_in"))
-    clock = FakeClock()
-    core = ArmMotionCore(make_node("tree"), "behavior_server", 1.0, clock=clock)
-    assert spin_until(ros_executor, core.action.server_is_ready)
+    server, clock, core = _core(make_node, ros_executor, server_type=SilentServer)
     handle = core.send(REQUEST)
     assert spin_until(ros_executor, lambda: handle.poll().phase is MotionPhase.ACTIVE and server.handles)
     for i in range(1, 4):  # a server that talks keeps the goal running, however long it takes
