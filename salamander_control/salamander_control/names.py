@@ -55,6 +55,7 @@ JOINT_COMMAND = _at(ARM_NS, "joint_command")  # /arm/joint_command: JointState, 
 LEASE_SERVICE = _at(ARM_NS, "lease")  # /arm/lease: salamander_msgs/srv/ArmLease
 LEASE_STATE = _at(ARM_NS, "lease_state")  # /arm/lease_state: salamander_msgs/msg/LeaseState, latched
 CLAMP_REPORT = _at(ARM_NS, "clamp_report")  # /arm/clamp_report: salamander_msgs/msg/ClampReport
+COUPLED_LIMITS = _at(ARM_NS, "coupled_limits")  # /arm/coupled_limits: salamander_msgs/msg/CoupledLimits
 
 # Simulated hardware.
 SIM_STOP_HITS = _at(ARM_NS, "sim/stop_hits")  # /arm/sim/stop_hits: std_msgs/UInt64, latched
@@ -75,6 +76,10 @@ OPERATOR_JOG = _at(SALAMANDER_NS, "operator/jog")  # /salamander/operator/jog: T
 OPERATOR_CONFIRM = _at(SALAMANDER_NS, "operator/confirm")  # /salamander/operator/confirm: std_msgs/Bool
 JOY = _at(ROOT_NS, "joy")  # /joy: sensor_msgs/Joy
 
+# The gripper's hardware contract (the simulated cell or the robot's driver provides it).
+GRIPPER_VACUUM = _at(SALAMANDER_NS, "gripper/vacuum")  # /salamander/gripper/vacuum: std_srvs/SetBool
+PART_PRESENT = _at(SALAMANDER_NS, "gripper/part_present")  # /salamander/gripper/part_present: Bool
+
 # Simulated cell.
 CELL_VACUUM = _at(SALAMANDER_NS, "cell/vacuum")  # /salamander/cell/vacuum: std_srvs/SetBool, true = on
 CELL_STATE = _at(SALAMANDER_NS, "cell/state")  # /salamander/cell/state: String, JSON (sim/cell/report.py)
@@ -86,6 +91,7 @@ TELEOP_MODE = _at(SALAMANDER_NS, "teleop/mode")  # /salamander/teleop/mode: Stri
 
 # Behaviour server.
 BEHAVIOR_TREE = _at(SALAMANDER_NS, "behavior/tree")  # /salamander/behavior/tree: String, latched
+RUN_PICK_PLACE = _at(SALAMANDER_NS, "run_pick_place")  # /salamander/run_pick_place: action RunPickPlace
 
 HOMES: Mapping[str, str] = MappingProxyType(_HOME)
 """Every name above -> its home, the sub-namespace of the stack it lives in ("" = the stack's root)."""
