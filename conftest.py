@@ -8,4 +8,5 @@ pytest's importlib mode names a test module after its path (``salamander_control
 import salamander_behavior  # noqa: F401
 import salamander_control.testing  # noqa: F401
 import salamander_teleop  # noqa: F401
+import salamander_view  # noqa: F401
 from salamander_control.testing.fixtures import *  # noqa: F403

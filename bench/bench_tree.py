@@ -11,7 +11,7 @@ What it measures:
 * full tree: the behaviour server's tree for config/cell.yaml (three cans, each cycle wrapped in the
   real limit guard of salamander_behavior.behaviors.guard), on the fakes of
   salamander_behavior.mock.ports: every
-  Cartesian goal answers RUNNING for `--polls` ticks, then SUCCESS; the fake cell grips and lets go at
+  Cartesian goal answers RUNNING for `--polls` ticks, then SUCCESS; the fake gripper grips and lets go at
   once. `manual_place` is true for every second run, with operator twists and a confirmation fed
   through ManualAdjust's real subscription callbacks, so the nudge path (goal + retargets) is ticked too.
   A run that ends is rebuilt (untimed) until `--ticks` ticks are timed. Only `tree.tick()` is timed

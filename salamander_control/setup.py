@@ -10,7 +10,8 @@ PACKAGE = "salamander_control"
 # from the source folder (plain build, package identification) but from build/<pkg>/ through a symlink
 # (--symlink-install), so paths are taken from this file's real location and made relative to the
 # current directory (colcon requires relative data_files). Installed as share/<pkg>/launch and
-# share/<pkg>/config, so the launch file's $(dirname)/../config paths hold there as in the tree.
+# share/<pkg>/config (with the rviz view, config/*.rviz) and share/<pkg>/urdf, so the launch file's
+# $(dirname)/../config and $(dirname)/../urdf paths hold there as in the tree.
 _REPO = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
 
@@ -27,7 +28,7 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", _repo_files("launch/*.launch.xml")),
-        (f"share/{PACKAGE}/config", _repo_files("config/*.yaml")),
+        (f"share/{PACKAGE}/config", _repo_files("config/*.yaml") + _repo_files("config/*.rviz")),
         (f"share/{PACKAGE}/urdf", _repo_files("urdf/*.urdf")),
     ],
     install_requires=["setuptools"],

@@ -34,6 +34,7 @@ from salamander_control.kinematics import ArmParams
 from salamander_control.testing import REPO as REPO_ROOT
 from salamander_control.testing.process import ChildProcess
 from salamander_control.testing.ros_helpers import next_domain_id, ros_env, spin_until
+from salamander_control.testing.runner_faults import kill_node, node_pid
 from salamander_control.trajectory.params import motion_limit_specs
 
 ROOT = REPO_ROOT
@@ -55,6 +56,7 @@ ARM_STACK = [
     ("/salamander/cell_sim", "cell_sim", (ARM, "cell.yaml")),
     ("/salamander/behavior_server_node", "behavior_server_node", (ARM, "behavior.yaml")),
     ("/salamander/controller_node", "controller_node", (ARM, "teleop.yaml")),
+    ("/salamander/operator_view", "operator_view", ("view.yaml",)),  # the browser view (issue 10)
 ]  # fmt: skip
 SIMULATED = {"/arm/sim_hardware", "/salamander/cell_sim"}
 
@@ -68,8 +70,10 @@ LAUNCH_XML_ATTRS = {
     "group": set(),
     "push-ros-namespace": {"namespace"},
     "set_remap": {"from", "to"},
-    "node": {"pkg", "exec", "name", "namespace", "output", "args", "ros_args", "if", "unless"},
+    "node": {"pkg", "exec", "name", "namespace", "output", "args", "ros_args", "if", "unless", "respawn",
+             "respawn_delay"},
     "param": {"name", "value", "from"},
+    "remap": {"from", "to"},
 }
 
 
@@ -102,12 +106,34 @@ def test_launch_file_is_launch_xml_with_known_tags_and_attributes():
 def test_plan_has_exactly_the_arm_stack_and_use_sim_false_drops_only_the_sim():
     plan = load_plan(LAUNCH)
     assert plan_summary(plan) == ARM_STACK
-    defaults = {"use_sim": "true", "autonomy": "true", "teleop": "true", "gamepad": "false", "cell": ""}
+    defaults = {"use_sim": "true", "autonomy": "true", "run_on_start": "true", "teleop": "true",
+                "gamepad": "false", "cell": "", "rviz": "false", "view": "true"}
     assert plan.values == defaults
     real = load_plan(LAUNCH, {"use_sim": "false"})
     assert plan_summary(real) == [entry for entry in ARM_STACK if entry[0] not in SIMULATED]
+    # The unattended demo runs by itself in simulation; on the robot the operator starts each run.
+    bt = "/salamander/behavior_server_node"
+    assert ("run_on_start", "true") in next(n for n in plan.nodes if n.fqn == bt).params
+    assert ("run_on_start", "false") in next(n for n in real.nodes if n.fqn == bt).params
     for path in {f for n in plan.nodes for f in n.param_files}:
         assert Path(path).resolve().parent == ROOT / "config"
+
+
+# The nodes ros2 launch and the runner restart when they exit on its own (issue 13 item 9); the launch
+# file says why for each. Not the generator (the safety core, its lease), nor the simulators.
+RESPAWNING = {"/arm/arm_kinematics_node", "/arm/arm_cartesian_motion_node", "/salamander/ik_ghost_node",
+              "/salamander/behavior_server_node", "/salamander/controller_node", "/salamander/gamepad_node",
+              "/salamander/operator_view"}
+
+
+def test_the_respawning_nodes_are_the_safe_ones_and_each_says_why():
+    plan = load_plan(LAUNCH, ALL_ON)
+    assert {n.fqn for n in plan.nodes if n.respawn.respawn} == RESPAWNING
+    respawning = [n.respawn for n in plan.nodes if n.respawn.respawn]
+    assert all(r.delay == 2.0 and r.max_retries == -1 for r in respawning)
+    text = LAUNCH.read_text()
+    for node in plan.nodes:
+        assert re.search(rf"{node.name}[^>]*: (yes|no)\.", text), f"no reason given for {node.fqn}"
 
 
 def _param_files():
@@ -215,7 +241,10 @@ def test_setup_py_installs_the_launch_file_and_every_config_file(tmp_path):
         "print(json.dumps([(dst, [os.path.realpath(s) for s in src]) for dst, src in d.data_files]))"
     )
     want_launch = sorted(str(p) for p in (ROOT / "launch").glob("*.launch.xml"))
-    want_config = sorted(str(p) for p in (ROOT / "config").glob("*.yaml"))
+    # The parameter files and the rviz view (rviz:=true).
+    want_config = sorted(str(p) for pattern in ("*.yaml", "*.rviz") for p in (ROOT / "config").glob(pattern))
+    want_urdf = [str(ROOT / "urdf" / "salamander.urdf")]  # read by the launch file ($(command cat ...))
+    assert (ROOT / "config" / "salamander.rviz").is_file()
     assert str(LAUNCH) in want_launch
     for cwd in (SETUP_PY.parent, build):
         out = subprocess.run([sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True)
@@ -223,6 +252,7 @@ def test_setup_py_installs_the_launch_file_and_every_config_file(tmp_path):
         data = {dst: sorted(src) for dst, src in json.loads(out.stdout.splitlines()[-1])}
         assert data["share/salamander_control/launch"] == want_launch, cwd
         assert data["share/salamander_control/config"] == want_config, cwd
+        assert data["share/salamander_control/urdf"] == want_urdf, cwd
 
 
 def test_dry_run_of_run_sh_prints_the_ros2_run_command_of_every_node():
@@ -481,6 +511,28 @@ def test_runner_kills_a_node_that_ignores_sigint_and_fails(standin, run_runner, 
     assert not [p for p in pids_in(runner.text()) if psutil.pid_exists(p)]
 
 
+@pytest.mark.ros
+def test_runner_skips_the_nodes_of_a_missing_viewer_package_and_starts_the_rest(standin, run_runner):
+    # rviz:=true on a machine without rviz2 (the bare machine): one line saying what is missing and how
+    # to install it, then the rest runs as usual; a missing package of the stack itself stays an error.
+    launch, env = standin
+    viewer = write_launch(launch.parent, """
+        <node pkg="standin_pkg" exec="standin" name="talker" namespace="/fixture"/>
+        <node pkg="rviz2" exec="rviz2" name="rviz" namespace="/fixture" args="-d x.rviz"/>
+    """, name="viewer.launch.xml")
+    env = {**env, "ROS_DISTRO": "kilted"}
+    runner = run_runner([str(viewer), "--duration", "60"], env)
+    assert runner.wait_for_text("[talker] up as /fixture/talker"), runner.text()
+    assert runner.lines[0] == ("[runner] rviz: package rviz2 is not installed here; skipping /fixture/rviz "
+                               "(install ros-kilted-rviz2)")  # fmt: skip
+    assert "started /fixture/talker" in runner.text() and "started /fixture/rviz" not in runner.text()
+    runner.proc.send_signal(signal.SIGINT)
+    assert runner.wait() == 0, runner.text()
+    broken = write_launch(launch.parent, '<node pkg="no_such_pkg" exec="e" name="n"/>', name="bad.launch.xml")
+    out = subprocess.run([*RUNNER, str(broken)], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 2 and "package 'no_such_pkg' not found" in out.stderr, out.stderr
+
+
 def test_runner_stops_cleanly_after_duration(standin, run_runner):
     launch, env = standin
     plain = write_launch(launch.parent, """
@@ -493,6 +545,71 @@ def test_runner_stops_cleanly_after_duration(standin, run_runner):
     assert time.monotonic() - start >= 2.0
     assert "[runner] stopping (--duration 2 s elapsed)" in runner.lines
     assert "[a] stopped cleanly" in runner.lines and "[b] stopped cleanly" in runner.lines
+
+
+# --- respawn (launch's respawn / respawn_delay / respawn_max_retries) around real processes ---------
+
+
+def _respawn_launch(launch, delay, retries=""):
+    return write_launch(launch.parent, f"""
+        <node pkg="standin_pkg" exec="standin" name="keeper" args="--plain" respawn="true"
+              respawn_delay="{delay}" {retries}/>
+        <node pkg="standin_pkg" exec="standin" name="fragile" args="--plain"/>
+    """, name="respawn.launch.xml")
+
+
+def test_runner_respawns_a_killed_respawn_node_and_a_non_respawn_death_stops_the_stack(standin, run_runner):
+    launch, env = standin
+    runner = run_runner([str(_respawn_launch(launch, 0.5))], env)
+    assert runner.wait_for_text("[keeper] up pid=", "[fragile] up pid="), runner.text()
+    first = node_pid(runner, "/keeper")
+    again = kill_node(runner, "/keeper")  # SIGKILL: a crash
+    assert "[runner] /keeper exited with code -9; respawning in 0.5 s (respawn 1)" in runner.lines
+    assert runner.wait_for_text(f"[keeper] up pid={again}"), runner.text()
+    # Any exit is respawned, a clean one too (launch's rule): the stand-in exits 0 on SIGINT.
+    third = kill_node(runner, "/keeper", signal.SIGINT, exit_code=0)
+    assert "[runner] /keeper exited with code 0; respawning in 0.5 s (respawn 2)" in runner.lines
+    assert runner.wait_for_text(f"[keeper] up pid={third}"), runner.text()
+    assert runner.alive() and not psutil.pid_exists(first)
+    kill_node(runner, "/fragile", expect_respawn=False)
+    assert runner.wait() == 1, runner.text()
+    assert "[runner] stopping (a node died)" in runner.lines
+    assert "[keeper] stopped cleanly" in runner.lines
+    assert sum("started /" in line or "respawned /" in line for line in runner.lines) == 4, runner.text()
+    assert not [p for p in pids_in(runner.text()) if psutil.pid_exists(p)], "node processes left behind"
+
+
+def test_runner_ctrl_c_during_a_respawn_delay_stops_cleanly_without_restarting(standin, run_runner):
+    launch, env = standin
+    runner = run_runner([str(_respawn_launch(launch, 30))], env)
+    assert runner.wait_for_text("[keeper] up pid=", "[fragile] up pid="), runner.text()
+    pid = node_pid(runner, "/keeper")
+    os.kill(pid, signal.SIGKILL)
+    assert runner.wait_for_text("[runner] /keeper exited with code -9; respawning in 30 s (respawn 1)"), (
+        runner.text()
+    )
+    start = time.monotonic()
+    os.killpg(runner.proc.pid, signal.SIGINT)
+    assert runner.wait(timeout=15) == 0, runner.text()
+    assert time.monotonic() - start < 10.0  # the 30 s delay is not waited out
+    assert "[runner] /keeper: respawn cancelled (SIGINT)" in runner.lines
+    assert "[runner] all nodes stopped cleanly" in runner.lines
+    assert "[fragile] stopped cleanly" in runner.lines
+    assert not any("respawned /keeper" in line for line in runner.lines)
+    assert not [p for p in pids_in(runner.text()) if psutil.pid_exists(p)], "node processes left behind"
+
+
+def test_runner_stops_the_stack_when_the_respawn_retries_are_spent(standin, run_runner):
+    launch, env = standin
+    runner = run_runner([str(_respawn_launch(launch, 0, 'respawn_max_retries="1"'))], env)
+    assert runner.wait_for_text("[keeper] up pid=", "[fragile] up pid="), runner.text()
+    kill_node(runner, "/keeper")
+    assert "[runner] /keeper exited with code -9; respawning in 0 s (respawn 1)" in runner.lines
+    assert runner.wait_for_text("[keeper] up pid=", since=len(runner.lines) - 1), runner.text()
+    kill_node(runner, "/keeper", expect_respawn=False)
+    assert runner.wait() == 1, runner.text()
+    assert "[runner] /keeper exited unexpectedly with code -9 (respawn_max_retries=1 spent)" in runner.lines
+    assert "[fragile] stopped cleanly" in runner.lines
 
 
 # --- the real stack ---------------------------------------------------------------------------------
@@ -509,7 +626,7 @@ def test_arm_stack_comes_up_with_every_config_value_applied_and_stops_cleanly(
     for node in plan.nodes:  # what its files give it, merged as rcl does (arm.yaml first, its own last)
         expected[node.fqn] = params_file.node_values(node.param_files, node.fqn)
         for name, value in node.params:  # <param name= value=> in the launch file wins over the files
-            expected[node.fqn][name] = value
+            expected[node.fqn][name] = yaml.safe_load(value)  # typed as rcl reads `-p name:=value`
     assert all(expected.values()) and sorted(expected) == sorted(n.fqn for n in plan.nodes)
     for fqn, params in expected.items():
         client = AsyncParameterClient(probe, fqn)

@@ -1,4 +1,4 @@
-"""One convention for every node's parameters, in all three packages.
+"""One convention for every node's parameters, in every package.
 
 Each node's parameters live in a pure `params.py` in its concept folder exposing `param_specs()` and
 `build_config(values)` (and optionally `config_warnings(snapshot)`); the node only binds them with
@@ -19,7 +19,7 @@ import pytest
 from salamander_control.param_spec import ParamSpec
 from salamander_control.testing import REPO
 
-PACKAGES = ("salamander_control", "salamander_behavior", "salamander_teleop")
+PACKAGES = ("salamander_control", "salamander_behavior", "salamander_teleop", "salamander_view")
 RATE = re.compile(r"(^|[._])(rate|period|timeout|window|settle|delay|lifetime)($|[._])")
 
 
@@ -49,6 +49,7 @@ def test_every_node_package_has_its_params_modules() -> None:
         "salamander_behavior.params",
         "salamander_teleop.controller.params",
         "salamander_teleop.gamepad.params",
+        "salamander_view.params",
     } <= set(MODULES)
 
 
@@ -101,4 +102,4 @@ def test_every_node_binds_its_params_module() -> None:
             "params.build_config, ...)"
         )
         assert re.search(r"^from \S+ import params$", text, re.M), f"{path.name}: import its params module"
-    assert bound == 9  # every node of the stack
+    assert bound == 10  # every node of the stack

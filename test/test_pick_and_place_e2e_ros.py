@@ -105,6 +105,7 @@ class Run(RosPeer):
             "settle_s": 0.2,
             "attach_timeout_s": 5.0,
             "snapshot_rate_hz": 10.0,
+            "run_on_start": True,  # one run of every can of the test cell once the stack is ready
             **params,
         }
         self.bt = NodeProcess("behavior_server_node", names.BEHAVIOR_SERVER, domain, log_dir, bt_params)
@@ -244,11 +245,11 @@ def test_automatic_run_places_every_can_in_its_compartment(start):
 
 
 def test_manual_placement_nudges_confirms_and_caps_at_thirty_mm(start):
-    run = start(2)
-    assert run.set_param("manual_place", True).successful  # live, before the first can gets there
-    run.wait_tree("arm and cell ready? [✓]")
+    run = start(1)
+    assert run.set_param("manual_place", True).successful  # live, before the can gets there
+    run.wait_tree("arm and gripper ready? [✓]")
     run.confirm(True)  # before the wait began: must not count
-    # can_0: a long jog (75 mm worth, in -x, away from can_1's way) stops at 30 mm.
+    # A long jog (75 mm worth, in -x) stops at 30 mm.
     run.wait_operator("place_can_0")
     run.jog(-0.05, 1.5)
     run.wait(lambda: run.offset_shown("place_can_0") <= -30.0)  # the operator sees it there, confirms
@@ -257,28 +258,19 @@ def test_manual_placement_nudges_confirms_and_caps_at_thirty_mm(start):
     first = run.adjust_lines()[0]
     assert first.group(1, 2, 3) == ("place_can_0", "confirmed", "-30.0") and float(first[4]) == 0.0, first[0]
     assert float(first[5]) >= 1.5  # the early confirm did not end the wait at once
-    # can_1: the spec's check, 0.02 m/s in x for 1 s at 20 Hz.
-    run.wait_operator("place_can_1", RUN_TIMEOUT)
-    run.jog(0.02, 1.0)
-    run.wait(lambda: run.offset_shown("place_can_1") >= 20.0)
-    run.confirm(True)
-    # Offsets of 30 and ~22 mm put both cans on the box rim: the report says so instead of "placed".
-    assert run.wait_run_end() == "run: SUCCESS (0 placed, 2 missed, 0 skipped, 0 aborted)", run.describe()
-    second = run.adjust_line(1)
-    assert second.group(1, 2) == ("place_can_1", "confirmed") and float(second[4]) == 0.0, second[0]
-    assert 20.0 <= float(second[3]) <= 26.0, second[0]  # a twist counts for 0.3 s after it arrives
-    # Where the cans came down: the planned spot shifted by the logged offset. With 1.95 mm of side
-    # clearance that is on the compartment's wall, which the cell reports; their XY is what matters.
+    # 30 mm off with 1.95 mm of side clearance: the descent (at the operator's XY) meets the
+    # compartment's wall. The wall pushes the can off the pad on the way down, so the part-present switch
+    # drops before the release: the tree stops the run there, holding nothing back (vacuum still on, never
+    # switched off). Where the can came down is the cell's ground truth: on the rim, at the offset.
+    end = run.wait_run_end()
+    assert end == "run: FAILURE (0 placed, 0 missed, 0 skipped, 1 aborted)", run.describe()
+    assert "lost in transit" in run.tree and "vacuum off" not in run.cell.text(), run.describe()
     run.wait(lambda: all(c["outcome"] for c in run.state["cans"]))
-    for job, line in zip(run.jobs, (first, second), strict=True):
-        x, y, _ = run.can(job.can)["position"]
-        dx, dy = (x - job.place_release.x) * 1000, (y - job.place_release.y) * 1000
-        assert dx == pytest.approx(float(line[3]), abs=3.0) and abs(dy) < 3.0, (
-            job.can,
-            dx,
-            dy,
-            run.describe(),
-        )
+    job = run.jobs[0]
+    assert run.can(job.can)["outcome"]["result"] == "on_rim", run.describe()
+    x, y, _ = run.can(job.can)["position"]
+    dx, dy = (x - job.place_release.x) * 1000, (y - job.place_release.y) * 1000
+    assert -36.0 <= dx <= -24.0 and abs(dy) < 3.0, (job.can, dx, dy, run.describe())
 
 
 def test_false_aborts_and_the_can_stays_on_the_pad(start):

@@ -94,9 +94,11 @@ class TwoStacks(RosPeer):
         reply = self.answer(view.params.get_parameters(["alpha_max"]), "the get_parameters answer")
         return reply.values[0].double_value
 
-    def call_lease(self, view: StackView, operation: int, client_id: str) -> ArmLease.Response:
+    def call_lease(
+        self, view: StackView, operation: int, client_id: str, token: str = ""
+    ) -> ArmLease.Response:
         self.wait(view.lease.service_is_ready, f"the lease service of {view.cell or 'the default'}")
-        request = ArmLease.Request(operation=operation, client_id=client_id, timeout=30.0)
+        request = ArmLease.Request(operation=operation, client_id=client_id, timeout=30.0, token=token)
         return self.answer(view.lease.call_async(request), "the lease answer")
 
 
@@ -179,6 +181,6 @@ def test_a_lease_held_in_one_stack_leaves_the_other_free(graph):
         assert cell2.lease_state.holder == ""
         other = graph.call_lease(cell2, ArmLease.Request.ACQUIRE, "bt_cell2")  # free there: granted
         assert other.success and other.holder == "bt_cell2", other.message
-        graph.call_lease(cell2, ArmLease.Request.RELEASE, "bt_cell2")
+        assert graph.call_lease(cell2, ArmLease.Request.RELEASE, "bt_cell2", other.token).success
     finally:
-        graph.call_lease(default, ArmLease.Request.RELEASE, "bt_default")
+        graph.call_lease(default, ArmLease.Request.RELEASE, "bt_default", held.token)

@@ -6,12 +6,17 @@ keeps a *conservative* view of the lease: a grant confirmed for a request sent a
 valid until t + timeout (the server started its deadline no earlier than t), so the tree never believes
 in a lease the generator has already dropped. A refused heartbeat (the generator restarted, the lease
 expired) makes the next request an ACQUIRE; an answer that never comes is given up after `timeout`.
+
+The behaviour server holds the lease exactly while a run is active: `ros.arm_motion_client.ArmMotionCore`
+makes one keeper per run (`acquire_lease`) and stops it when the run ends (`release_lease`).
 """
 
 from __future__ import annotations
 
 import math
 from enum import IntEnum
+
+NOT_REQUESTED = "lease not requested yet"
 
 
 class LeaseOp(IntEnum):
@@ -44,7 +49,8 @@ class LeaseKeeper:
         self._confirmed_at = -math.inf
         self._in_flight: tuple[LeaseOp, float] | None = None
         self._last_attempt = -math.inf
-        self._problem = "lease not requested yet"
+        self._problem = NOT_REQUESTED
+        self.token = ""  # the generator's token for our lease (ACQUIRE's answer); "" while not held
         self._stopped = False
 
     def held(self, now: float) -> bool:
@@ -55,6 +61,11 @@ class LeaseKeeper:
     def problem(self) -> str:
         """Why the lease is not held (the last refusal or what is awaited)."""
         return self._problem
+
+    @property
+    def in_flight(self) -> LeaseOp | None:
+        """The request awaiting its answer, if any (an ACQUIRE's answer may still grant the lease)."""
+        return self._in_flight[0] if self._in_flight is not None else None
 
     def next_request(self, now: float) -> LeaseOp | None:
         """The request to send now, or None; the caller must send it (it is marked in flight)."""
@@ -72,11 +83,13 @@ class LeaseKeeper:
         elif now - self._confirmed_at >= self.period:
             op = LeaseOp.HEARTBEAT
         if op is not None:
+            if self._problem == NOT_REQUESTED:
+                self._problem = f"{op.name} sent, no answer yet"
             self._in_flight = (op, now)
             self._last_attempt = now if op is LeaseOp.ACQUIRE else self._last_attempt
         return op
 
-    def on_reply(self, op: LeaseOp, success: bool, message: str, holder: str) -> str | None:
+    def on_reply(self, op: LeaseOp, success: bool, message: str, holder: str, token: str = "") -> str | None:
         """Take the answer to the request in flight; returns a line worth logging when the state changed.
 
         An answer to anything but the request in flight (a late one, given up on) is ignored.
@@ -87,12 +100,15 @@ class LeaseKeeper:
         self._in_flight = None
         was_held = self._held_until > -math.inf
         if success:
+            if op is LeaseOp.ACQUIRE:
+                self.token = token
             self._held_until = sent_at + self.timeout
             self._confirmed_at = sent_at
             self._problem = ""
             return None if was_held else f"arm lease acquired as {self.client_id!r}: {message}"
         self._held_until = -math.inf
         self._confirmed_at = -math.inf
+        self.token = ""
         self._problem = f"{op.name.lower()} refused: {message} (holder {holder!r})"
         if was_held:
             return f"arm lease lost: {self._problem}; acquiring again"

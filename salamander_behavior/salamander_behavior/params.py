@@ -24,6 +24,14 @@ from salamander_control.kinematics import ArmParams
 from salamander_control.kinematics.params import arm_param_specs, build_arm_params
 from salamander_control.param_spec import ParamSpec
 
+MAX_PAD_TILT = 0.1
+"""rad; the largest tool pitch offset an IK retry variant may use (`ik_retry_pitch_offsets`). The suction
+pad seals on a can top tilted by up to about 0.1 rad (5.7 deg): its bellows takes up the rim gap of
+2 * 20 mm * sin(0.1) = 4 mm across a 40 mm pad, and the simulated cell grips up to `attach_max_tilt`
+0.1 rad. More would leave the pad unsealed on one side (docs/tree.md, "IK retry variants")."""
+MIN_PITCH_OFFSET = 0.01
+"""rad; a smaller tool pitch offset would be the planned goal again."""
+
 
 @dataclass(frozen=True)
 class BehaviorSettings:
@@ -35,6 +43,8 @@ class BehaviorSettings:
 
     manual_place: bool = False
     manual_timeout_s: float = 120.0
+    allow_z: bool = False
+    max_offset_z: float = 0.030
     transit_speed: float = 0.5
     approach_speed: float = 0.3
     release_speed: float = 0.5
@@ -44,11 +54,17 @@ class BehaviorSettings:
     release_timeout_s: float = 2.0
     settle_s: float = 0.5
     vacuum_timeout_s: float = 2.0
+    part_present_timeout_s: float = 0.5
     motion_timeout_s: float = 30.0
     ready_timeout_s: float = 60.0
+    pad_wait_timeout_s: float = 300.0
+    ik_retry: bool = True
+    ik_retry_pitch_offsets: tuple[float, ...] = (0.05, -0.05, 0.1, -0.1)
     arm: ArmParams = field(default_factory=ArmParams)
     # Read-only (start-up) parameters.
+    run_on_start: bool = False
     cell_config: str = ""
+    progress_file: str = ""
     client_id: str = "behavior_server"
     lease_timeout_s: float = 1.0
     tick_rate_hz: float = 20.0
@@ -70,11 +86,23 @@ class BehaviorSettings:
             )
         if not self.client_id:
             raise ValueError("client_id must not be empty (it is the lease identity)")
+        offsets = self.ik_retry_pitch_offsets
+        if not all(isinstance(v, float) and math.isfinite(v) for v in offsets):
+            raise ValueError(f"ik_retry_pitch_offsets must hold finite numbers, got {list(offsets)}")
+        if any(not MIN_PITCH_OFFSET <= abs(v) <= MAX_PAD_TILT for v in offsets):
+            raise ValueError(
+                f"ik_retry_pitch_offsets must lie within +-[{MIN_PITCH_OFFSET}, {MAX_PAD_TILT}] rad (a "
+                f"different pitch, within the pad's tilt tolerance on a can top), got {list(offsets)}"
+            )
+        if len(set(offsets)) != len(offsets):
+            raise ValueError(f"ik_retry_pitch_offsets must not repeat a value, got {list(offsets)}")
 
     @property
     def adjust_limits(self) -> AdjustLimits:
-        """ManualAdjust's bounds: the spec's, with the configured timeout."""
-        return AdjustLimits(timeout=self.manual_timeout_s)
+        """ManualAdjust's bounds: the spec's, with the configured timeout and z."""
+        return AdjustLimits(
+            timeout=self.manual_timeout_s, allow_z=self.allow_z, max_offset_z=self.max_offset_z
+        )
 
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> BehaviorSettings:
@@ -88,6 +116,8 @@ class BehaviorSettings:
             if key not in own:
                 continue
             default = getattr(cls, key)
+            if isinstance(default, tuple):  # a list parameter (an rclpy array counts)
+                value = tuple(float(v) for v in value)
             kwargs[key] = float(value) if isinstance(default, float) else value
         return cls(arm=build_arm_params(values), **kwargs)
 
@@ -111,6 +141,20 @@ def param_specs() -> list[ParamSpec]:
             0.5,
             120.0,
         ),
+        ParamSpec(
+            "allow_z",
+            _D.allow_z,
+            "true: ManualAdjust integrates the jog twist's z too (up to max_offset_z up; down at most to the "
+            "planned place_release height; the release and the rise use an upward z only)",
+        ),
+        ParamSpec(
+            "max_offset_z",
+            _D.max_offset_z,
+            "m; with allow_z, how far ManualAdjust may move the can up (and at most down, never below the "
+            "planned place_release)",
+            0.001,
+            0.030,
+        ),
         ParamSpec("transit_speed", _D.transit_speed, "speed_scale of above-can and carry moves", 0.01, 1.0),
         ParamSpec(
             "approach_speed",
@@ -126,27 +170,34 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "attach_timeout_s",
             _D.attach_timeout_s,
-            "vacuum on to 'can gripped' at most this long (s; the cell grips after its attach_settle_s)",
+            "vacuum on to 'can gripped' (part-present true for grip_confirm_s) at most this long (s)",
             0.1,
             30.0,
         ),
         ParamSpec(
             "grip_confirm_s",
             _D.grip_confirm_s,
-            "the cell must report the can gripped without interruption this long before the lift (s)",
+            "part-present must stay true without interruption this long before the lift (s)",
             0.0,
             5.0,
         ),
         ParamSpec(
             "release_timeout_s",
             _D.release_timeout_s,
-            "vacuum off to 'can let go' at most this long (s; the cell lets go after its release_settle_s)",
+            "vacuum off to 'can let go' (part-present false) at most this long (s)",
             0.1,
             30.0,
         ),
         ParamSpec("settle_s", _D.settle_s, "pause after the can let go, before the rise (s)", 0.0, 10.0),
         ParamSpec(
             "vacuum_timeout_s", _D.vacuum_timeout_s, "vacuum service answer at most this late (s)", 0.1, 30.0
+        ),
+        ParamSpec(
+            "part_present_timeout_s",
+            _D.part_present_timeout_s,
+            "freshness bound of the part-present signal: an older one tells nothing and fails the step (s)",
+            0.05,
+            10.0,
         ),
         ParamSpec(
             "motion_timeout_s",
@@ -156,16 +207,50 @@ def param_specs() -> list[ParamSpec]:
             600.0,
         ),
         ParamSpec(
+            "ik_retry",
+            _D.ik_retry,
+            "true: a pick or place target the IK refuses (early fail) is retried with the other elbow branch "
+            "and, on the pick side, tool pitches near the planned one before the can is skipped",
+        ),
+        ParamSpec(
+            "ik_retry_pitch_offsets",
+            list(_D.ik_retry_pitch_offsets),
+            f"tool pitch offsets (rad) the pick-side IK retries try, in order; |offset| in "
+            f"[{MIN_PITCH_OFFSET}, {MAX_PAD_TILT}] (the pad's tilt tolerance on a can top)",
+        ),
+        ParamSpec(
             "ready_timeout_s",
             _D.ready_timeout_s,
-            "start-up wait for the lease, the motion node, joint states and the cell (s)",
+            "start-up wait for the lease, the motion node, joint states and the gripper contract (s)",
             1.0,
             3600.0,
+        ),
+        ParamSpec(
+            "pad_wait_timeout_s",
+            _D.pad_wait_timeout_s,
+            "a can found on the pad before a pick: wait this long for the operator to confirm its placement "
+            "or remove it, then stop the run (s; the can stays on the pad, vacuum on)",
+            1.0,
+            3600.0,
+        ),
+        ParamSpec(
+            "run_on_start",
+            _D.run_on_start,
+            "true: start one run of every can once the stack is ready (the simulated demo); false: "
+            "runs are started by the operator (RunPickPlace action, gamepad, salamanderctl run start)",
+            read_only=True,
         ),
         ParamSpec(
             "cell_config",
             _D.cell_config,
             "cell params file (config/cell.yaml) with the cans and the box; '' = salamander_control's",
+            read_only=True,
+        ),
+        ParamSpec(
+            "progress_file",
+            _D.progress_file,
+            "the run's progress (cans done, the can carried), kept across restarts; '' = "
+            "$ROS_HOME/salamander/<node>/progress.json (~/.ros without ROS_HOME)",
             read_only=True,
         ),
         ParamSpec("client_id", _D.client_id, "arm lease identity of the tree", read_only=True),

@@ -1,10 +1,16 @@
 """What the behaviours need from the outside world, as small value types and protocols (no rclpy).
 
 The tree's leaves never talk to ROS themselves: they go through a `MotionPort` (the arm: lease, Cartesian
-goals, retargets) and a `CellPort` (vacuum, what the pad holds). The behaviour server gives them the ROS
-implementations (`ros.arm_motion_client.ArmMotionCore`, `ros.cell_client.CellIO`); the unit tests and the
-benchmark give them the fakes of `salamander_behavior.mock.ports`. Every call here returns at once: a
-request is started and then *polled* on later ticks, so a tick never blocks the executor.
+goals, retargets) and a `GripperPort` (the gripper's hardware contract: the vacuum valve and the
+part-present switch, nothing else; docs/interfaces.md, "Hardware contract"). The behaviour server gives
+them the ROS implementations (`ros.arm_motion_client.ArmMotionCore`, `ros.gripper_client.GripperIO`); the
+unit tests and the benchmark give them the fakes of `salamander_behavior.mock.ports`. Every call here
+returns at once: a request is started and then *polled* on later ticks, so a tick never blocks the
+executor.
+
+The gripper port has no view of the cell: no can ids, no positions, no placement outcomes. What the tree
+knows of a can on the pad is the part-present signal and how old it is (`PartReading`); every decision
+made on it checks the age first (`part_present_timeout_s`).
 """
 
 from __future__ import annotations
@@ -41,9 +47,9 @@ class CartesianTarget:
         yaw = math.atan2(y, x) if (x or y) else 0.0
         return cls(x, y, z, 0.0, yaw)
 
-    def shifted(self, dx: float, dy: float) -> CartesianTarget:
-        """The same pose moved by (dx, dy) in XY; the tool attitude is kept (a nudge is a translation)."""
-        return CartesianTarget(self.x + dx, self.y + dy, self.z, self.tool_pitch, self.tool_yaw)
+    def shifted(self, dx: float, dy: float, dz: float = 0.0) -> CartesianTarget:
+        """The same pose moved by (dx, dy, dz); the tool attitude is kept (a nudge is a translation)."""
+        return CartesianTarget(self.x + dx, self.y + dy, self.z + dz, self.tool_pitch, self.tool_yaw)
 
     @property
     def position(self) -> tuple[float, float, float]:
@@ -62,14 +68,28 @@ class MotionPath(StrEnum):
     JOINT = "joint"
 
 
+ELBOW_BRANCHES = ("up", "down")
+"""MoveCartesian's pinned elbow branches ("" = the solution nearest the current joints)."""
+
+
 @dataclass(frozen=True)
 class MotionRequest:
-    """One MoveCartesian goal as the tree asks for it; `label` names it in logs."""
+    """One MoveCartesian goal as the tree asks for it; `label` names it in logs.
+
+    `branch` is the goal's elbow branch: "" (nearest the current joints), "up" or "down"; the IK retry
+    variants pin it (`behaviors.ik_retry`).
+    """
 
     target: CartesianTarget
     path: MotionPath
     speed_scale: float
     label: str
+    branch: str = ""
+
+    def __post_init__(self) -> None:
+        """Refuse a branch MoveCartesian does not know (it would reject the goal)."""
+        if self.branch not in ("", *ELBOW_BRANCHES):
+            raise ValueError(f"branch must be '', 'up' or 'down', got {self.branch!r}")
 
 
 class MotionPhase(Enum):
@@ -90,12 +110,20 @@ class MotionOutcome:
         status: the IkStatus value of an early fail (0 = Ok: the failure was not the IK's).
         message: the action's message, or why the goal never ran (rejected, server missing).
         progress: 0..1 from the action feedback while ACTIVE.
+        early: the goal FAILED before any joint target was sent for it (the Cartesian node's early
+            fail: the arm did not move). Only then may the tree try an IK retry variant.
     """
 
     phase: MotionPhase
     status: int = 0
     message: str = ""
     progress: float = 0.0
+    early: bool = False
+
+    @property
+    def ik_early_fail(self) -> bool:
+        """FAILED early with an IK status: the target itself is unsolvable (what IK retries address)."""
+        return self.phase is MotionPhase.FAILED and self.early and self.status != 0
 
     @property
     def done(self) -> bool:
@@ -168,27 +196,48 @@ class PendingCall(Protocol):
         ...
 
 
-class CellPort(Protocol):
-    """The vacuum and what the pad holds (the simulated cell's service and state)."""
+@dataclass(frozen=True)
+class PartReading:
+    """The part-present switch as last heard, on the port's clock (`Clock`).
+
+    Attributes:
+        value: the switch (True = a part seals the pad), None before the first message.
+        received_at: when the newest message arrived (-inf before the first).
+        changed_at: when the value last changed (the first message counts as a change; -inf before it).
+    """
+
+    value: bool | None = None
+    received_at: float = -math.inf
+    changed_at: float = -math.inf
+
+    def age(self, now: float) -> float:
+        """Seconds since the newest message (inf before the first)."""
+        return now - self.received_at
+
+    def fresh(self, now: float, bound: float) -> bool:
+        """Whether a message arrived within `bound` s (a signal older than that tells nothing)."""
+        return self.value is not None and self.age(now) <= bound
+
+    def stale_text(self, now: float) -> str:
+        """What is known about a stale signal, e.g. "part-present signal 2.5 s old"."""
+        if self.value is None:
+            return "no part-present signal received"
+        return f"part-present signal {self.age(now):.1f} s old"
+
+
+class GripperPort(Protocol):
+    """The gripper's hardware contract: the vacuum valve (a service) and the part-present switch."""
 
     def ready(self) -> tuple[bool, str]:
-        """(True, "") when the vacuum service is up and a cell state has arrived; else why not."""
+        """(True, "") when the vacuum service is up and part-present is fresh; else what is missing."""
         ...
 
     def set_vacuum(self, on: bool) -> PendingCall:
-        """Switch the vacuum."""
+        """Open (True) or close the vacuum valve."""
         ...
 
-    def held(self) -> str | None:
-        """Id of the can on the pad according to the newest cell state, or None."""
-        ...
-
-    def outcome(self, can: str) -> str | None:
-        """Where `can` came to rest after it left the pad, in words (None while held or unknown)."""
-        ...
-
-    def result(self, can: str) -> str | None:
-        """The same as a result key ("in_box_clear", "in_box_touching", "on_rim", ...), None if unknown."""
+    def part_present(self) -> PartReading:
+        """The part-present switch as last heard, with its age."""
         ...
 
 

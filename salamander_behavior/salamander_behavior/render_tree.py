@@ -36,6 +36,9 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
 
 - `Guarded[can_i]` re-ticks the five limit conditions before the cycle on every tick; the first tick one
   fails, the running motion is cancelled (its `terminate`) and the cycle fails.
+- `Carried[can_i]` re-ticks `can_i still on the pad?` before the cycle on every tick: from the confirmed
+  grip until the valve closes, the part-present switch must be fresh (`part_present_timeout_s`) and
+  true, or the running motion is cancelled and the run stops holding (lost in transit, or a stale signal).
 - `vacuum off` is reachable only right after `place_release` succeeded (memory sequences up to the can's
   selector; the selector's fallback never touches the vacuum).
 - The fallback `skip or stop can_i` skips a can that was never touched (the vacuum never came on for it,

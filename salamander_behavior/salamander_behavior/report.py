@@ -1,4 +1,4 @@
-"""What became of each can in a run: placed, missed, skipped (with the reason) or aborted (pure).
+"""What became of each can in a run: placed, skipped (with the reason) or aborted (pure).
 
 The tree's outcome leaves write it; the node prints it at the head of the tree snapshot and logs the
 summary when the run ends, so an operator sees at a glance why a can is still on the table.
@@ -14,8 +14,10 @@ from enum import Enum
 class CanResult(Enum):
     """How the cycle of one can ended."""
 
-    PLACED = "placed"  # released over the box and the cell reports it in the box ("in_box_*")
-    MISSED = "missed"  # released over the box, but the cell reports it elsewhere (rim, table, a can)
+    PLACED = "placed"  # released over its compartment, and the part-present switch dropped
+    # Released but known to have landed elsewhere. The tree, deciding on the hardware contract only, has
+    # no view of where a can landed and never records this; kept for reports made with such a view.
+    MISSED = "missed"
     SKIPPED = "skipped"  # failed before the vacuum came on: the can was never touched
     ABORTED = "aborted"  # failed with the can on the pad (or after releasing it): the run stopped
 

@@ -1,29 +1,38 @@
 """The pick-and-place tree: one selector per can, run in order after the stack is ready.
 
-Per can (``can_i``, into compartment i)::
+Per can (``can_i``, into compartment i), after ``pad clear before can_i?`` (behaviors/pad.py: with a can
+on the pad it does not pick; vacuum on, then the operator confirms its placement (the first check of a
+run places the can recorded as carried, `held_subtree`: its grip check and `place_steps`) or removes
+it)::
 
     can_i (Selector, memory)
     |-- Guarded[can_i] (Sequence, no memory: the limit conditions, re-ticked every tick, then ...)
-    |   `-- pick and place can_i (Sequence, memory)
-    |       |-- approach can_i (Sequence, memory)
-    |       |   |-- above can_i                  joint path, transit_speed
-    |       |   `-- descend to can_i             linear, approach_speed, pad on the can top
-    |       `-- carry and place can_i (Sequence, memory)
-    |           |-- vacuum on                    stage := holding
-    |           |-- can_i gripped?               the cell reports it held for grip_confirm_s
-    |           |-- lift can_i                   linear back to above-can
-    |           |-- carry can_i                  linear to place_above
-    |           |-- manual? place_can_i (Selector, memory)
-    |           |   |-- manual_place off?        offset := 0
-    |           |   `-- ManualAdjust[place_can_i]
-    |           |-- can_i still on the pad?      not lost in transit
-    |           |-- place_release                linear, release_speed (0.5), place_release + offset
-    |           |-- vacuum off                   stage := released; ONLY reachable from here
-    |           |-- can_i let go?                the cell reports it off the pad
-    |           |-- settle                       settle_s
-    |           |-- rise                         linear to place_above + offset
-    |           `-- can_i placed
+    |   `-- Carried[can_i] (Sequence, no memory)
+    |       |-- can_i still on the pad?          while carried: part-present fresh and true, every tick
+    |       `-- pick and place can_i (Sequence, memory)
+    |           |-- approach can_i (Sequence, memory)
+    |           |   |-- above can_i              joint path, transit_speed
+    |           |   `-- descend to can_i         linear, approach_speed, pad on the can top
+    |           `-- carry and place can_i (Sequence, memory)
+    |               |-- vacuum on                stage := holding
+    |               |-- can_i gripped?           part-present true for grip_confirm_s; stage := gripped
+    |               |-- lift can_i               linear back to above-can
+    |               |-- carry can_i              linear to place_above
+    |               |-- manual? place_can_i (Selector, memory)
+    |               |   |-- manual_place off?    offset := 0
+    |               |   `-- ManualAdjust[place_can_i]
+    |               |-- place_release            linear, release_speed (0.5), place_release + offset
+    |               |-- vacuum off               stage := released; ONLY reachable from here
+    |               |-- can_i let go?            part-present false after the valve closed; stage := let_go
+    |               |-- settle                   settle_s
+    |               |-- rise                     linear to place_above + offset
+    |               `-- can_i placed
     `-- skip or stop can_i                      skip (never touched) / abort the run (holding)
+
+The tree decides from the gripper's hardware contract only (the valve it commands, the part-present
+switch it hears, each reading's age; behaviors/vacuum.py); can and box positions come from the cell
+config (plan.py). `can_i still on the pad?` watches the lift, the carry, the manual placement and the
+place_release descent: the tick the switch drops or goes stale, the running motion is cancelled.
 
 The release is safe by structure: "vacuum off" is the next sibling of the place_release descent in a
 memory sequence whose ancestors up to the can's selector are sequences, so it is ticked only after that
@@ -42,10 +51,12 @@ import py_trees
 from py_trees.composites import Selector
 from py_trees.composites import Sequence as Seq
 
-from salamander_behavior.behaviors.base import offset_key, stage_key
+from salamander_behavior.behaviors.base import offset_key, pad_key, stage_key
 from salamander_behavior.behaviors.flow import CanOutcome, CanPlaced, Wait, WaitUntilReady
+from salamander_behavior.behaviors.ik_retry import IkRetry
 from salamander_behavior.behaviors.motion import FixedTarget, MoveTo, OffsetTarget
-from salamander_behavior.behaviors.vacuum import SetVacuum, StillHeld, WaitForHeld
+from salamander_behavior.behaviors.pad import ClearPad, PadDecided
+from salamander_behavior.behaviors.vacuum import SetVacuum, StillHeld, WaitForPartPresent
 from salamander_behavior.manual_adjust.behavior import ManualAdjust, ManualPlaceOff
 from salamander_behavior.plan import CanJob
 from salamander_behavior.ports import MotionPath
@@ -57,6 +68,12 @@ ROOT_NAME = "pick and place"
 ROLE_PLACE_RELEASE = "place_release"
 
 
+PICK = IkRetry.PICK
+"""IK retries of the pick-side moves: elbow branch and tool pitch (behaviors/ik_retry.py)."""
+PLACE = IkRetry.BRANCH
+"""IK retries of the place-side moves: elbow branch only (a tilted can would hit the compartment)."""
+
+
 def can_cycle(job: CanJob) -> Seq:
     """The cycle of one can, without guard and fallback (approach, then carry and place)."""
     can = job.can
@@ -64,18 +81,15 @@ def can_cycle(job: CanJob) -> Seq:
         f"approach {can}",
         memory=True,
         children=[
-            MoveTo(f"above {can}", FixedTarget(job.above), MotionPath.JOINT, "transit_speed", "above"),
+            MoveTo(f"above {can}", FixedTarget(job.above), MotionPath.JOINT, "transit_speed", "above", PICK),
             MoveTo(
-                f"descend to {can}", FixedTarget(job.contact), MotionPath.LINEAR, "approach_speed", "contact"
+                f"descend to {can}",
+                FixedTarget(job.contact),
+                MotionPath.LINEAR,
+                "approach_speed",
+                "contact",
+                PICK,
             ),
-        ],
-    )
-    manual = Selector(
-        f"manual? {job.adjust_name}",
-        memory=True,
-        children=[
-            ManualPlaceOff("manual_place off?", can),
-            ManualAdjust(f"ManualAdjust[{job.adjust_name}]", job.adjust_name, can, job.place_above),
         ],
     )
     place = Seq(
@@ -83,31 +97,113 @@ def can_cycle(job: CanJob) -> Seq:
         memory=True,
         children=[
             SetVacuum("vacuum on", can, on=True),
-            WaitForHeld(f"{can} gripped?", can, True, "attach_timeout_s", "grip_confirm_s"),
-            MoveTo(f"lift {can}", FixedTarget(job.above), MotionPath.LINEAR, "approach_speed", "lift"),
-            MoveTo(f"carry {can}", FixedTarget(job.place_above), MotionPath.LINEAR, "transit_speed", "carry"),
-            manual,
-            StillHeld(f"{can} still on the pad?", can),
-            MoveTo(
-                "place_release",
-                OffsetTarget(job.place_release, can),
-                MotionPath.LINEAR,
-                "release_speed",
-                ROLE_PLACE_RELEASE,
-            ),
-            SetVacuum("vacuum off", can, on=False),
-            WaitForHeld(f"{can} let go?", can, False, "release_timeout_s"),
-            Wait("settle", "settle_s"),
-            MoveTo("rise", OffsetTarget(job.place_above, can), MotionPath.LINEAR, "approach_speed", "rise"),
-            CanPlaced(f"{can} placed", can),
+            WaitForPartPresent(f"{can} gripped?", can, True, "attach_timeout_s", "grip_confirm_s"),
+            MoveTo(f"lift {can}", FixedTarget(job.above), MotionPath.LINEAR, "approach_speed", "lift", PICK),
+            *place_steps(job),
         ],
     )
     return Seq(f"pick and place {can}", memory=True, children=[approach, place])
 
 
+def place_steps(job: CanJob) -> list[py_trees.behaviour.Behaviour]:
+    """From the carry on: carry, manual?, place_release, vacuum off, let go?, settle, rise, placed.
+
+    Shared by a can's cycle and the placement of a can found on the pad (`held_subtree`); the vacuum
+    off stays the next sibling of a place_release descent in a memory sequence either way.
+    """
+    can = job.can
+    manual = Selector(
+        f"manual? {job.adjust_name}",
+        memory=True,
+        children=[
+            ManualPlaceOff("manual_place off?", can),
+            ManualAdjust(
+                f"ManualAdjust[{job.adjust_name}]", job.adjust_name, can, job.place_above, job.place_release
+            ),
+        ],
+    )
+    return [
+        MoveTo(
+            f"carry {can}",
+            FixedTarget(job.place_above),
+            MotionPath.LINEAR,
+            "transit_speed",
+            "carry",
+            PLACE,
+        ),
+        manual,
+        MoveTo(
+            "place_release",
+            OffsetTarget(job.place_release, can),
+            MotionPath.LINEAR,
+            "release_speed",
+            ROLE_PLACE_RELEASE,
+            PLACE,  # the elbow branch only: the straight line and the pad attitude stay as planned
+        ),
+        SetVacuum("vacuum off", can, on=False),
+        WaitForPartPresent(f"{can} let go?", can, False, "release_timeout_s"),
+        Wait("settle", "settle_s"),
+        MoveTo(
+            "rise", OffsetTarget(job.place_above, can), MotionPath.LINEAR, "approach_speed", "rise", PLACE
+        ),
+        CanPlaced(f"{can} placed", can, job.compartment),
+    ]
+
+
 def can_subtree(job: CanJob, guard: Guard | None = None) -> Selector:
-    """The can's selector: the (guarded) cycle, then the outcome leaf that skips or stops."""
-    cycle = can_cycle(job)
+    """The can's selector: the (guarded) cycle, then the outcome leaf that skips or stops.
+
+    The cycle runs behind `StillHeld` (a no-memory sequence: the condition is re-ticked before the
+    running leaf on every tick), so a can lost or a switch gone stale while carrying stops the motion.
+    """
+    return _selector(job, can_cycle(job), guard)
+
+
+def held_subtree(job: CanJob, guard: Guard | None = None) -> Selector:
+    """The placement of `job`'s can, found on the pad (the operator confirmed): grip check, place steps.
+
+    The pad check switched the vacuum on (stage "holding"); part-present must then hold for
+    `grip_confirm_s` (stage "gripped", from then on `StillHeld` watches), and the can's place steps
+    follow from the carry (a linear move from wherever the arm stands to its place_above).
+    """
+    cycle = Seq(
+        f"place {job.can} from the pad",
+        memory=True,
+        children=[
+            WaitForPartPresent(f"{job.can} gripped?", job.can, True, "attach_timeout_s", "grip_confirm_s"),
+            *place_steps(job),
+        ],
+    )
+    return _selector(job, cycle, guard)
+
+
+def pad_subtree(before: CanJob | None, held: CanJob | None = None, guard: Guard | None = None,
+                ) -> py_trees.behaviour.Behaviour:
+    """The pad check before picking `before` (None: at the end of a run that only places `held`).
+
+    Without `held` it is the `ClearPad` leaf (a can found on the pad may only be removed); with it, a
+    sequence: the check, then a selector that places `held` when the operator confirmed.
+    """
+    label = before.can if before is not None else "end"
+    what = f"picking {before.can}" if before is not None else "ending the run"
+    name = f"pad clear before {before.can}?" if before is not None else "pad clear?"
+    check = ClearPad(name, label, what, held.can if held is not None else None)
+    if held is None:
+        return check
+    place = Selector(
+        f"place {held.can} from the pad?",
+        memory=True,
+        children=[PadDecided("nothing to place?", label), held_subtree(held, guard)],
+    )
+    return Seq(f"pad before {label}", memory=True, children=[check, place])
+
+
+def _selector(job: CanJob, body: py_trees.behaviour.Behaviour, guard: Guard | None) -> Selector:
+    cycle = Seq(
+        f"Carried[{job.can}]",
+        memory=False,
+        children=[StillHeld(f"{job.can} still on the pad?", job.can), body],
+    )
     attempt = guard(cycle, job.can) if guard is not None else cycle
     return Selector(
         job.can,
@@ -116,18 +212,28 @@ def can_subtree(job: CanJob, guard: Guard | None = None) -> Selector:
     )
 
 
-def build_tree(jobs: Sequence[CanJob], guard: Guard | None = None) -> Seq:
-    """The whole run: wait for the stack, then every can in order; FAILURE stops at an aborted can."""
-    if not jobs:
+def build_tree(jobs: Sequence[CanJob], guard: Guard | None = None, held: CanJob | None = None) -> Seq:
+    """The whole run: wait for the stack, then per can the pad check and the can; FAILURE stops the run.
+
+    `held`: the can recorded as carried when the last run stopped (the progress file); the first pad
+    check offers to place it. It must not be one of `jobs` (it is not at its spot to be picked).
+    """
+    if not jobs and held is None:
         raise ValueError("the tree needs at least one can")
-    for job in jobs:  # a tree is built for one run: nothing may carry over from an earlier one
+    if held is not None and any(job.can == held.can for job in jobs):
+        raise ValueError(f"{held.can} is recorded as carried: it cannot also be picked in the same run")
+    every = [*jobs, *([held] if held is not None else [])]
+    for job in every:  # a tree is built for one run: nothing may carry over from an earlier one
         py_trees.blackboard.Blackboard.unset(stage_key(job.can))
         py_trees.blackboard.Blackboard.unset(offset_key(job.can))
-    return Seq(
-        ROOT_NAME,
-        memory=True,
-        children=[WaitUntilReady("arm and cell ready?"), *(can_subtree(job, guard) for job in jobs)],
-    )
+    for label in [*(job.can for job in jobs), "end"]:
+        py_trees.blackboard.Blackboard.unset(pad_key(label))
+    children: list[py_trees.behaviour.Behaviour] = [WaitUntilReady("arm and gripper ready?")]
+    for i, job in enumerate(jobs):
+        children += [pad_subtree(job, held if i == 0 else None, guard), can_subtree(job, guard)]
+    if not jobs:
+        children.append(pad_subtree(None, held, guard))
+    return Seq(ROOT_NAME, memory=True, children=children)
 
 
 def walk(root: py_trees.behaviour.Behaviour) -> Iterator[py_trees.behaviour.Behaviour]:

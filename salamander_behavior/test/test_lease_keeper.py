@@ -71,3 +71,21 @@ def test_the_keeper_never_claims_a_lease_past_its_deadline(steps) -> None:
             if grant:
                 last_grant_sent = now
         assert not keeper.held(now) or now < last_grant_sent + 1.0
+
+
+def test_the_token_from_acquire_is_kept_for_heartbeats_and_release_and_dropped_on_a_refusal() -> None:
+    keeper = LeaseKeeper("bt", timeout=1.0)
+    assert keeper.token == ""
+    assert keeper.next_request(0.0) is LeaseOp.ACQUIRE
+    keeper.on_reply(LeaseOp.ACQUIRE, True, "granted", "bt", token="tok")
+    assert keeper.token == "tok"
+    assert keeper.next_request(0.3) is LeaseOp.HEARTBEAT
+    keeper.on_reply(LeaseOp.HEARTBEAT, True, "ok", "bt")  # a heartbeat's answer carries no token
+    assert keeper.token == "tok"
+    assert keeper.stop() is True and keeper.token == "tok"  # the RELEASE still needs it
+    refused = LeaseKeeper("bt", timeout=1.0)
+    refused.next_request(0.0)
+    refused.on_reply(LeaseOp.ACQUIRE, True, "granted", "bt", token="tok")
+    refused.next_request(0.3)
+    refused.on_reply(LeaseOp.HEARTBEAT, False, "expired", "")
+    assert refused.token == "" and refused.next_request(0.9) is LeaseOp.ACQUIRE  # a new lease, a new token

@@ -45,6 +45,12 @@ BEHAVIOR_SERVER = _at(SALAMANDER_NS, "behavior_server_node")  # (spec) /salamand
 CELL_SIM = _at(SALAMANDER_NS, "cell_sim")  # /salamander/cell_sim
 CONTROLLER_NODE = _at(SALAMANDER_NS, "controller_node")  # /salamander/controller_node
 GAMEPAD_NODE = _at(SALAMANDER_NS, "gamepad_node")  # /salamander/gamepad_node
+# The rviz view (launch argument rviz:=true, full ROS 2 install): robot_state_publisher and rviz2 nodes.
+ROBOT_STATE_PUBLISHER = _at(ARM_NS, "robot_state_publisher")  # /arm/robot_state_publisher: the arm's TF
+GHOST_STATE_PUBLISHER = _at(SALAMANDER_NS, "ik_ghost_state_publisher")  # /salamander/ik_ghost_state_publisher
+RVIZ = _at(SALAMANDER_NS, "rviz")  # /salamander/rviz: rviz2 with config/salamander.rviz
+# The browser operator view (salamander_view, launch argument view:=true).
+OPERATOR_VIEW = _at(SALAMANDER_NS, "operator_view")  # /salamander/operator_view: the browser view
 
 # Joint space.
 JOINT_STATES = _at(ROOT_NS, "joint_states")  # (spec) /joint_states: sensor_msgs/JointState, measured
@@ -56,6 +62,9 @@ LEASE_SERVICE = _at(ARM_NS, "lease")  # /arm/lease: salamander_msgs/srv/ArmLease
 LEASE_STATE = _at(ARM_NS, "lease_state")  # /arm/lease_state: salamander_msgs/msg/LeaseState, latched
 CLAMP_REPORT = _at(ARM_NS, "clamp_report")  # /arm/clamp_report: salamander_msgs/msg/ClampReport
 COUPLED_LIMITS = _at(ARM_NS, "coupled_limits")  # /arm/coupled_limits: salamander_msgs/msg/CoupledLimits
+# The owner of the coupled limits (the generator) takes a set forwarded by any other node here
+# (ros/coupled_limits_sync.py): /arm/trajectory_generator/set_parameters_atomically.
+COUPLED_LIMITS_SET = _at(ARM_NS, f"{TRAJECTORY_GENERATOR}/set_parameters_atomically")
 
 # Simulated hardware.
 SIM_STOP_HITS = _at(ARM_NS, "sim/stop_hits")  # /arm/sim/stop_hits: std_msgs/UInt64, latched
@@ -71,17 +80,24 @@ GHOST_STATUS = _at(SALAMANDER_NS, "ik_ghost/status")  # /salamander/ik_ghost/sta
 GHOST_JOINT_STATE = _at(SALAMANDER_NS, "ik_ghost/joint_state")  # /salamander/ik_ghost/joint_state
 GHOST_MARKERS = _at(SALAMANDER_NS, "ik_ghost/markers")  # /salamander/ik_ghost/markers: MarkerArray
 
+# The robot model and TF (rviz view). The arm's frames are the URDF's links; the ghost's are the same
+# links prefixed `ghost/`, anchored to base_link by the ghost node's static transform (ghost/anchor.py).
+ROBOT_DESCRIPTION = _at(ROOT_NS, "robot_description")  # /robot_description: String, latched, the URDF
+GHOST_ROBOT_DESCRIPTION = _at(SALAMANDER_NS, "ik_ghost/robot_description")  # the ghost's URDF, latched
+TF = _at(ROOT_NS, "tf")  # /tf: tf2_msgs/TFMessage (robot_state_publisher's moving joints)
+TF_STATIC = _at(ROOT_NS, "tf_static")  # /tf_static: TFMessage, latched (fixed joints, the ghost's anchor)
+
 # Operator (spec).
 OPERATOR_JOG = _at(SALAMANDER_NS, "operator/jog")  # /salamander/operator/jog: Twist, m/s in base_link
 OPERATOR_CONFIRM = _at(SALAMANDER_NS, "operator/confirm")  # /salamander/operator/confirm: std_msgs/Bool
 JOY = _at(ROOT_NS, "joy")  # /joy: sensor_msgs/Joy
 
-# The gripper's hardware contract (the simulated cell or the robot's driver provides it).
+# The gripper's hardware contract (the simulated cell, the robot's driver or the test stand-in provides it;
+# docs/interfaces.md, "Hardware contract").
 GRIPPER_VACUUM = _at(SALAMANDER_NS, "gripper/vacuum")  # /salamander/gripper/vacuum: std_srvs/SetBool
 PART_PRESENT = _at(SALAMANDER_NS, "gripper/part_present")  # /salamander/gripper/part_present: Bool
 
-# Simulated cell.
-CELL_VACUUM = _at(SALAMANDER_NS, "cell/vacuum")  # /salamander/cell/vacuum: std_srvs/SetBool, true = on
+# Simulated cell: its ground truth, for reports and tests (the behaviour tree never reads these).
 CELL_STATE = _at(SALAMANDER_NS, "cell/state")  # /salamander/cell/state: String, JSON (sim/cell/report.py)
 CELL_MARKERS = _at(SALAMANDER_NS, "cell/markers")  # /salamander/cell/markers: MarkerArray, base_link
 CELL_VACUUM_STATE = _at(SALAMANDER_NS, "cell/vacuum_state")  # /salamander/cell/vacuum_state: Bool, latched
@@ -92,6 +108,11 @@ TELEOP_MODE = _at(SALAMANDER_NS, "teleop/mode")  # /salamander/teleop/mode: Stri
 # Behaviour server.
 BEHAVIOR_TREE = _at(SALAMANDER_NS, "behavior/tree")  # /salamander/behavior/tree: String, latched
 RUN_PICK_PLACE = _at(SALAMANDER_NS, "run_pick_place")  # /salamander/run_pick_place: action RunPickPlace
+# /salamander/run_pick_place/reset_progress: std_srvs/Trigger, forget the run's progress (cans done, carried)
+RESET_PROGRESS = _at(SALAMANDER_NS, "run_pick_place/reset_progress")
+# The behaviour server's parameter services, which the operator view calls to read and set manual_place.
+BEHAVIOR_GET_PARAMETERS = _at(SALAMANDER_NS, f"{BEHAVIOR_SERVER}/get_parameters")
+BEHAVIOR_SET_PARAMETERS = _at(SALAMANDER_NS, f"{BEHAVIOR_SERVER}/set_parameters")
 
 HOMES: Mapping[str, str] = MappingProxyType(_HOME)
 """Every name above -> its home, the sub-namespace of the stack it lives in ("" = the stack's root)."""

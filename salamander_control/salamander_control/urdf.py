@@ -7,6 +7,10 @@ The one parser of the stack: the behaviour server's limit conditions read the pe
 it (`salamander_behavior.limits.urdf_limits`), and the tests that check the URDF against the arm model
 evaluate its forward kinematics from it (`salamander_control.testing.urdf_chain`).
 
+`find_urdf` locates the file: the copy installed into the package's share folder (found through the
+ament index, so an installed build without ``--symlink-install`` works), else the source tree's
+``urdf/salamander.urdf``; where neither exists it raises `UrdfNotFoundError`, one line naming both.
+
 Only direct ``<joint>`` children of ``<robot>`` count (not ``<ros2_control>`` or ``<transmission>``
 joints). A value is kept as written: what is missing is None, and what a joint needs (limits on a
 revolute joint, finite values) is for the reader to require.
@@ -23,7 +27,43 @@ from typing import TypeVar
 T = TypeVar("T")
 
 URDF_PATH = Path(__file__).resolve().parents[2] / "urdf" / "salamander.urdf"
-"""The arm's URDF in the source tree this package sits in (it is not installed into a share/ folder)."""
+"""The arm's URDF in the source tree this package sits in (absent in an installed copy of the package)."""
+PACKAGE = "salamander_control"
+URDF_SHARE_PATH = Path("urdf") / "salamander.urdf"
+"""Where setup.py installs the URDF, relative to the package's share folder."""
+
+
+class UrdfNotFoundError(FileNotFoundError):
+    """Neither the installed nor the source-tree URDF exists; the message is one line for the operator."""
+
+
+def find_urdf() -> Path:
+    """The arm's URDF: the installed share copy (ament index), else the source tree's.
+
+    Raises:
+        UrdfNotFoundError: neither exists; the message names every place tried, in one line.
+    """
+    tried: list[str] = []
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+    except ImportError:  # no ROS on this machine: the source tree is the only place
+        tried.append("the ament index (ament_index_python not importable)")
+    else:
+        try:
+            installed = Path(get_package_share_directory(PACKAGE)) / URDF_SHARE_PATH
+        except (PackageNotFoundError, ValueError):
+            tried.append(f"the ament index (no package {PACKAGE!r} on AMENT_PREFIX_PATH)")
+        else:
+            if installed.is_file():
+                return installed
+            tried.append(str(installed))
+    if URDF_PATH.is_file():
+        return URDF_PATH
+    tried.append(str(URDF_PATH))
+    raise UrdfNotFoundError(
+        f"the arm's URDF ({URDF_SHARE_PATH}) was not found; tried {'; '.join(tried)}. Build and source "
+        f"the workspace (colcon build; source install/setup.bash) or run from the source tree"
+    )
 
 MOVING_TYPES = ("revolute", "continuous", "prismatic")
 """Joint types that move along or about their axis."""
@@ -202,6 +242,6 @@ def read_urdf(path: str | Path, parse: Callable[[str], T]) -> T:
         raise ValueError(f"{path}: {exc}") from exc
 
 
-def load_urdf(path: str | Path = URDF_PATH) -> UrdfModel:
-    """`parse_urdf` of a file (default: the arm's URDF in the source tree); errors as `read_urdf`."""
-    return read_urdf(path, parse_urdf)
+def load_urdf(path: str | Path | None = None) -> UrdfModel:
+    """`parse_urdf` of a file (default: the arm's URDF, `find_urdf`); errors as `read_urdf`."""
+    return read_urdf(find_urdf() if path is None else path, parse_urdf)

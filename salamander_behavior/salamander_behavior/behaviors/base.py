@@ -7,11 +7,18 @@ arrives through ``__init__``; ``BehaviourTree.setup(node=node, ports=ports)`` pa
 
 Blackboard keys shared between leaves of one can (both absolute, one per can):
 
-- ``/place_offset/<can>``: the XY offset (m) from the planned place target. ManualAdjust writes the
-  operator's offset; `ManualPlaceOff` writes (0, 0); the release descent and the rise read it.
-- ``/can_stage/<can>``: "holding" once the vacuum was commanded on for the can, "released" once it was
-  commanded off. The outcome leaf skips a can whose stage is unset (never touched) and stops the run
-  otherwise: a can on the pad is never put down anywhere but over the box.
+- ``/place_offset/<can>``: the offset (dx, dy, dz) (m) from the planned place target (a 2-tuple means
+  dz = 0). ManualAdjust writes the operator's offset (dz only with ``allow_z``); `ManualPlaceOff` writes
+  (0, 0, 0); the release descent and the rise read it, using dz only upwards.
+- ``/can_stage/<can>``: what the tree knows of the can, from its own commands and the part-present
+  switch: "holding" once the vacuum was commanded on for it, "gripped" once part-present held for
+  `grip_confirm_s` (from then on the switch must stay true and fresh: `behaviors.vacuum.StillHeld`),
+  "released" once the vacuum was commanded off over its compartment, "let_go" once part-present dropped
+  after that. The outcome leaf skips a can whose stage is unset (never touched) and stops the run
+  otherwise: a can on the pad is never put down anywhere but over the box. "removed" is written by the
+  pad check (`behaviors.pad.ClearPad`) for the can recorded as carried when it was taken off the pad by
+  hand instead of placed (or was not on the pad when the run began).
+- ``/pad_decision/<label>``: what a pad check decided ("clear", "removed" or "place"; behaviors/pad.py).
 """
 
 from __future__ import annotations
@@ -24,11 +31,14 @@ import py_trees
 from py_trees.common import Access, Status
 
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.ports import CellPort, Clock, Logger, MotionPort
+from salamander_behavior.ports import Clock, GripperPort, Logger, MotionPort
 from salamander_behavior.report import RunReport
 
-STAGE_HOLDING = "holding"
-STAGE_RELEASED = "released"
+STAGE_HOLDING = "holding"  # vacuum commanded on; the can may be on the pad
+STAGE_GRIPPED = "gripped"  # part-present confirmed: the can is carried
+STAGE_RELEASED = "released"  # vacuum commanded off over the compartment; not yet seen leaving the pad
+STAGE_LET_GO = "let_go"  # part-present dropped after the vacuum went off
+STAGE_REMOVED = "removed"  # the pad check saw it taken off the pad by hand (or gone when the run began)
 
 
 def offset_key(can: str) -> str:
@@ -36,17 +46,22 @@ def offset_key(can: str) -> str:
     return f"/place_offset/{can}"
 
 
+def pad_key(label: str) -> str:
+    """Blackboard key of a pad check's decision (see the module docstring)."""
+    return f"/pad_decision/{label}"
+
+
 def stage_key(can: str) -> str:
-    """Blackboard key of a can's stage ("holding" / "released"; unset before the vacuum came on)."""
+    """Blackboard key of a can's stage (see the module docstring; unset before the vacuum came on)."""
     return f"/can_stage/{can}"
 
 
 @dataclass(frozen=True)
 class Ports:
-    """What the leaves use instead of ROS: arm, cell, clock, parameters, logger, run report."""
+    """What the leaves use instead of ROS: arm, gripper, clock, parameters, logger, run report."""
 
     motion: MotionPort
-    cell: CellPort
+    gripper: GripperPort
     clock: Clock
     settings: Callable[[], BehaviorSettings]
     log: Logger

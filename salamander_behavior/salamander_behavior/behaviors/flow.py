@@ -4,9 +4,11 @@
 
 - unset (the vacuum never came on for it): the can was never touched. It is **skipped**, the reason
   (the failed leaf's name and feedback) is logged and recorded, and the run goes on with the next can.
-- "holding" / "released": the can may be on the pad (or the arm stands in the box after letting go).
-  The can is **aborted** and so is the run: the arm stays where it stopped, the vacuum stays as it is
-  (on while holding), and nothing is ever put down outside the box. The log says what to do.
+- any other stage ("holding", "gripped", "released", "let_go"; behaviors/base.py): the can may be on
+  the pad (or the arm stands in the box after letting go). The can is **aborted** and so is the run: the
+  arm stays where it stopped, the vacuum stays as it is (on while holding), and nothing is ever put down
+  outside the box. The log says what the tree knows from its own commands and the part-present switch,
+  and what to do; it never claims what it did not observe.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import py_trees
 from py_trees.common import Access, Status
 
 from salamander_behavior.behaviors.base import (
+    STAGE_GRIPPED,
     STAGE_HOLDING,
+    STAGE_RELEASED,
     PortBehavior,
     Ports,
     blackboard_client,
@@ -42,23 +46,44 @@ def failure_reason(root: py_trees.behaviour.Behaviour) -> str:
 
 
 class WaitUntilReady(PortBehavior):
-    """RUNNING until arm (lease, action server, joint states) and cell are ready; FAILURE on timeout."""
+    """RUNNING until arm (lease, action server, joint states) and gripper are ready; FAILURE on timeout.
+
+    What it waits for is logged once when the wait begins (and again whenever that changes), then at
+    most every `WAIT_LOG_PERIOD_S`: with ``use_sim:=false`` and no robot yet, the log says exactly what
+    is missing (e.g. "waiting for /salamander/gripper/vacuum service and /salamander/gripper/part_present")
+    without flooding.
+    """
+
+    WAIT_LOG_PERIOD_S = 10.0
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self._logged: tuple[str, float] | None = None  # (what was logged, when)
+
+    def start(self, ports: Ports) -> None:
+        """Nothing logged yet for this wait."""
+        self._logged = None
 
     def step(self, ports: Ports) -> Status:
         """Poll both ports."""
         arm_ok, arm_why = ports.motion.ready()
-        cell_ok, cell_why = ports.cell.ready()
-        if arm_ok and cell_ok:
-            self.feedback_message = "arm and cell ready"
-            ports.log.info("arm and cell ready: starting the run")
+        gripper_ok, gripper_why = ports.gripper.ready()
+        if arm_ok and gripper_ok:
+            self.feedback_message = "arm and gripper ready"
+            ports.log.info("arm and gripper ready: starting the run")
             return Status.SUCCESS
-        waiting = "; ".join(w for ok, w in ((arm_ok, arm_why), (cell_ok, cell_why)) if not ok)
+        waiting = "; ".join(w for ok, w in ((arm_ok, arm_why), (gripper_ok, gripper_why)) if not ok)
         timeout = ports.settings().ready_timeout_s
         if self.elapsed() > timeout:
             self.feedback_message = f"not ready after {timeout:.0f} s: {waiting}"
             ports.log.error(self.feedback_message)
             return Status.FAILURE
         self.feedback_message = f"waiting: {waiting}"
+        now = ports.clock()
+        logged = self._logged
+        if logged is None or logged[0] != waiting or now - logged[1] >= self.WAIT_LOG_PERIOD_S:
+            self._logged = (waiting, now)
+            ports.log.warning(f"not starting yet: {waiting}")
         return Status.RUNNING
 
 
@@ -84,53 +109,31 @@ class Wait(PortBehavior):
         return Status.RUNNING
 
 
-IN_BOX_PREFIX = "in_box"
-"""The cell's results for a can that ended in a compartment ("in_box_clear", "in_box_touching")."""
-
-
 class CanPlaced(PortBehavior):
-    """The last leaf of a cycle: record the can as placed or missed, from what the cell reports.
+    """The last leaf of a cycle: record the can as placed, with what the tree observed.
 
-    The arm has let the can go over the box and risen clear, so the run goes on either way (SUCCESS);
-    only the record differs. A can is **placed** only when the cell's outcome result starts with
-    "in_box" ("in_box_touching" is placed, touching a wall); any other result (on the rim, on another
-    can, knocked off onto the table) is **missed** and logged as a warning. The cell's outcome arrives
-    with its state messages, so the leaf waits up to `release_timeout_s` for it; without one the can is
-    missed too: a placement nobody saw is not claimed.
+    It runs only after the can was released over its compartment (the place_release descent succeeded,
+    the valve closed), the part-present switch dropped and the arm rose clear. That is what "placed"
+    means to the tree: it has no view of where the can came to rest (the simulated cell logs its ground
+    truth, "in box, clear of walls" with the clearances, on its own topic, which the tree never reads).
     """
 
-    def __init__(self, name: str, can: str) -> None:
+    def __init__(self, name: str, can: str, compartment: int | None = None) -> None:
         super().__init__(name)
         self.can = can
+        self.compartment = compartment
         self._key = offset_key(can)
         self._bb = blackboard_client(f"CanPlaced[{can}]", {self._key: Access.READ})
-        self._timeout = 0.0
-
-    def start(self, ports: Ports) -> None:
-        """Read how long to wait for the cell's outcome."""
-        self._timeout = ports.settings().release_timeout_s
 
     def step(self, ports: Ports) -> Status:
-        """SUCCESS once the outcome is recorded; RUNNING while the cell has not reported it yet."""
-        result = ports.cell.result(self.can)
-        if result is None and self.elapsed() <= self._timeout:
-            self.feedback_message = f"waiting for the cell to report where {self.can} ended"
-            return Status.RUNNING
-        dx, dy = self._bb.get(self._key) if self._bb.exists(self._key) else (0.0, 0.0)
-        offset = f"offset [{dx * 1000:.1f}, {dy * 1000:.1f}, 0.0] mm"
-        if result is None:
-            where = f"the cell reported no outcome within {self._timeout:.1f} s"
-        else:
-            where = ports.cell.outcome(self.can) or result
-        if result is not None and result.startswith(IN_BOX_PREFIX):
-            touching = ", touching a wall" if result == "in_box_touching" else ""
-            detail = f"released over the box at {offset}{touching}: {where}"
-            ports.report.record(self.can, CanResult.PLACED, detail)
-            ports.log.info(f"{self.can}: placed ({detail})")
-        else:
-            detail = f"released over the box but {where} (at {offset})"
-            ports.report.record(self.can, CanResult.MISSED, detail)
-            ports.log.warning(f"{self.can}: {detail}")
+        """Record and succeed."""
+        dx, dy, *rest = self._bb.get(self._key) if self._bb.exists(self._key) else (0.0, 0.0)
+        dz = max(rest[0], 0.0) if rest else 0.0  # the release used an upward dz only (OffsetTarget)
+        offset = f"offset [{dx * 1000:.1f}, {dy * 1000:.1f}, {dz * 1000:.1f}] mm"
+        where = f"compartment {self.compartment}" if self.compartment is not None else "its compartment"
+        detail = f"released over {where} at {offset}; part-present dropped after the vacuum went off"
+        ports.report.record(self.can, CanResult.PLACED, detail)
+        ports.log.info(f"{self.can}: placed ({detail})")
         self.feedback_message = detail
         return Status.SUCCESS
 
@@ -160,13 +163,21 @@ class CanOutcome(PortBehavior):
             ports.log.warning(f"{self.can}: skipped, never touched: {reason}")
             self.feedback_message = f"skipped: {reason}"
             return Status.SUCCESS
-        if stage == STAGE_HOLDING:
+        if stage in (STAGE_HOLDING, STAGE_GRIPPED):
             what = (
-                "the arm holds it where it stopped, vacuum on; take it off the pad by hand (vacuum off: "
-                "/salamander/cell/vacuum) and restart the behaviour server"
+                "the arm stays where it stopped, vacuum on (the can may be on the pad); take it off the pad "
+                "by hand (vacuum off: /salamander/gripper/vacuum) and restart the behaviour server"
+            )
+        elif stage == STAGE_RELEASED:
+            what = (
+                "the vacuum was switched off over its compartment but the part-present switch did not "
+                "confirm the can left the pad; the arm stays where it stopped; check the pad and the box"
             )
         else:
-            what = "it was let go over the box, but the arm did not get clear; check the cell and restart"
+            what = (
+                "it was let go over its compartment (part-present dropped), but the arm did not get "
+                "clear; check the cell and restart"
+            )
         ports.report.record(self.can, CanResult.ABORTED, reason)
         ports.log.error(f"{self.can}: aborted, run stopped: {reason}; {what}")
         self.feedback_message = f"aborted: {reason}"

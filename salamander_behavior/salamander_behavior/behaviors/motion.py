@@ -4,6 +4,12 @@ A failure says why in words, e.g. ``IK early-fail coupled_limit: early fail, no 
 (the action's status and message), so the can's outcome leaf can log the reason it skips or stops.
 Targets are sources evaluated when the goal starts: fixed poses, or a pose plus the can's place offset
 from the blackboard (what ManualAdjust decided), checked against the pinned 30 mm bound once more.
+
+IK retries (`behaviors.ik_retry`): a move with a retry policy whose goal fails *early* with an IK status
+(nothing was sent, the arm did not move) tries the policy's variants one goal at a time, each only
+after the previous one was refused early too, and logs the one that worked (``IK retry: descend to
+can_1 solved with branch=down, tool_pitch=+0.10``). A failure that is not the IK's (timeout, lost
+lease, rejected goal) is never retried, and neither is any failure after the arm moved part way.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from collections.abc import Callable
 from py_trees.common import Access, Status
 
 from salamander_behavior.behaviors.base import PortBehavior, Ports, blackboard_client, offset_key
+from salamander_behavior.behaviors.ik_retry import IkRetry, describe, variants
 from salamander_behavior.manual_adjust.core import AdjustLimits
 from salamander_behavior.ports import (
     CartesianTarget,
@@ -46,6 +53,10 @@ class FixedTarget:
 class OffsetTarget:
     """`base` shifted by the can's place offset (blackboard ``/place_offset/<can>``).
 
+    A downward dz (ManualAdjust with ``allow_z``: the operator lowered the held can for a look) is not
+    applied: the release descent and the rise never go below their planned heights, so no offset can
+    drive the can into the box floor. An upward dz (at most 30 mm) is applied.
+
     Args:
         base: the planned pose (place_release or place_above).
         can: whose offset to read.
@@ -61,15 +72,20 @@ class OffsetTarget:
         """The shifted pose.
 
         Raises:
-            ValueError: no offset decided yet, or one that is not finite or beyond 30 mm.
+            ValueError: no offset decided yet, or one that is not finite or beyond 30 mm (XY radius, or
+                |dz|).
         """
         try:
-            dx, dy = self._bb.get(self._key)
+            dx, dy, *rest = self._bb.get(self._key)
         except KeyError as exc:
             raise ValueError(f"no place offset decided for {self.can} (blackboard {self._key})") from exc
-        if not (math.isfinite(dx) and math.isfinite(dy)) or math.hypot(dx, dy) > OFFSET_BOUND:
-            raise ValueError(f"place offset ({dx}, {dy}) m of {self.can} is not within 30 mm: refused")
-        return self.base.shifted(dx, dy)
+        dz = rest[0] if rest else 0.0
+        finite = math.isfinite(dx) and math.isfinite(dy) and math.isfinite(dz)
+        if not finite or math.hypot(dx, dy) > OFFSET_BOUND or abs(dz) > OFFSET_BOUND:
+            raise ValueError(
+                f"place offset ({dx}, {dy}, {dz}) m of {self.can} is not within 30 mm: refused"
+            )
+        return self.base.shifted(dx, dy, max(dz, 0.0))
 
 
 def describe_failure(outcome: MotionOutcome) -> str:
@@ -92,24 +108,39 @@ class MoveTo(PortBehavior):
         path: linear (straight TCP line) or joint.
         speed: name of the BehaviorSettings field that gives the speed_scale, e.g. "release_speed".
         role: what the move is for in the cycle ("place_release", ...); the structure tests read it.
+        retry: what an IK retry may vary (`IkRetry`; the `ik_retry` parameter switches retries off).
     """
 
-    def __init__(self, name: str, target: TargetSource, path: MotionPath, speed: str, role: str = "") -> None:
+    def __init__(
+        self,
+        name: str,
+        target: TargetSource,
+        path: MotionPath,
+        speed: str,
+        role: str = "",
+        retry: IkRetry = IkRetry.NONE,
+    ) -> None:
         super().__init__(name)
         self.target = target
         self.path = path
         self.speed = speed
         self.role = role
+        self.retry = retry
         self.request: MotionRequest | None = None
+        """The goal in flight: the planned one, or the IK retry variant being tried."""
         self._handle: MotionHandle | None = None
         self._problem = ""
         self._timeout = math.inf
+        self._first_failure: MotionOutcome | None = None  # the planned goal's IK early fail
+        self._variants: list[MotionRequest] = []
+        self._tried = 0
 
     def start(self, ports: Ports) -> None:
         """Evaluate the target and send the goal."""
         settings = ports.settings()
         self._timeout = settings.motion_timeout_s
         self._handle, self.request, self._problem = None, None, ""
+        self._first_failure, self._variants, self._tried = None, [], 0
         try:
             target = self.target()
         except ValueError as exc:
@@ -128,15 +159,47 @@ class MoveTo(PortBehavior):
         where = self.request.target.describe()
         if outcome.phase is MotionPhase.SUCCEEDED:
             self.feedback_message = f"reached {where}"
+            if self._first_failure is not None:
+                ports.log.info(f"IK retry: {self.name} solved with {describe(self.request)}")
+                self.feedback_message += f" (IK retry: {describe(self.request)})"
             return Status.SUCCESS
         if outcome.phase is MotionPhase.FAILED:
-            return self._fail(ports, describe_failure(outcome))
+            return self._on_failure(ports, outcome)
         if self.elapsed() > self._timeout:
             return self._fail(ports, f"no result after {self._timeout:.1f} s (motion_timeout_s): cancelled")
         if outcome.phase is MotionPhase.PENDING:
             self.feedback_message = f"goal to {where} sent, waiting for acceptance"
         else:
             self.feedback_message = f"{self.path.value} move to {where}: {outcome.progress:.0%}"
+        return Status.RUNNING
+
+    def _on_failure(self, ports: Ports, outcome: MotionOutcome) -> Status:
+        """Fail, or send the next IK retry variant (only ever after early fails: the arm has not moved)."""
+        assert self.request is not None
+        if self._first_failure is None:
+            settings = ports.settings()
+            if not (outcome.ik_early_fail and settings.ik_retry and self.retry is not IkRetry.NONE):
+                return self._fail(ports, describe_failure(outcome))
+            self._first_failure = outcome
+            self._variants = variants(self.request, self.retry, settings.ik_retry_pitch_offsets)
+            ports.log.warning(
+                f"IK retry: {self.name}: {describe_failure(outcome)}; "
+                f"trying {len(self._variants)} variant(s) ({self.retry.value})"
+            )
+        elif not outcome.early:  # the variant moved the arm, then failed: never retried from part way
+            return self._fail(
+                ports, f"IK retry variant {describe(self.request)} failed: {describe_failure(outcome)}"
+            )
+        if not self._variants:
+            return self._fail(
+                ports,
+                f"{describe_failure(self._first_failure)}; no IK retry variant solved it "
+                f"({self._tried} tried)",
+            )
+        self.request = self._variants.pop(0)
+        self._tried += 1
+        self._handle = ports.motion.send(self.request)
+        self.feedback_message = f"IK retry {self._tried}: {describe(self.request)}"
         return Status.RUNNING
 
     def _fail(self, ports: Ports, why: str) -> Status:

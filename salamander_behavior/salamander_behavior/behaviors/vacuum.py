@@ -1,6 +1,22 @@
-"""The suction leaves: switch the vacuum, then wait for the cell to report the can gripped or let go.
+"""The suction leaves: switch the vacuum valve, then decide from the part-present switch alone.
 
-`SetVacuum` marks the can's stage on the blackboard the moment it asks for the vacuum ("holding" for
+The tree's only view of a can on the pad is the gripper's hardware contract (`GripperPort`): the valve
+it commands and the part-present switch it hears, with the switch's age. So:
+
+- **gripped** = part-present true, fresh, without interruption for `grip_confirm_s` after the valve
+  opened (`WaitForPartPresent(present=True)`);
+- **let go** = part-present false in a message that arrived after the valve was closed
+  (`WaitForPartPresent(present=False)`);
+- **lost in transit** = part-present false while the can is carried (`StillHeld`, a condition ticked
+  before the carry, the manual placement and the place_release descent on every tick, so a drop stops
+  the running motion the tick it is heard).
+
+Every one of them first checks the signal's age against `part_present_timeout_s`: a stale signal tells
+nothing, so the step fails with what is known ("part-present signal 2.5 s old: cannot tell whether can_0
+is on the pad; holding") and the can's outcome leaf stops the run with the vacuum as it is. No leaf ever
+switches the vacuum off because of a failure.
+
+`SetVacuum` marks the can's stage on the blackboard the moment it asks for the valve ("holding" for
 on, "released" for off), before the answer: from then on the can may be on the pad, and the can's
 outcome leaf must not treat a failure as a harmless skip. In the tree, the one `SetVacuum(False)` per
 can sits right after the place_release descent in a memory sequence, so it only runs after that
@@ -13,7 +29,9 @@ from __future__ import annotations
 from py_trees.common import Access, Status
 
 from salamander_behavior.behaviors.base import (
+    STAGE_GRIPPED,
     STAGE_HOLDING,
+    STAGE_LET_GO,
     STAGE_RELEASED,
     PortBehavior,
     Ports,
@@ -24,12 +42,12 @@ from salamander_behavior.ports import PendingCall
 
 
 class SetVacuum(PortBehavior):
-    """Switch the vacuum on or off through the cell's service; FAILURE if it refuses or does not answer.
+    """Open (on) or close the vacuum valve through the gripper's service; FAILURE if it refuses or is silent.
 
     Args:
         name: leaf name.
         can: the can this is for (its blackboard stage is set).
-        on: True for on.
+        on: True to open the valve (vacuum on).
     """
 
     def __init__(self, name: str, can: str, on: bool) -> None:
@@ -45,7 +63,7 @@ class SetVacuum(PortBehavior):
         """Mark the stage, then call the service."""
         self._bb.set(self._key, STAGE_HOLDING if self.on else STAGE_RELEASED, overwrite=True)
         self._timeout = ports.settings().vacuum_timeout_s
-        self._call = ports.cell.set_vacuum(self.on)
+        self._call = ports.gripper.set_vacuum(self.on)
 
     def step(self, ports: Ports) -> Status:
         """SUCCESS once the service said yes."""
@@ -68,78 +86,118 @@ class SetVacuum(PortBehavior):
         return Status.SUCCESS
 
 
-class WaitForHeld(PortBehavior):
-    """Wait until the cell reports `can` on the pad (attached=True) or off it (attached=False).
+class WaitForPartPresent(PortBehavior):
+    """Wait for the part-present switch: true (the can gripped) or false (the can let go).
 
-    With a `confirm_field`, the state must hold without interruption for that long (s): a grip that
-    the cell undoes a moment later (the pad still settling pushes the can into the table) is not
-    mistaken for a held can.
+    present=True: the switch must read true in fresh messages without interruption for the
+    `confirm_field` time (a seal that breaks a moment later, the pad still settling, is not a grip).
+    present=False: a fresh false that arrived after this leaf started (it runs right after the valve
+    closed). Success advances the can's stage ("gripped" / "let_go"). A stale signal fails at once.
 
     Args:
         name: leaf name.
         can: the can.
-        attached: the state to wait for.
+        present: the switch state to wait for.
         timeout_field: the BehaviorSettings field giving the timeout (s).
         confirm_field: the BehaviorSettings field giving the confirmation time (s), or None.
     """
 
     def __init__(
-        self, name: str, can: str, attached: bool, timeout_field: str, confirm_field: str | None = None
+        self, name: str, can: str, present: bool, timeout_field: str, confirm_field: str | None = None
     ) -> None:
         super().__init__(name)
         self.can = can
-        self.attached = attached
+        self.present = present
         self.timeout_field = timeout_field
         self.confirm_field = confirm_field
+        self._key = stage_key(can)
+        self._bb = blackboard_client(f"WaitForPartPresent[{name}]", {self._key: Access.WRITE})
         self._timeout = 0.0
         self._confirm = 0.0
+        self._bound = 0.0
         self._since: float | None = None
 
     def start(self, ports: Ports) -> None:
-        """Read the timeout and confirmation time."""
+        """Read the timeout, the confirmation time and the freshness bound."""
         settings = ports.settings()
         self._timeout = float(getattr(settings, self.timeout_field))
         self._confirm = float(getattr(settings, self.confirm_field)) if self.confirm_field else 0.0
+        self._bound = settings.part_present_timeout_s
         self._since = None
 
     def step(self, ports: Ports) -> Status:
-        """SUCCESS when the cell agrees (for the confirmation time); FAILURE after the timeout."""
+        """SUCCESS when the switch agrees (for the confirmation time); FAILURE when stale or timed out."""
         now = ports.clock()
-        held = ports.cell.held()
-        verb = "gripped" if self.attached else "let go"
-        if (held == self.can) == self.attached:
+        reading = ports.gripper.part_present()
+        verb = "gripped" if self.present else "let go"
+        if not reading.fresh(now, self._bound):
+            question = "is on the pad" if self.present else "left the pad"
+            valve = "on" if self.present else "off"
+            self.feedback_message = (
+                f"{reading.stale_text(now)}: cannot tell whether {self.can} {question}; "
+                f"holding (vacuum {valve})"
+            )
+            ports.log.error(f"{self.name}: {self.feedback_message}")
+            return Status.FAILURE
+        agrees = reading.value is self.present and (self.present or reading.received_at >= self.started_at)
+        if agrees:
             self._since = now if self._since is None else self._since
             if now - self._since >= self._confirm:
-                self.feedback_message = f"{self.can} {verb}"
+                self._bb.set(self._key, STAGE_GRIPPED if self.present else STAGE_LET_GO, overwrite=True)
+                self.feedback_message = f"{self.can} {verb} (part-present {str(self.present).lower()})"
                 return Status.SUCCESS
         else:
             self._since = None
         if self.elapsed() > self._timeout:
-            state = f"the pad holds {held}" if held else "the pad holds nothing"
-            self.feedback_message = f"{self.can} not {verb} after {self._timeout:.1f} s ({state})"
+            switch = "true" if reading.value else "false"
+            self.feedback_message = (
+                f"{self.can} not {verb} after {self._timeout:.1f} s (part-present {switch})"
+            )
             ports.log.error(f"{self.name}: {self.feedback_message}")
             return Status.FAILURE
         if self._since is not None:
             self.feedback_message = f"{self.can} {verb} for {now - self._since:.2f} of {self._confirm:.2f} s"
         else:
-            self.feedback_message = f"waiting for {self.can} to be {verb}"
+            self.feedback_message = f"waiting for part-present {str(self.present).lower()}"
         return Status.RUNNING
 
 
 class StillHeld(PortBehavior):
-    """SUCCESS while the cell reports `can` on the pad; FAILURE (it was lost in transit) otherwise."""
+    """While `can` is carried (stage "gripped"): SUCCESS only on a fresh part-present true.
+
+    Ticked before the can's cycle on every tick (tree.py), so it watches the lift, the carry, the manual
+    placement and the place_release descent; the tick it fails, the running motion is cancelled and the
+    arm stops where it is, the vacuum left on. Outside the carry (before the grip, after the valve
+    closed) it has nothing to watch and succeeds.
+    """
 
     def __init__(self, name: str, can: str) -> None:
         super().__init__(name)
         self.can = can
+        self._key = stage_key(can)
+        self._bb = blackboard_client(f"StillHeld[{can}]", {self._key: Access.READ})
 
     def step(self, ports: Ports) -> Status:
         """Check once per tick."""
-        held = ports.cell.held()
-        if held == self.can:
+        stage = self._bb.get(self._key) if self._bb.exists(self._key) else None
+        if stage != STAGE_GRIPPED:
+            self.feedback_message = f"{self.can} not carried"
+            return Status.SUCCESS
+        now = ports.clock()
+        reading = ports.gripper.part_present()
+        if not reading.fresh(now, ports.settings().part_present_timeout_s):
+            self.feedback_message = (
+                f"{reading.stale_text(now)}: cannot tell whether {self.can} is still on the pad; "
+                "holding (the arm stops where it is, vacuum on)"
+            )
+        elif reading.value:
             self.feedback_message = f"{self.can} on the pad"
             return Status.SUCCESS
-        where = ports.cell.outcome(self.can) or "position unknown"
-        self.feedback_message = f"{self.can} is no longer on the pad ({where})"
+        else:
+            self.feedback_message = (
+                f"{self.can} is no longer on the pad: part-present dropped while carrying "
+                f"({now - reading.changed_at:.2f} s ago; lost in transit); "
+                "the arm stops where it is, vacuum on"
+            )
         ports.log.error(f"{self.name}: {self.feedback_message}")
         return Status.FAILURE

@@ -68,6 +68,10 @@ class JointStateCache:
         """Messages refused (malformed or out of order)."""
         self.last_refusal = ""
         """Why the last refused message was refused."""
+        self.newest_malformed = False
+        """Whether the newest message heard was malformed (empty, NaN, lengths that disagree): set by such
+        a refusal, cleared by the next stored message (`behaviors.btcpp` fails on it, as
+        BehaviorTree.CPP's conditions do on an invalid message)."""
 
     def now(self) -> float:
         """The cache's clock."""
@@ -89,6 +93,8 @@ class JointStateCache:
         try:
             sample = JointSample.from_arrays(names, positions, velocities, efforts)
         except JointStateError as exc:
+            with self._lock:
+                self.newest_malformed = True
             return self._refuse(str(exc))
         stamp = stamp or None  # 0 = unstamped
         with self._lock:
@@ -98,6 +104,7 @@ class JointStateCache:
             else:
                 reason = None
                 self._state = CachedState(sample, self._clock(), stamp)
+                self.newest_malformed = False
                 self.accepted += 1
         return None if reason is None else self._refuse(reason)
 
@@ -126,6 +133,7 @@ class JointStateCache:
         """Forget everything stored (e.g. when the publisher is known to have gone)."""
         with self._lock:
             self._state = None
+            self.newest_malformed = False
             self._order.clear()
 
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from salamander_control.urdf import URDF_PATH, UrdfModel, parse_urdf, read_urdf
+from salamander_control.urdf import UrdfModel, find_urdf, parse_urdf, read_urdf
 
 LIMITED_TYPES = ("revolute", "prismatic")
 """Joint types whose ``<limit>`` bounds the position."""
@@ -55,12 +55,15 @@ class JointLimit:
 
 
 def default_urdf_path() -> Path:
-    """``urdf/salamander.urdf`` at the root of the source tree (`salamander_control.urdf.URDF_PATH`).
+    """The arm's URDF (`salamander_control.urdf.find_urdf`).
 
-    The URDF is not installed into any package's share/ folder (yet), so an installed copy of this
-    package cannot find it by itself: pass a path or the ``robot_description`` text instead.
+    salamander_control's installed share copy (ament index), else the source tree's
+    ``urdf/salamander.urdf``.
+
+    Raises:
+        salamander_control.urdf.UrdfNotFoundError: neither exists (one line naming where it looked).
     """
-    return URDF_PATH
+    return find_urdf()
 
 
 def limits_of(model: UrdfModel) -> tuple[JointLimit, ...]:

@@ -6,9 +6,13 @@ offset at zero and succeeds; with true it fails, and its selector runs `ManualAd
 - the wait begins in ``initialise`` (a `ManualAdjustIntegrator` started at that instant: earlier
   confirmations do not count, and the inbox is emptied);
 - each tick feeds the queued twists and confirmations to the integrator in arrival order (30 mm,
-  50 mm/s, 0.3 s stale, `manual_timeout_s`), writes the offset to ``/place_offset/<can>`` (which the
-  following place_release descent and rise read) and keeps the arm at place_above + offset through a
-  `NudgeCommander` (one MoveCartesian goal, retargeted as the offset changes);
+  50 mm/s, 0.3 s stale, `manual_timeout_s`), writes the offset (dx, dy, dz) to ``/place_offset/<can>``
+  (which the following place_release descent and rise read) and keeps the arm at place_above + offset
+  through a `NudgeCommander` (one MoveCartesian goal, retargeted as the offset changes);
+- with ``allow_z`` the operator's z moves the can too: up to `max_offset_z` (30 mm) up, and down at
+  most to the planned place_release height (never below where the plan releases the can). The
+  descent and the rise use only an upward dz (`behaviors.motion.OffsetTarget`): a can lowered for a
+  look is released no lower than planned, so a downward z can never drive it into the box floor;
 - confirm (true): logs ``ManualAdjust[<name>]: confirmed, offset [x, y, z] mm after N s``, lets the arm
   finish the last nudge, then SUCCESS;
 - false, or no confirmation within the timeout: logs the same line with "aborted" / "timed_out" and
@@ -18,6 +22,7 @@ offset at zero and succeeds; with true it fails, and its selector runs `ManualAd
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from py_trees.common import Access, Status
@@ -51,7 +56,7 @@ class ManualPlaceOff(PortBehavior):
         if ports.settings().manual_place:
             self.feedback_message = "manual_place is true: the operator places this can"
             return Status.FAILURE
-        self._bb.set(self._key, (0.0, 0.0), overwrite=True)
+        self._bb.set(self._key, (0.0, 0.0, 0.0), overwrite=True)
         self.feedback_message = "manual_place is false: planned place target"
         return Status.SUCCESS
 
@@ -64,13 +69,19 @@ class ManualAdjust(PortBehavior):
         adjust_name: the name in the log line, e.g. ``place_can_0``.
         can: whose offset to write.
         base: the planned place_above pose.
+        floor: the planned place_release pose: with ``allow_z`` the held can goes no lower than it
+            (None: not known, so z may only go up).
     """
 
-    def __init__(self, name: str, adjust_name: str, can: str, base: CartesianTarget) -> None:
+    def __init__(
+        self, name: str, adjust_name: str, can: str, base: CartesianTarget,
+        floor: CartesianTarget | None = None,
+    ) -> None:
         super().__init__(name)
         self.adjust_name = adjust_name
         self.can = can
         self.base = base
+        self.floor = floor
         self.node: Any = None
         self.inbox: OperatorInbox | None = None
         self.integrator: ManualAdjustIntegrator | None = None
@@ -106,15 +117,20 @@ class ManualAdjust(PortBehavior):
         now = self.started_at
         if self.inbox is not None:
             self.inbox.drain()  # received before the wait began: never counts
-        self.integrator = ManualAdjustIntegrator(settings.adjust_limits, start_time=now)
+        limits = settings.adjust_limits
+        down = 0.0 if self.floor is None else max(self.base.z - self.floor.z, 0.0)
+        limits = replace(limits, max_down_z=down)
+        self.integrator = ManualAdjustIntegrator(limits, start_time=now)
         self.commander = NudgeCommander(self.base, self.name)
-        self._bb.set(self._key, (0.0, 0.0), overwrite=True)
+        self._bb.set(self._key, (0.0, 0.0, 0.0), overwrite=True)
         self._summary_logged = False
         self._ignored = 0
+        z_lo, z_hi = limits.z_range
+        z = f", z {z_lo * 1000:+.1f} to {z_hi * 1000:+.1f} mm" if limits.allow_z else ""
         ports.log.info(
             f"ManualAdjust[{self.adjust_name}]: waiting for the operator at place_above "
             f"{self.base.describe()}: jog on {names.OPERATOR_JOG}, confirm on {names.OPERATOR_CONFIRM} "
-            f"(at most 30 mm, {settings.manual_timeout_s:.0f} s)"
+            f"(at most 30 mm{z}, {settings.manual_timeout_s:.0f} s)"
         )
 
     def step(self, ports: Ports) -> Status:
@@ -129,7 +145,7 @@ class ManualAdjust(PortBehavior):
                 integ.on_confirm(event.confirmed, event.received)
             else:
                 integ.update(event.received)  # the previous twist counts up to this one's arrival
-                if not integ.on_twist(event.vx, event.vy, event.received):
+                if not integ.on_twist(event.vx, event.vy, event.received, event.vz):
                     self._ignored += 1
         outcome = integ.update(now)
         if self._ignored:
@@ -138,9 +154,9 @@ class ManualAdjust(PortBehavior):
                 throttle_duration_sec=LOG_THROTTLE_S,
             )
             self._ignored = 0
-        offset = integ.offset
+        offset = integ.offset3
         self._bb.set(self._key, offset, overwrite=True)
-        mm = f"[{offset[0] * 1000:.1f}, {offset[1] * 1000:.1f}, 0.0] mm"
+        mm = f"[{offset[0] * 1000:.1f}, {offset[1] * 1000:.1f}, {offset[2] * 1000 + 0.0:.1f}] mm"
         if outcome is AdjustOutcome.WAITING:
             self._nudge(ports, offset)
             timeout = integ.limits.timeout
@@ -174,7 +190,7 @@ class ManualAdjust(PortBehavior):
         self.feedback_message = f"confirmed; finishing the nudge to {mm}"
         return Status.RUNNING
 
-    def _nudge(self, ports: Ports, offset: tuple[float, float]) -> bool:
+    def _nudge(self, ports: Ports, offset: tuple[float, ...]) -> bool:
         assert self.commander is not None
         settled, note = self.commander.update(ports.motion, offset, ports.settings().nudge_speed)
         if note:

@@ -1,10 +1,14 @@
-"""ManualAdjust's integrator: operator twists -> a bounded XY offset of the place target.
+"""ManualAdjust's integrator: operator twists -> a bounded offset of the place target.
 
 Pure and clock-agnostic (times in seconds from any monotonic clock), so every rule of the manual
 placement (docs/interfaces.md, "Manual placement") is unit-tested without ROS:
 
 - at most `max_offset` (30 mm) from the planned target, as a radius in XY;
-- at most `max_speed` (50 mm/s), as the norm of the XY velocity;
+- with `allow_z` (default false) the twist's z is integrated too, within [-`max_down_z`,
+  +`max_offset_z`] (both at most 30 mm; ManualAdjust sets `max_down_z` to the height of place_above
+  over the planned place_release, so the held can never goes below where the plan releases it);
+  without it z stays 0 whatever the twist says;
+- at most `max_speed` (50 mm/s), as the norm of the velocity (XY, or XYZ with `allow_z`);
 - a twist older than `stale_after` (0.3 s) counts as zero: only the part of an update interval in
   which the latest twist was fresh is integrated, so a lost publisher stops the nudge at once;
 - at most `timeout` (120 s) of waiting, then the adjustment fails;
@@ -35,17 +39,33 @@ class AdjustLimits:
     max_speed: float = 0.050
     stale_after: float = 0.3
     timeout: float = 120.0
+    allow_z: bool = False
+    max_offset_z: float = 0.030
+    """m; how far up the operator may move the can (with `allow_z`), and the most it may go down."""
+    max_down_z: float = 0.0
+    """m; how far below the planned place_above the held can may go (with `allow_z`; at most
+    `max_offset_z`). 0 (the default, and where the place_release height is unknown) allows up only."""
 
     def __post_init__(self) -> None:
-        """Refuse non-finite or non-positive bounds."""
-        for name in ("max_offset", "max_speed", "stale_after", "timeout"):
+        """Refuse non-finite or non-positive bounds (a negative `max_down_z`)."""
+        for name in ("max_offset", "max_speed", "stale_after", "timeout", "max_offset_z"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0.0):
                 raise ValueError(f"AdjustLimits.{name} must be a positive finite number, got {value!r}")
+        if not (isinstance(self.max_down_z, (int, float)) and math.isfinite(self.max_down_z)
+                and self.max_down_z >= 0.0):
+            raise ValueError(f"AdjustLimits.max_down_z must be a finite number >= 0, got {self.max_down_z!r}")
+
+    @property
+    def z_range(self) -> tuple[float, float]:
+        """(lowest, highest) z offset, m: (0, 0) without `allow_z`."""
+        if not self.allow_z:
+            return (0.0, 0.0)
+        return (-min(self.max_down_z, self.max_offset_z), self.max_offset_z)
 
 
 class ManualAdjustIntegrator:
-    """Integrates operator jog twists into an XY offset, within the limits.
+    """Integrates operator jog twists into an offset (XY; and z with `allow_z`), within the limits.
 
     Args:
         limits: the bounds.
@@ -57,7 +77,8 @@ class ManualAdjustIntegrator:
         self.start_time = start_time
         self._last_update = start_time
         self._offset = (0.0, 0.0)
-        self._twist = (0.0, 0.0)
+        self._offset_z = 0.0
+        self._twist = (0.0, 0.0, 0.0)
         self._twist_time = -math.inf
         self._outcome = AdjustOutcome.WAITING
         self._end_time: float | None = None
@@ -69,6 +90,16 @@ class ManualAdjustIntegrator:
         return self._offset
 
     @property
+    def offset_z(self) -> float:
+        """Current z offset from the planned target, m (0 unless `allow_z`)."""
+        return self._offset_z
+
+    @property
+    def offset3(self) -> tuple[float, float, float]:
+        """Current (x, y, z) offset from the planned target, m."""
+        return (*self._offset, self._offset_z)
+
+    @property
     def outcome(self) -> AdjustOutcome:
         """WAITING until confirmed, aborted or timed out."""
         return self._outcome
@@ -77,16 +108,18 @@ class ManualAdjustIntegrator:
         """Seconds since the wait began (frozen at the outcome)."""
         return (self._end_time if self._end_time is not None else now) - self.start_time
 
-    def on_twist(self, vx: float, vy: float, received: float) -> bool:
+    def on_twist(self, vx: float, vy: float, received: float, vz: float = 0.0) -> bool:
         """Record the latest operator twist (m/s in base_link). Returns False when it was refused.
 
         Non-finite velocities are refused (and counted); so is a twist received before the wait began.
+        Without `allow_z`, `vz` is not used (and not checked).
         """
-        if not (math.isfinite(vx) and math.isfinite(vy)) or received < self.start_time:
+        vz = vz if self.limits.allow_z else 0.0
+        if not (math.isfinite(vx) and math.isfinite(vy) and math.isfinite(vz)) or received < self.start_time:
             self.ignored_twists += 1
             return False
         if received >= self._twist_time:
-            self._twist, self._twist_time = (vx, vy), received
+            self._twist, self._twist_time = (vx, vy, vz), received
         return True
 
     def on_confirm(self, confirmed: bool, received: float) -> bool:
@@ -109,15 +142,17 @@ class ManualAdjustIntegrator:
         lo = max(self._last_update, self._twist_time)
         hi = min(until, self._twist_time + lim.stale_after)
         if hi > lo:
-            vx, vy = self._twist
-            speed = math.hypot(vx, vy)
+            vx, vy, vz = self._twist
+            speed = math.hypot(vx, vy, vz)
             if speed > lim.max_speed:
-                vx, vy = vx * lim.max_speed / speed, vy * lim.max_speed / speed
+                vx, vy, vz = (v * lim.max_speed / speed for v in (vx, vy, vz))
             ox, oy = self._offset[0] + vx * (hi - lo), self._offset[1] + vy * (hi - lo)
             radius = math.hypot(ox, oy)
             if radius > lim.max_offset:
                 ox, oy = ox * lim.max_offset / radius, oy * lim.max_offset / radius
             self._offset = (ox, oy)
+            z_lo, z_hi = lim.z_range
+            self._offset_z = min(max(self._offset_z + vz * (hi - lo), z_lo), z_hi)
         self._last_update = max(self._last_update, until)
         if now >= deadline:
             self._outcome = AdjustOutcome.TIMED_OUT
@@ -129,8 +164,8 @@ class ManualAdjustIntegrator:
 
         For example ``ManualAdjust[place_can_1]: confirmed, offset [20.0, 0.0, 0.0] mm after 3.2 s``.
         """
-        x, y = (1000.0 * v for v in self._offset)
+        x, y, z = (1000.0 * v + 0.0 for v in self.offset3)  # + 0.0: never "-0.0"
         return (
-            f"ManualAdjust[{name}]: {self._outcome.value}, offset [{x:.1f}, {y:.1f}, 0.0] mm "
+            f"ManualAdjust[{name}]: {self._outcome.value}, offset [{x:.1f}, {y:.1f}, {z:.1f}] mm "
             f"after {self.elapsed(now):.1f} s"
         )

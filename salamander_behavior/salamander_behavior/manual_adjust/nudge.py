@@ -21,14 +21,19 @@ from salamander_behavior.ports import (
     MotionRequest,
 )
 
-Offset = tuple[float, float]
+Offset = tuple[float, ...]
+"""(dx, dy) or (dx, dy, dz), m; a missing dz is 0."""
 
 RESOLUTION = 0.0002
 """Offsets closer than 0.2 mm count as the same (no goal or retarget for less)."""
 
 
+def _xyz(offset: Offset) -> tuple[float, float, float]:
+    return (offset[0], offset[1], offset[2] if len(offset) > 2 else 0.0)
+
+
 def _same(a: Offset | None, b: Offset | None) -> bool:
-    return a is not None and b is not None and math.hypot(a[0] - b[0], a[1] - b[1]) < RESOLUTION
+    return a is not None and b is not None and math.dist(_xyz(a), _xyz(b)) < RESOLUTION
 
 
 class NudgeCommander:
@@ -53,7 +58,7 @@ class NudgeCommander:
 
     def target(self, offset: Offset) -> CartesianTarget:
         """The pose for an offset."""
-        return self.base.shifted(*offset)
+        return self.base.shifted(*_xyz(offset))
 
     @property
     def stuck(self) -> bool:
@@ -114,4 +119,4 @@ class NudgeCommander:
 
 
 def _mm(offset: Offset) -> str:
-    return f"[{offset[0] * 1000:.1f}, {offset[1] * 1000:.1f}] mm"
+    return "[" + ", ".join(f"{v * 1000:.1f}" for v in offset) + "] mm"

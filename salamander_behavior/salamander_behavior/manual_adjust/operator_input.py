@@ -27,11 +27,12 @@ MAX_QUEUED = 1000
 
 @dataclass(frozen=True)
 class JogEvent:
-    """A twist's XY velocity (m/s, base_link) and when it arrived."""
+    """A twist's linear velocity (m/s, base_link) and when it arrived (z is used only with `allow_z`)."""
 
     received: float
     vx: float
     vy: float
+    vz: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,8 @@ class OperatorInbox:
         self._events: deque[OperatorEvent] = deque(maxlen=MAX_QUEUED)
 
     def on_jog(self, msg: Any) -> None:
-        """Twist callback: stamp and queue linear x/y (validity is the integrator's business)."""
-        event = JogEvent(self.clock(), float(msg.linear.x), float(msg.linear.y))
+        """Twist callback: stamp and queue linear x/y/z (validity is the integrator's business)."""
+        event = JogEvent(self.clock(), float(msg.linear.x), float(msg.linear.y), float(msg.linear.z))
         with self._lock:
             self._events.append(event)
 

@@ -1,9 +1,10 @@
-"""Test doubles of the ports: a fake clock, logger, node, arm and cell (for unit tests and bench_tree.py).
+"""Test doubles of the ports: a fake clock, logger, node, arm and gripper (for unit tests and bench_tree.py).
 
 They behave like the real stack in the ways the tree depends on, and no more: a goal runs for a few
 polls and then succeeds (or fails as scripted, e.g. an IK early fail); a cancelled goal fails; the fake
-cell grips the can whose contact pose the pad is at when the vacuum comes on and records where every
-release happened, so a test can assert that a can is never let go anywhere but over the box.
+gripper grips the can whose contact pose the pad is at when the vacuum comes on, reports it through the
+part-present reading (fresh on every call, until the test makes the switch fall silent) and records
+where every release happened, so a test can assert that a can is never let go anywhere but over the box.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from salamander_behavior.ports import (
     MotionOutcome,
     MotionPhase,
     MotionRequest,
+    PartReading,
     PendingCall,
     RetargetReply,
 )
@@ -97,12 +99,17 @@ class FakeNode:
 
 @dataclass(frozen=True)
 class Script:
-    """How a fake goal ends: after `polls` polls, SUCCEEDED (status 0) or FAILED with status/message."""
+    """How a fake goal ends: after `polls` polls, SUCCEEDED (status 0) or FAILED with status/message.
+
+    `early`: a failure is an early fail (nothing sent, the arm did not move; `MotionOutcome.early`),
+    as the Cartesian node's IK refusals are; False scripts a failure after the arm moved part way.
+    """
 
     polls: int = 2
     succeed: bool = True
     status: int = 0
     message: str = ""
+    early: bool = True
 
 
 class FakeHandle:
@@ -132,7 +139,9 @@ class FakeHandle:
                 self._final = MotionOutcome(MotionPhase.SUCCEEDED, 0, "reached")
                 self.motion.position = self.target
             else:
-                self._final = MotionOutcome(MotionPhase.FAILED, self.script.status, self.script.message)
+                self._final = MotionOutcome(
+                    MotionPhase.FAILED, self.script.status, self.script.message, early=self.script.early
+                )
         else:
             phase = MotionPhase.PENDING if self.polls == 1 else MotionPhase.ACTIVE
             return MotionOutcome(phase, progress=self.polls / max(self.script.polls, 1))
@@ -176,11 +185,17 @@ class FakeMotion:
     """A fake `MotionPort`.
 
     Args:
-        scripts: by goal label (the leaf's name), how the goal ends; others use `default`.
+        scripts: by goal label (the leaf's name), how the goal ends; others use `default`. A list scripts
+            the label's successive goals (an IK retry's variants carry the leaf's label); its last
+            script repeats.
         default: the script of every other goal.
     """
 
-    def __init__(self, scripts: dict[str, Script] | None = None, default: Script = Script()) -> None:  # noqa: B008
+    def __init__(
+        self,
+        scripts: dict[str, Script | list[Script]] | None = None,
+        default: Script = Script(),  # noqa: B008 (frozen)
+    ) -> None:
         self.scripts = dict(scripts or {})
         self.default = default
         self.handles: list[FakeHandle] = []
@@ -201,7 +216,11 @@ class FakeMotion:
 
     def send(self, request: MotionRequest) -> FakeHandle:
         """Start a goal with its script."""
-        handle = FakeHandle(self, request, self.scripts.get(request.label, self.default))
+        script = self.scripts.get(request.label, self.default)
+        if isinstance(script, list):
+            sent = sum(1 for h in self.handles if h.request.label == request.label)
+            script = script[min(sent, len(script) - 1)]
+        handle = FakeHandle(self, request, script)
         self.handles.append(handle)
         return handle
 
@@ -213,39 +232,45 @@ class FakeMotion:
 
 @dataclass
 class Release:
-    """A release the fake cell saw: which can, where the pad was."""
+    """A release the fake gripper saw: which can, where the pad was."""
 
     can: str
     at: CartesianTarget | None
 
 
 @dataclass
-class FakeCell:
-    """A fake `CellPort`: grips the can whose contact the pad is at when the vacuum comes on.
+class FakeGripper:
+    """A fake `GripperPort`: grips the can whose contact the pad is at when the vacuum comes on.
+
+    The part-present reading is `holding is not None`, heard "now" on every call, until `fall_silent()`
+    freezes it (value and arrival time) as a dead driver or a lost topic would.
 
     Args:
         motion: where the pad is (its `position`).
         contacts: contact pose by can id.
+        clock: the tree's clock (the reading's arrival time).
         grip: False makes gripping fail (nothing is held).
-        results: the cell's placement result by can once let go (default "in_box_clear"), to script
-            a can that misses its compartment ("on_rim", ...), or None for a cell that never reports it.
+        let_go: False makes the can stay on the pad after the vacuum went off (a stuck can or switch).
     """
 
     motion: FakeMotion
     contacts: dict[str, CartesianTarget]
+    clock: Callable[[], float]
     grip: bool = True
+    let_go: bool = True
     is_ready: bool = True
-    results: dict[str, str | None] = field(default_factory=dict)
     vacuum: bool = False
     holding: str | None = None
+    silent_since: float | None = None
     commands: list[bool] = field(default_factory=list)
     releases: list[Release] = field(default_factory=list)
     off_after: list[tuple[str, MotionPhase] | None] = field(default_factory=list)
     """For each vacuum-off command: the label and end of the last goal that had finished before it."""
+    _last: PartReading = field(default_factory=PartReading)
 
     def ready(self) -> tuple[bool, str]:
         """As set by the test."""
-        return (True, "") if self.is_ready else (False, "fake cell not ready")
+        return (True, "") if self.is_ready else (False, "waiting for the fake gripper")
 
     def set_vacuum(self, on: bool) -> PendingCall:
         """Switch at once; gripping and releasing happen immediately."""
@@ -261,23 +286,23 @@ class FakeCell:
                     self.holding = can
         if not on and self.holding is not None:
             self.releases.append(Release(self.holding, pad))
-            self.holding = None
+            self.holding = None if self.let_go else self.holding
         return DoneCall(True, f"vacuum {'on' if on else 'off'}")
 
-    def held(self) -> str | None:
-        """The can on the pad."""
-        return self.holding
+    def fall_silent(self) -> None:
+        """No more part-present messages from now on (the last one stays, ageing)."""
+        self.part_present()
+        self.silent_since = self.clock()
 
-    def outcome(self, can: str) -> str | None:
-        """Where the can was let go, if it was."""
-        return next(
-            (f"let go at {r.at.describe() if r.at else '?'}" for r in self.releases if r.can == can), None
-        )
-
-    def result(self, can: str) -> str | None:
-        """The scripted result (default "in_box_clear") once the can was let go, else None."""
-        released = any(r.can == can for r in self.releases)
-        return self.results.get(can, "in_box_clear") if released else None
+    def part_present(self) -> PartReading:
+        """`holding is not None`, heard now (or the last reading, once silent)."""
+        if self.silent_since is not None:
+            return self._last
+        now = self.clock()
+        value = self.holding is not None
+        changed = self._last.changed_at if self._last.value is value else now
+        self._last = PartReading(value, now, changed)
+        return self._last
 
 
 class Rig:
@@ -289,8 +314,10 @@ class Rig:
         scripts: FakeMotion scripts by goal label.
         default: FakeMotion's default script.
         guard: optional guard wrapper (tree.Guard).
-        grip: whether the fake cell grips.
+        grip: whether the fake gripper grips.
         clock: the fake clock (pass one to share it, e.g. with a JointStateCache).
+        held: the job of the can recorded as carried (tree.build_tree's `held`); put it on the pad
+            with ``rig.gripper.holding = job.can`` to play a restart with a can held.
     """
 
     def __init__(
@@ -302,6 +329,7 @@ class Rig:
         guard: Any = None,
         grip: bool = True,
         clock: FakeClock | None = None,
+        held: Any = None,
     ) -> None:
         import py_trees
 
@@ -314,12 +342,15 @@ class Rig:
         self.settings = settings or BehaviorSettings()
         self.clock = clock or FakeClock()
         self.motion = FakeMotion(scripts, default)
-        self.cell = FakeCell(self.motion, {j.can: j.contact for j in self.jobs}, grip=grip)
+        contacts = {j.can: j.contact for j in (*self.jobs, *([held] if held is not None else []))}
+        self.gripper = FakeGripper(self.motion, contacts, self.clock, grip=grip)
         self.log = ListLogger()
         self.report = RunReport()
         self.node = FakeNode()
-        self.ports = Ports(self.motion, self.cell, self.clock, lambda: self.settings, self.log, self.report)
-        self.root = build_tree(self.jobs, guard)
+        self.ports = Ports(
+            self.motion, self.gripper, self.clock, lambda: self.settings, self.log, self.report
+        )
+        self.root = build_tree(self.jobs, guard, held)
         self.tree = py_trees.trees.BehaviourTree(self.root)
         self.tree.setup(node=self.node, ports=self.ports)
         self.ticks = 0
@@ -350,14 +381,14 @@ class Rig:
                 return behavior
         raise KeyError(name)
 
-    def jog(self, vx: float, vy: float = 0.0) -> None:
+    def jog(self, vx: float, vy: float = 0.0, vz: float = 0.0) -> None:
         """Deliver an operator twist through the subscription callback."""
         from geometry_msgs.msg import Twist
 
         from salamander_control import names
 
         msg = Twist()
-        msg.linear.x, msg.linear.y = vx, vy
+        msg.linear.x, msg.linear.y, msg.linear.z = vx, vy, vz
         self.node.subscriptions[names.OPERATOR_JOG](msg)
 
     def confirm(self, value: bool) -> None:

@@ -1,68 +1,156 @@
-"""`/salamander/behavior_server_node`: the py_trees pick-and-place tree (tree.py) on a ROS timer.
+"""`/salamander/behavior_server_node`: the pick-and-place tree (tree.py), run by the RunPickPlace action.
 
     python -m salamander_behavior.nodes.behavior_server_node --ros-args -p cell_config:=config/cell.yaml
     behavior_server_node --ros-args --params-file config/arm.yaml --params-file config/behavior.yaml
 
-A thin shell: it declares the parameters (`salamander_behavior.params`, one frozen snapshot), builds the
-tree from the cell config (one guarded selector per can), gives the leaves their ports
-(`ros.arm_motion_client.ArmMotionCore`: lease, MoveCartesian, RetargetCartesian; `ros.cell_client.CellIO`:
-vacuum and cell state) through ``tree.setup(node=...,
-ports=...)``, and then only ticks it (`tick_rate_hz`) and publishes a readable snapshot of it
-(`snapshot_rate_hz`, std_msgs/String on /salamander/behavior/tree, latched): the run's summary, one
-line per finished can, and ``py_trees.display.unicode_tree`` with every behaviour's status and
-feedback. The run starts as soon as the stack is ready, works through the cans once and stops ticking
-when the root ends (SUCCESS: every can placed, missed or skipped; FAILURE: a can aborted, the arm holding it).
+A thin shell: it declares the parameters (`salamander_behavior.params`, one frozen snapshot), loads the
+cell config (one job per can) and serves runs. The server starts **idle, holding nothing**. A run:
+
+1. starts from a RunPickPlace goal on `run_pick_place` (/salamander/run_pick_place; `runs.select_cans`
+   decides which cans from the run's progress, or rejects the goal with the reason in the log: unknown
+   or repeated ids, cans already placed, another run active, nothing left), or once at start-up
+   with `run_on_start` as soon as the stack is ready (arm, lease service, gripper; no lease held while
+   waiting, and the log says what is awaited, once, then every 10 s): the server then sends that goal
+   to itself, so the demo run is watched and cancelled like any other;
+2. builds a fresh tree for its cans (`tree.build_tree`: the blackboard starts clean), acquires the arm
+   lease (`ArmMotionCore.acquire_lease`) and ticks the tree on the node's timer (`tick_rate_hz`),
+   publishing feedback (current can, running leaf, cans done) whenever it changes;
+3. ends when the root ends (SUCCESS: every can placed, missed or skipped; FAILURE: a can aborted, the arm
+   holding it) or on cancel (the tree is stopped: the running Cartesian goal is cancelled, the vacuum is
+   left as it is, so a can on the pad stays there); the lease is released, and once the generator
+   answered the RELEASE (bounded wait) the run logs ``run complete: ...`` / ``run stopped: ...`` /
+   ``run cancelled: ...`` and the goal gets its result: one outcome per can (`runs.outcomes`).
+
+The run's progress (progress.py: which cans are placed, skipped, aborted or removed, and which can was
+carried) is kept in the file `progress_file` (default ``$ROS_HOME/salamander/<node>/progress.json``),
+read at start and written atomically whenever it changes (after the tick that changed it). So a
+server restarted mid-run (the runner respawns it) resumes: an empty goal (run_on_start's too) picks
+only the cans not yet done, and the can recorded as carried is not picked but offered to the pad
+check (behaviors/pad.py), which runs before every pick: with a can on the pad the tree waits for the
+operator to confirm its placement or remove it. A run that leaves every can of the cell done resets
+the progress (the next batch); the service `run_pick_place/reset_progress` (std_srvs/Trigger, refused
+while a run is active) does it by hand. At start, before any run, a can found on the pad (fresh
+part-present true) gets the vacuum switched on once: the valve state is unknown after a restart.
+
+So the lease is held exactly while a run is active (ManualAdjust included), and between runs the
+gamepad's anonymous joint jog moves the arm. The snapshot (`snapshot_rate_hz`, std_msgs/String on
+/salamander/behavior/tree, latched) shows the current or last run's summary, one line per finished can
+and ``py_trees.display.unicode_tree`` with every behaviour's status.
+
+Executor: the node runs on rclpy's SingleThreadedExecutor (`run_node`), so the goal, cancel and timer
+callbacks never run at the same time and share state without locks. The action's execute callback is a
+coroutine that awaits an rclpy Future which the tick timer completes when the run has ended: while it
+waits it yields to the executor (the executor resumes it after each wake-up), so nothing ever blocks.
 
 Shutdown: Ctrl-C and SIGTERM alike end the spin loop with the context still working
-(`salamander_control.ros.run.run_node`), and `destroy_node` stops the tree (the running goal is
-cancelled) and releases the lease. Should the process die without that, the lease expires within
+(`salamander_control.ros.run.run_node`), and `destroy_node` stops the tree of an active run (the running
+goal is cancelled) and releases the lease. Should the process die without that, the lease expires within
 `lease_timeout_s` and the trajectory generator stops the arm.
 """
 
 from __future__ import annotations
 
 import time
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import py_trees
+import rclpy.logging
 from py_trees.common import Status
+from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
+from rclpy.task import Future
 from std_msgs.msg import String
+from std_srvs.srv import Trigger
 
+import salamander_behavior.progress as run_progress
+import salamander_behavior.runs as runs
 from salamander_behavior import params
 from salamander_behavior.behaviors.base import Ports
 from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded
+from salamander_behavior.limits.urdf_limits import default_urdf_path
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import default_cell_config, load_jobs
+from salamander_behavior.plan import CanJob, default_cell_config, load_jobs
 from salamander_behavior.report import RunReport
 from salamander_behavior.ros.arm_motion_client import ArmMotionCore
-from salamander_behavior.ros.cell_client import CellIO
+from salamander_behavior.ros.gripper_client import GripperIO
 from salamander_behavior.tree import build_tree
 from salamander_control import names
 from salamander_control.kinematics import ArmParams
+from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
+from salamander_control.urdf import UrdfNotFoundError
+from salamander_msgs.action import RunPickPlace
+
+WAITING_LOG_PERIOD_S = 10.0
+"""s between two "run_on_start: waiting for ..." lines (the first one is logged at once)."""
+AUTO_GOAL_RETRY_S = 5.0
+"""s; run_on_start sends its goal again when no answer came this long (a request lost at start-up)."""
+RELEASE_WAIT_MIN_S = 1.0
+"""s; the run waits for the generator's answer to its RELEASE at least this long (2 lease timeouts)."""
 
 
-def snapshot_text(root: py_trees.behaviour.Behaviour, report: RunReport) -> str:
-    """What /salamander/behavior/tree carries: run status, per-can results, the tree with statuses."""
-    head = [f"run: {root.status.value} ({report.summary()})", *report.lines(), ""]
+def snapshot_text(root: py_trees.behaviour.Behaviour, report: RunReport, state: str | None = None) -> str:
+    """What /salamander/behavior/tree carries: run status, per-can results, the tree with statuses.
+
+    `state` replaces the root's status in the head (e.g. "CANCELLED"); default: the root's status.
+    """
+    head = [f"run: {state or root.status.value} ({report.summary()})", *report.lines(), ""]
     return "\n".join(head) + py_trees.display.unicode_tree(root, show_status=True)
 
 
+class RunEnd(Enum):
+    """How a run ended; the value is the word of its log line ("run complete: ...")."""
+
+    COMPLETE = "complete"  # the root SUCCEEDED
+    STOPPED = "stopped"  # the root FAILED (a can aborted, or not ready in time)
+    CANCELLED = "cancelled"  # the goal was cancelled (or the server stopped)
+
+
+class ActiveRun:
+    """One run's tree, report and goal; `finished` completes with the RunPickPlace result."""
+
+    def __init__(self, cans: tuple[str, ...], root: py_trees.behaviour.Behaviour, report: RunReport,
+                 goal_handle: Any | None) -> None:
+        self.cans = cans
+        self.root = root
+        self.tree = py_trees.trees.BehaviourTree(root)
+        self.report = report
+        self.goal_handle = goal_handle  # None for the run_on_start run
+        self.finished: Future = Future()
+        self.cancel_requested = False
+        self.end: RunEnd | None = None  # set when the tree stopped; the run is over once `done`
+        self.done = False
+        self.release: Future | None = None
+        self.release_deadline = 0.0
+        self.result = RunPickPlace.Result()
+        self.last_feedback: tuple[str, str, int] | None = None
+
+    @property
+    def state(self) -> str | None:
+        """The snapshot head's word once the run was cancelled (the root's status says INVALID)."""
+        return "CANCELLED" if self.end is RunEnd.CANCELLED else None
+
+
 class BehaviorServerNode(Node):
-    """Builds, ticks and publishes the pick-and-place tree (see the module docstring)."""
+    """Serves pick-and-place runs (see the module docstring)."""
 
     def __init__(self, **node_kwargs: Any) -> None:
         """`node_kwargs` go to rclpy's Node (e.g. namespace= for a test that builds it in-process)."""
+        try:  # the limit guard's per-joint limits: found at start-up (before the node exists, so nothing
+            default_urdf_path()  # is half-built to tear down), not when a run builds its tree
+        except UrdfNotFoundError as exc:
+            rclpy.logging.get_logger(names.BEHAVIOR_SERVER).fatal(f"cannot start: {exc}")
+            raise SystemExit(1) from exc
         super().__init__(names.BEHAVIOR_SERVER, **node_kwargs)
         self._destroyed = False
-        self._started = False  # tree and ports built (destroy_node has something to stop)
         self._binding: ParamBinding[BehaviorSettings] = ParamBinding(
             self, params.param_specs(), params.build_config
         )
+        self._limits = follow_coupled_limits(self)  # alpha_max/beta_max: one pair for the whole arm
         settings = self._binding.snapshot
         try:
             path = Path(settings.cell_config) if settings.cell_config else default_cell_config()
@@ -70,30 +158,46 @@ class BehaviorServerNode(Node):
         except (OSError, ValueError) as exc:
             self.get_logger().fatal(f"cannot load the cell config: {exc}")
             raise SystemExit(1) from exc
-        self.report = RunReport()
+        self.jobs: dict[str, CanJob] = {job.can: job for job in jobs}
         self._core = ArmMotionCore(self, settings.client_id, settings.lease_timeout_s)
-        self._cell = CellIO(self)
-        ports = Ports(
-            motion=self._core,
-            cell=self._cell,
-            clock=time.monotonic,
-            settings=lambda: self._binding.snapshot,
-            log=self.get_logger(),
-            report=self.report,
-        )
-        self.root = build_tree(jobs, self._guard)
-        self._tree = py_trees.trees.BehaviourTree(self.root)
-        self._tree.setup(node=self, ports=ports)
+        self._gripper = GripperIO(self, time.monotonic, lambda: self._binding.snapshot.part_present_timeout_s)
         self._tree_pub = self.create_publisher(String, names.BEHAVIOR_TREE, LATCHED)
-        self._finished = False
-        self._started = True
+        self.run: ActiveRun | None = None  # the active run, or the last one once it is done
+        self._reserved = False  # a goal was accepted and its execute callback has not started the run yet
+        self._progress_path = (
+            Path(settings.progress_file).expanduser() if settings.progress_file
+            else run_progress.default_path(self.get_fully_qualified_name())
+        )
+        self._progress, warnings = run_progress.load(self._progress_path, list(self.jobs))
+        for warning in warnings:
+            self.get_logger().warning(f"run progress: {warning}")
+        self._secured = False  # the start-up check of the pad (vacuum on for a can found on it) is done
+        self.create_service(Trigger, names.RESET_PROGRESS, self._on_reset_progress)
+        self._run_on_start = settings.run_on_start  # until the first run started (or was refused)
+        self._auto_sent_at = -AUTO_GOAL_RETRY_S
+        self._action = ActionServer(
+            self,
+            RunPickPlace,
+            names.RUN_PICK_PLACE,
+            execute_callback=self._execute,
+            goal_callback=self._on_goal,
+            cancel_callback=self._on_cancel,
+        )
+        self._self_client = ActionClient(self, RunPickPlace, names.RUN_PICK_PLACE)  # run_on_start's goal
         self.create_timer(1.0 / settings.tick_rate_hz, self._on_tick)
         self.create_timer(1.0 / settings.snapshot_rate_hz, self._publish_snapshot)
-        cans = ", ".join(job.can for job in jobs)
-        self.get_logger().info(
-            f"pick and place of {cans} from {path} as lease client {settings.client_id!r}; "
-            f"manual_place={settings.manual_place}; waiting for the arm and the cell"
+        start = (
+            "run_on_start: one run of every can once the stack is ready"
+            if self._run_on_start
+            else f"idle, holding no lease: start a run with the RunPickPlace action on "
+            f"{self.resolve_topic_name(names.RUN_PICK_PLACE)}"
         )
+        self.get_logger().info(
+            f"pick and place of {', '.join(self.jobs)} from {path} as lease client {settings.client_id!r}; "
+            f"manual_place={settings.manual_place}; {start}"
+        )
+        self.get_logger().info(f"run progress ({self._progress_path}): {self._progress.describe()}")
+        self._publish_snapshot()
 
     def _arm(self) -> ArmParams:
         """The arm model the guard judges with: the current parameters' (config/arm.yaml at start-up)."""
@@ -104,35 +208,283 @@ class BehaviorServerNode(Node):
         conditions = guard_conditions(GuardSettings(), arm=self._arm, prefix=f"{can}.")
         return guarded(child, conditions, name=f"Guarded[{can}]")
 
-    def _on_tick(self) -> None:
-        if self._finished or self._destroyed:
+    def _make_ports(self, report: RunReport) -> Ports:
+        """The leaves' ports for one run (its own report; arm and gripper are the node's)."""
+        return Ports(
+            motion=self._core,
+            gripper=self._gripper,
+            clock=time.monotonic,
+            settings=lambda: self._binding.snapshot,
+            log=self.get_logger(),
+            report=report,
+        )
+
+    # Starting a run -----------------------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        """Whether a run is active (from its start until its lease was given back and it answered)."""
+        return self._reserved or (self.run is not None and not self.run.done)
+
+    def _refusal(self, requested: list[str]) -> tuple[tuple[str, ...], str]:
+        """(cans, "") for a run that may start now, else ((), the reason)."""
+        if self._destroyed:
+            return (), "the server is shutting down"
+        if self.active:
+            return (), "a run is active (cancel it first, or wait for its result)"
+        try:
+            done, final = self._progress.done(), self._progress.final()
+            return runs.select_cans(requested, list(self.jobs), done, final), ""
+        except ValueError as exc:
+            return (), str(exc)
+
+    def _held(self) -> str | None:
+        """The can recorded as carried (not picked: the pad check offers to place it), None if none."""
+        carrying = self._progress.carrying
+        return carrying if carrying in self.jobs and carrying not in self._progress.final() else None
+
+    def _on_goal(self, goal: RunPickPlace.Goal) -> GoalResponse:
+        requested = list(goal.cans)
+        cans, why = self._refusal(requested)
+        if why:
+            self.get_logger().warning(f"RunPickPlace goal {requested} rejected: {why}")
+            return GoalResponse.REJECT
+        self._reserved = True  # until the execute callback starts it: a second goal now is refused
+        self.get_logger().info(f"RunPickPlace goal accepted: {', '.join(cans)}")
+        return GoalResponse.ACCEPT
+
+    def _on_cancel(self, goal_handle: Any) -> CancelResponse:
+        run = self.run
+        if run is None or run.done or run.goal_handle is not goal_handle:
+            return CancelResponse.REJECT
+        run.cancel_requested = True  # the next tick stops the tree
+        self.get_logger().info("RunPickPlace: cancel requested")
+        return CancelResponse.ACCEPT
+
+    async def _execute(self, goal_handle: Any) -> RunPickPlace.Result:
+        """Start the run and wait (yielding to the executor) until the tick timer ended it."""
+        self._reserved = False
+        cans, why = self._refusal(list(goal_handle.request.cans))
+        if why:  # the world changed between acceptance and execution (e.g. shutting down)
+            goal_handle.abort()
+            return RunPickPlace.Result(success=False, message=f"not started: {why}")
+        run = self._start_run(cans, goal_handle)
+        result = await run.finished
+        if goal_handle.is_cancel_requested:
+            goal_handle.canceled()
+        elif result.success:
+            goal_handle.succeed()
+        else:
+            goal_handle.abort()
+        return result
+
+    def _start_run(self, cans: tuple[str, ...], goal_handle: Any | None) -> ActiveRun:
+        """Build the run's tree, set it up, take the lease; the tick timer does the rest.
+
+        The can recorded as carried is not picked: it leads the run's cans, and the first pad check
+        offers to place it (or to have it removed).
+        """
+        report = RunReport()
+        held = self._held()
+        picks = tuple(can for can in cans if can != held)
+        held_job = self.jobs[held] if held is not None else None
+        root = build_tree([self.jobs[can] for can in picks], self._guard, held_job)
+        if held is not None:
+            cans = (held, *picks)
+            self.get_logger().warning(
+                f"{held} is recorded as carried when the last run stopped: not picked; the pad check "
+                "offers to place it (operator confirm) if it is on the pad"
+            )
+        run = ActiveRun(cans, root, report, goal_handle)
+        run.tree.setup(node=self, ports=self._make_ports(report))
+        self.run = run
+        self._run_on_start = False  # a run started: run_on_start has done its job
+        self._core.acquire_lease()
+        self.get_logger().info(f"run started: {', '.join(cans)} (arm lease requested)")
+        return run
+
+    def _stack_ready(self) -> tuple[bool, str]:
+        """Everything a run needs besides the lease (what run_on_start waits for)."""
+        arm_ok, arm_why = self._core.stack_ready()
+        gripper_ok, gripper_why = self._gripper.ready()
+        why = "; ".join(w for ok, w in ((arm_ok, arm_why), (gripper_ok, gripper_why)) if not ok)
+        return (arm_ok and gripper_ok, why)
+
+    def _start_on_ready(self) -> None:
+        """run_on_start: once the stack is ready, send this server the goal of every can."""
+        ok, why = self._stack_ready()
+        if ok and not self._self_client.server_is_ready():
+            ok, why = False, f"own {self.resolve_topic_name(names.RUN_PICK_PLACE)} action server (discovery)"
+        if not ok:
+            self.get_logger().info(
+                f"run_on_start: waiting for the stack: {why}", throttle_duration_sec=WAITING_LOG_PERIOD_S
+            )
             return
-        self._tree.tick()
-        status = self.root.status
+        now = time.monotonic()
+        if now - self._auto_sent_at < AUTO_GOAL_RETRY_S:
+            return
+        self._auto_sent_at = now
+        self.get_logger().info("run_on_start: the stack is ready: sending the RunPickPlace goal of every can")
+        self._self_client.send_goal_async(RunPickPlace.Goal()).add_done_callback(self._on_auto_answer)
+
+    def _on_auto_answer(self, future: Future) -> None:
+        handle = future.result() if future.exception() is None else None
+        if handle is not None and not handle.accepted:
+            self._run_on_start = False  # refused (the reason is logged): do not insist
+
+    # Ticking ------------------------------------------------------------------------------------------
+
+    def _on_tick(self) -> None:
+        if self._destroyed:
+            return
+        run = self.run
+        if not self._secured and (run is None or run.done):
+            self._secure_pad()
+        if run is None or run.done:
+            if self._run_on_start and not self._reserved:
+                self._start_on_ready()
+            return
+        if run.end is not None:  # the tree stopped; waiting for the RELEASE answer
+            if (run.release is None or run.release.done()
+                    or time.monotonic() > run.release_deadline):  # fmt: skip
+                self._finish(run)
+            return
+        if run.cancel_requested:
+            run.root.stop(Status.INVALID)  # terminate(): the running goal is cancelled, the vacuum untouched
+            self._end(run, RunEnd.CANCELLED)
+            return
+        run.tree.tick()
+        self._observe(run)
+        status = run.root.status
         if status in (Status.SUCCESS, Status.FAILURE):
-            self._finished = True
-            # One call site per severity: rclpy refuses to log from one line at two severities.
-            if status is Status.SUCCESS:
-                self.get_logger().info(f"run complete: {self.report.summary()}")
-            else:
-                self.get_logger().error(f"run stopped: {self.report.summary()}")
-            self._publish_snapshot()
+            self._end(run, RunEnd.COMPLETE if status is Status.SUCCESS else RunEnd.STOPPED)
+            return
+        self._publish_feedback(run)
+
+    def _publish_feedback(self, run: ActiveRun) -> None:
+        if run.goal_handle is None:
+            return
+        now = runs.progress(run.root, run.cans)
+        done = sum(1 for can in run.cans if run.report.result_of(can) is not None)
+        key = (now.can, now.step, done)
+        if key == run.last_feedback:
+            return
+        run.last_feedback = key
+        run.goal_handle.publish_feedback(
+            RunPickPlace.Feedback(can=now.can, step=now.step, cans_done=done, cans_total=len(run.cans))
+        )
+
+    def _observe(self, run: ActiveRun) -> None:
+        """Bring the run's progress up to date with the tree (stages, outcomes) and write it if it changed."""
+        stages = {can: runs.stage_of(can) for can in run.cans}
+        self._store(run_progress.observe(self._progress, run.cans, stages, run.report))
+
+    def _store(self, new: run_progress.RunProgress, force: bool = False) -> None:
+        if new == self._progress and not force:
+            return
+        self._progress = new
+        try:
+            run_progress.save(self._progress_path, new)
+        except OSError as exc:
+            self.get_logger().error(
+                f"run progress: cannot write {self._progress_path} ({exc}); a restart would not know it",
+                throttle_duration_sec=WAITING_LOG_PERIOD_S,
+            )
+
+    def _on_reset_progress(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        """Forget the run's progress (every can to do again, nothing carried); refused during a run."""
+        if self.active:
+            response.success = False
+            response.message = "a run is active: cancel it or wait for its result"
+            self.get_logger().warning(f"reset_progress refused: {response.message}")
+            return response
+        self._store(run_progress.RunProgress(), force=True)
+        response.success = True
+        response.message = "run progress reset: an empty goal runs every can, none is recorded as carried"
+        self.get_logger().info(response.message)
+        return response
+
+    def _secure_pad(self) -> None:
+        """Once at start, before any run: a can found on the pad gets the vacuum on (valve state unknown)."""
+        reading = self._gripper.part_present()
+        if not reading.fresh(time.monotonic(), self._binding.snapshot.part_present_timeout_s):
+            return
+        self._secured = True
+        if reading.value:
+            self.get_logger().warning(
+                "a can is on the pad at start: vacuum switched on to keep it; the next run does not pick "
+                "before it is placed (operator confirm) or removed"
+            )
+            self._gripper.set_vacuum(True)
+
+    def _end(self, run: ActiveRun, end: RunEnd) -> None:
+        """The tree stopped: outcomes, the run's progress, then give the lease back (answer awaited)."""
+        run.end = end
+        stages = {can: runs.stage_of(can) for can in run.cans}
+        outcomes = runs.outcomes(run.cans, run.report, stages)
+        self._observe(run)
+        left = runs.left_on_pad(run.cans, run.report, stages)
+        if left:
+            self.get_logger().warning(
+                f"{', '.join(left)} may still be on the pad or in the arm's way after this run: the next "
+                "run does not pick while a can is on the pad (it offers to place it or asks to remove it)"
+            )
+        if self._progress.done() >= set(self.jobs) and self._progress.carrying is None:
+            self.get_logger().info("every can of the cell is done: run progress reset for the next batch")
+            self._store(run_progress.RunProgress())
+        summary = run.report.summary()
+        if end is RunEnd.CANCELLED:
+            summary += f"; cancelled, outcomes {dict(zip(run.cans, outcomes, strict=True))}"
+        run.result = RunPickPlace.Result(
+            success=end is RunEnd.COMPLETE and all(o == "placed" for o in outcomes),
+            message=summary,
+            cans=list(run.cans),
+            outcomes=outcomes,
+        )
+        run.release = self._core.release_lease()
+        settings = self._binding.snapshot
+        run.release_deadline = time.monotonic() + max(RELEASE_WAIT_MIN_S, 2.0 * settings.lease_timeout_s)
+        self._publish_snapshot()
+
+    def _finish(self, run: ActiveRun) -> None:
+        """The lease is given back: log the run's end and answer the goal."""
+        run.done = True
+        if run.release is not None and not run.release.done():
+            self.get_logger().warning("arm lease: no answer to the RELEASE; the generator drops it on expiry")
+        # One call site per severity: rclpy refuses to log from one line at two severities.
+        if run.end is RunEnd.COMPLETE:
+            self.get_logger().info(f"run complete: {run.result.message}")
+        elif run.end is RunEnd.CANCELLED:
+            self.get_logger().warning(f"run cancelled: {run.result.message}")
+        else:
+            self.get_logger().error(f"run stopped: {run.result.message}")
+        self._publish_snapshot()
+        run.finished.set_result(run.result)
 
     def _publish_snapshot(self) -> None:
         if self._destroyed:  # SIGTERM destroys the node from the signal handler; the executor may
             return  # still run a timer that was ready at that moment
-        self._tree_pub.publish(String(data=snapshot_text(self.root, self.report)))
+        run = self.run
+        if run is None:
+            text = "run: IDLE (no run yet: start one with the RunPickPlace action)"
+        else:
+            text = snapshot_text(run.root, run.report, run.state)
+        self._tree_pub.publish(String(data=text))
 
     def destroy_node(self) -> Any:
-        """Stop the tree (cancel the running goal) and release the lease while the context still works."""
-        if not self._destroyed:
+        """Stop an active run's tree (cancel its goal) and release the lease while the context works."""
+        if not getattr(self, "_destroyed", False):
             self._destroyed = True
-            try:
-                if self._started and self.context.ok():
-                    self.root.stop(Status.INVALID)  # terminate(): the running goal is cancelled
-                    self._core.shutdown()
-            except Exception as exc:  # noqa: BLE001 (shutting down: best effort, never a traceback)
-                self.get_logger().warning(f"shutdown: could not stop cleanly: {exc}")
+            if hasattr(self, "_action"):  # fully built: a start that failed (bad config) has nothing to stop
+                try:
+                    run = self.run
+                    if self.context.ok():
+                        if run is not None and run.end is None:
+                            run.root.stop(Status.INVALID)  # terminate(): the running goal is cancelled
+                        self._core.shutdown()
+                except Exception as exc:  # noqa: BLE001 (shutting down: best effort, never a traceback)
+                    self.get_logger().warning(f"shutdown: could not stop cleanly: {exc}")
+                self._action.destroy()
         return super().destroy_node()
 
 

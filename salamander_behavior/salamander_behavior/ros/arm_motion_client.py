@@ -1,7 +1,10 @@
 """`ArmMotionCore`: the arm over ROS for the tree (a `MotionPort`): lease, Cartesian goals, retargets.
 
-- Lease: a `LeaseKeeper` on a timer acquires the trajectory generator's lease at start, heartbeats it
-  every timeout/4 and re-acquires after a refusal; `shutdown()` stops, cancels and releases.
+- Lease, explicit per run: `acquire_lease()` (a run starts) makes a fresh `LeaseKeeper`, which a timer
+  drives: ACQUIRE, a HEARTBEAT every timeout/4, ACQUIRE again after a refusal; `release_lease()` (the
+  run ended, failed or was cancelled) drops the keeper and sends RELEASE, returning its future so the
+  caller can wait for the generator's answer without blocking. Between runs no keeper exists and the
+  node holds nothing. `shutdown()` stops, cancels and releases.
 - Goals: `send` starts a MoveCartesian goal with ActionClient futures and returns a handle that the
   leaf polls each tick (acceptance, feedback progress, result). Nothing waits on a future.
 - Retargets: RetargetCartesian calls, one in flight per handle, polled the same way.
@@ -33,6 +36,7 @@ from salamander_behavior.ports import (
     RetargetReply,
 )
 from salamander_control import names
+from salamander_control.cartesian.goal import EARLY_FAIL
 from salamander_control.ros.conversions import INVALID_REQUEST
 from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_msgs.action import MoveCartesian
@@ -72,6 +76,7 @@ class RosMotionHandle:
         self._first_send = core.clock()
         self._resend_at: float | None = None  # clock time to send a rejected goal again
         self._heard_at = core.clock()  # clock time of the acceptance or of the last feedback
+        self._fed_back = False  # whether any feedback arrived for the goal
         if not core.action.server_is_ready():
             self._final = MotionOutcome(MotionPhase.FAILED, 0, f"no {core.move_name} action server")
             return
@@ -86,6 +91,8 @@ class RosMotionHandle:
             path=self.request.path.value,
             speed_scale=self.request.speed_scale,
             client_id=self._core.client_id,
+            lease_token=self._core.lease_token(),
+            branch=self.request.branch,
         )
         self._send_future = self._core.action.send_goal_async(goal, feedback_callback=self._on_feedback)
 
@@ -93,6 +100,7 @@ class RosMotionHandle:
         # Two assignments, each atomic: the leaf reads them on its tick.
         self._progress = float(message.feedback.progress)
         self._heard_at = self._core.clock()
+        self._fed_back = True  # the goal ran (an early fail never sends feedback)
 
     def poll(self) -> MotionOutcome:
         """Acceptance, then the result; never waits."""
@@ -150,7 +158,9 @@ class RosMotionHandle:
             self._final = MotionOutcome(MotionPhase.SUCCEEDED, 0, result.message, 1.0)
         else:
             why = result.message or f"goal ended with action status {wrapped.status}"
-            self._final = MotionOutcome(MotionPhase.FAILED, int(result.status), why)
+            # Early: the node's early-fail message and no feedback ever (it decides before the first cycle).
+            early = not self._fed_back and why.startswith(EARLY_FAIL)
+            self._final = MotionOutcome(MotionPhase.FAILED, int(result.status), why, early=early)
         return self._final
 
     def cancel(self) -> None:
@@ -187,7 +197,10 @@ class RosMotionHandle:
             )
             return True
         request = RetargetCartesian.Request(
-            tcp=_point(target), tool_pitch=target.tool_pitch, tool_yaw=target.tool_yaw
+            tcp=_point(target),
+            tool_pitch=target.tool_pitch,
+            tool_yaw=target.tool_yaw,
+            lease_token=self._core.lease_token(),
         )
         self._retarget_future = client.call_async(request)
         return True
@@ -239,7 +252,9 @@ class ArmMotionCore:
         self.node = node
         self.client_id = client_id
         self.clock = clock
-        self.keeper = LeaseKeeper(client_id, lease_timeout)
+        self.lease_timeout = lease_timeout
+        self.keeper: LeaseKeeper | None = None  # the current run's; None between runs (nothing held)
+        self._pending_release: tuple[LeaseKeeper, Future] | None = None  # see release_lease
         self._last_handle: RosMotionHandle | None = None
         self._lock = threading.Lock()
         self._max_age = joint_state_max_age
@@ -250,7 +265,7 @@ class ArmMotionCore:
         # The names as resolved in the node's namespace and remapped (by the launch file), for messages.
         self.move_name = node.resolve_topic_name(names.MOVE_CARTESIAN)
         self.joint_states_name = node.resolve_topic_name(names.JOINT_STATES)
-        self._timer = node.create_timer(self.keeper.period / 2.0, self._on_lease_timer)
+        self._timer = node.create_timer(lease_timeout / 8.0, self._on_lease_timer)  # keeper.period / 2
 
     # MotionPort ---------------------------------------------------------------------------------------
 
@@ -258,7 +273,19 @@ class ArmMotionCore:
         """Lease held, action server up, joint states fresh."""
         why = []
         if not self.lease_held():
-            why.append(f"arm lease: {self.keeper.problem}")
+            keeper = self.keeper
+            why.append(f"arm lease: {keeper.problem if keeper else 'not requested (no run active)'}")
+        return self._motion_ready(why)
+
+    def stack_ready(self) -> tuple[bool, str]:
+        """What a run needs besides the lease: lease service and action server up, joint states fresh."""
+        why = []
+        if not self.lease_client.service_is_ready():
+            why.append(f"no {self.lease_client.service_name} service")
+        return self._motion_ready(why)
+
+    def _motion_ready(self, why: list[str]) -> tuple[bool, str]:
+        """`why` plus what is missing of the action server and the joint states; (ok, the reasons)."""
         if not self.action.server_is_ready():
             why.append(f"no {self.move_name} action server")
         age = self.joint_states.age()
@@ -271,7 +298,12 @@ class ArmMotionCore:
     def lease_held(self) -> bool:
         """Whether the lease is ours now."""
         with self._lock:
-            return self.keeper.held(self.clock())
+            return self.keeper is not None and self.keeper.held(self.clock())
+
+    def lease_token(self) -> str:
+        """The current run's lease token ("" between runs or before the grant); goals carry it."""
+        with self._lock:
+            return self.keeper.token if self.keeper is not None else ""
 
     def send(self, request: MotionRequest) -> RosMotionHandle:
         """Start a goal."""
@@ -280,37 +312,107 @@ class ArmMotionCore:
 
     # Lease --------------------------------------------------------------------------------------------
 
+    def acquire_lease(self) -> None:
+        """A run starts: keep the lease from now on (ACQUIRE now, then heartbeats on the lease timer)."""
+        with self._lock:
+            if self.keeper is None:
+                self.keeper = LeaseKeeper(self.client_id, self.lease_timeout)
+        self._on_lease_timer()
+
+    def release_lease(self) -> Future | None:
+        """A run ended: stop keeping the lease and give it back.
+
+        Returns a future that is done once the generator answered the RELEASE (or the lease turned out
+        not to be ours), or None when there was nothing to give back (no keeper, never granted) or no
+        lease service. With an ACQUIRE in flight (a re-acquire after a lost lease) its answer decides:
+        granted, the lease is released with the new token then; refused, there is nothing to release.
+        """
+        with self._lock:
+            keeper, self.keeper = self.keeper, None
+            if keeper is None:
+                return None
+            acquiring = keeper.in_flight is LeaseOp.ACQUIRE
+            held = keeper.stop()
+            if acquiring:
+                done: Future = Future()
+                self._pending_release = (keeper, done)
+                return done
+        if not (held and self.lease_client.service_is_ready()):
+            return None
+        return self._send_release(keeper.token)
+
+    def _send_release(self, token: str) -> Future:
+        request = ArmLease.Request(operation=int(LeaseOp.RELEASE), client_id=self.client_id, token=token)
+        future = self.lease_client.call_async(request)
+        future.add_done_callback(self._on_release_reply)
+        return future
+
+    def _release_after_acquire(self, keeper: LeaseKeeper, op: LeaseOp, granted: bool, token: str) -> None:
+        """The answer to the ACQUIRE a stopped keeper had in flight: release what it got, if anything."""
+        with self._lock:
+            pending = self._pending_release
+            if pending is None or pending[0] is not keeper or op is not LeaseOp.ACQUIRE:
+                return
+            self._pending_release = None
+        done = pending[1]
+        if not granted or not self.lease_client.service_is_ready():
+            done.set_result(None)
+            return
+        self.node.get_logger().info("arm lease granted after the run ended: releasing it")
+        self._send_release(token).add_done_callback(lambda _f: done.set_result(None))
+
     def _on_lease_timer(self) -> None:
         with self._lock:
-            op = self.keeper.next_request(self.clock())
+            keeper = self.keeper
+            if keeper is None:
+                return
+            op = keeper.next_request(self.clock())
             if op is None:
                 return
             if not self.lease_client.service_is_ready():
-                self.keeper.on_error(op, f"no {self.lease_client.service_name} service")
+                keeper.on_error(op, f"no {self.lease_client.service_name} service")
                 return
-        self._call_lease(op).add_done_callback(lambda future, op=op: self._on_lease_reply(op, future))
+        # The reply goes to the keeper that asked: a late answer never reaches the next run's keeper.
+        self._call_lease(op, keeper).add_done_callback(
+            lambda future, op=op, keeper=keeper: self._on_lease_reply(keeper, op, future)
+        )
 
-    def _call_lease(self, op: LeaseOp) -> Future:
+    def _call_lease(self, op: LeaseOp, keeper: LeaseKeeper) -> Future:
         request = ArmLease.Request(
-            operation=int(op), client_id=self.client_id, timeout=float(self.keeper.timeout)
+            operation=int(op), client_id=self.client_id, timeout=float(keeper.timeout), token=keeper.token
         )
         return self.lease_client.call_async(request)
 
-    def _on_lease_reply(self, op: LeaseOp, future: Future) -> None:
+    def _on_lease_reply(self, keeper: LeaseKeeper, op: LeaseOp, future: Future) -> None:
         logger = self.node.get_logger()
         if future.exception() is not None or future.result() is None:
             with self._lock:
-                self.keeper.on_error(op, str(future.exception()))
+                keeper.on_error(op, str(future.exception()))
+            self._release_after_acquire(keeper, op, False, "")
             return
         res = future.result()
+        if keeper is not self.keeper:  # the run ended meanwhile: its keeper is gone
+            self._release_after_acquire(keeper, op, bool(res.success), res.token)
+            return
         with self._lock:
-            line = self.keeper.on_reply(op, bool(res.success), res.message, res.holder)
+            line = keeper.on_reply(op, bool(res.success), res.message, res.holder, res.token)
         if line and res.success:
             logger.info(line)
         elif line:
             logger.warning(line)
         elif not res.success:
-            logger.warning(f"arm lease: {self.keeper.problem}", throttle_duration_sec=LOG_THROTTLE_S)
+            logger.warning(f"arm lease: {keeper.problem}", throttle_duration_sec=LOG_THROTTLE_S)
+
+    def _on_release_reply(self, future: Future) -> None:
+        if future.exception() is not None or future.result() is None:
+            self.node.get_logger().warning(f"arm lease: RELEASE failed: {future.exception()}")
+            return
+        res = future.result()
+        if res.success:
+            self.node.get_logger().info(f"arm lease released: {res.message}")
+        else:
+            why = f"{res.message} (holder {res.holder!r})"
+            self.node.get_logger().warning(f"arm lease: RELEASE refused: {why}")
 
     def shutdown(self) -> None:
         """Stop the lease timer and give the lease back (fire and forget: the executor has stopped).
@@ -321,7 +423,4 @@ class ArmMotionCore:
         self._timer.cancel()
         if self._last_handle is not None:
             self._last_handle.settle_cancel(timeout=1.0)
-        with self._lock:
-            held = self.keeper.stop()
-        if held and self.lease_client.service_is_ready():
-            self._call_lease(LeaseOp.RELEASE)
+        self.release_lease()

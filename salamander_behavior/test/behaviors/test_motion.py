@@ -7,7 +7,7 @@ from py_trees.common import Status
 
 from salamander_behavior.behaviors.base import Ports
 from salamander_behavior.behaviors.motion import FixedTarget, MoveTo, OffsetTarget
-from salamander_behavior.mock.ports import FakeCell, FakeClock, FakeMotion, ListLogger, Script
+from salamander_behavior.mock.ports import FakeClock, FakeGripper, FakeMotion, ListLogger, Script
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.ports import CartesianTarget, MotionPath
 from salamander_behavior.report import RunReport
@@ -19,7 +19,12 @@ def one_leaf(leaf, motion=None, settings=None):
     clock = FakeClock()
     log = ListLogger()
     ports = Ports(
-        motion, FakeCell(motion, {}), clock, lambda: settings or BehaviorSettings(), log, RunReport()
+        motion,
+        FakeGripper(motion, {}, clock),
+        clock,
+        lambda: settings or BehaviorSettings(),
+        log,
+        RunReport(),
     )
     leaf.setup(ports=ports)
     return leaf, motion, clock, log

@@ -1,5 +1,5 @@
 """ManualAdjust in the tree, without ROS: operator twists and confirmations through the subscription
-callbacks (real geometry_msgs/std_msgs messages), times from a fake clock, the arm and cell faked.
+callbacks (real geometry_msgs/std_msgs messages), times from a fake clock, the arm and gripper faked.
 
 What an operator would notice: the nudge size and the log line, that the can lands where it was nudged
 to, that the 30 mm bound holds whatever is sent, that early or negative confirmations and silence never
@@ -77,7 +77,7 @@ def test_twenty_mm_jog_and_confirm_lands_the_can_twenty_mm_off() -> None:
     assert match[1] == "confirmed" and 20.0 <= x <= 26.0 and y == 0.0
     assert float(match[4]) == pytest.approx(confirmed_at - start, abs=0.06)
     # The descent kept the adjusted XY: the can was let go over place_release + offset.
-    release = rig.cell.releases[0].at
+    release = rig.gripper.releases[0].at
     assert (release.x - JOB.place_release.x) * 1000 == pytest.approx(x, abs=0.06)
     assert release.y == pytest.approx(JOB.place_release.y) and release.z == pytest.approx(JOB.place_release.z)
     rise = [h.request.target for h in rig.motion.handles if h.request.label == "rise"][0]
@@ -97,7 +97,7 @@ def test_a_long_jog_stops_at_thirty_mm() -> None:
     assert float(summary(rig)[2]) == 30.0
     for t in nudge_targets(rig):
         assert math.hypot(t.x - JOB.place_above.x, t.y - JOB.place_above.y) <= 0.030 + 1e-12
-    assert rig.cell.releases[0].at.x - JOB.place_release.x == pytest.approx(0.030)
+    assert rig.gripper.releases[0].at.x - JOB.place_release.x == pytest.approx(0.030)
 
 
 def test_a_confirm_sent_before_the_wait_began_is_ignored() -> None:
@@ -121,7 +121,7 @@ def test_false_aborts_without_releasing() -> None:
     assert rig.run() == "FAILURE"
     match = summary(rig)
     assert match[1] == "aborted" and float(match[3]) > 9.0
-    assert rig.cell.commands == [True] and rig.cell.holding == "can_0" and rig.cell.releases == []
+    assert rig.gripper.commands == [True] and rig.gripper.holding == "can_0" and rig.gripper.releases == []
     assert "place_release" not in rig.motion.labels
     assert rig.report.records()[0].result is CanResult.ABORTED
     assert "aborted by the operator" in rig.report.records()[0].detail
@@ -134,7 +134,7 @@ def test_no_confirmation_within_the_timeout_fails_without_releasing() -> None:
     assert rig.clock() - start == pytest.approx(2.0, abs=0.2)
     match = summary(rig)
     assert match[1] == "timed_out" and match[4] == "2.0"
-    assert rig.cell.releases == [] and rig.cell.holding == "can_0"
+    assert rig.gripper.releases == [] and rig.gripper.holding == "can_0"
 
 
 def test_confirm_waits_for_the_last_nudge_to_arrive() -> None:
@@ -235,7 +235,97 @@ def test_the_arm_never_goes_beyond_thirty_mm(events, verdict) -> None:
     base = JOB.place_above
     for t in nudge_targets(rig):
         assert math.hypot(t.x - base.x, t.y - base.y) <= 0.030 + 1e-12 and t.z == base.z
-    for release in rig.cell.releases:
+    for release in rig.gripper.releases:
         d = math.hypot(release.at.x - JOB.place_release.x, release.at.y - JOB.place_release.y)
         assert d <= 0.030 + 1e-12
-    assert (status == "SUCCESS") == (verdict is True) == bool(rig.cell.releases)
+    assert (status == "SUCCESS") == (verdict is True) == bool(rig.gripper.releases)
+
+
+# --- allow_z ------------------------------------------------------------------------------------------
+
+
+def jog_z_for(rig: Rig, vz: float, seconds: float) -> None:
+    for _ in range(round(seconds / 0.05)):
+        rig.jog(0.0, 0.0, vz)
+        rig.tick()
+
+
+def summary_z(rig: Rig) -> float:
+    lines = [m for _, m in rig.log.lines if m.startswith("ManualAdjust[place_can_0]: confirmed, offset")]
+    assert len(lines) == 1, rig.log.text()
+    match = re.match(r"^.*offset \[(-?\d+\.\d), (-?\d+\.\d), (-?\d+\.\d)\] mm after", lines[0])
+    assert match, lines[0]
+    return float(match[3])
+
+
+def test_without_allow_z_a_twists_z_moves_nothing() -> None:
+    rig = waiting_rig()
+    jog_z_for(rig, 0.02, 1.0)
+    rig.confirm(True)
+    assert rig.run() == "SUCCESS"
+    assert summary_z(rig) == 0.0
+    assert all(t.z == JOB.place_above.z for t in nudge_targets(rig))
+    assert rig.gripper.releases[0].at.z == pytest.approx(JOB.place_release.z)
+
+
+def test_with_allow_z_an_upward_jog_raises_the_hold_the_release_and_the_rise() -> None:
+    rig = waiting_rig(allow_z=True)
+    jog_z_for(rig, 0.02, 1.0)
+    for _ in range(10):
+        rig.tick()
+    rig.confirm(True)
+    assert rig.run() == "SUCCESS"
+    z = summary_z(rig)
+    assert 20.0 <= z <= 26.0
+    assert nudge_targets(rig)[-1].z - JOB.place_above.z == pytest.approx(z / 1000, abs=1e-4)
+    release = rig.gripper.releases[0].at
+    assert (release.z - JOB.place_release.z) * 1000 == pytest.approx(z, abs=0.06)
+    assert (release.x, release.y) == pytest.approx((JOB.place_release.x, JOB.place_release.y))
+    rise = [h.request.target for h in rig.motion.handles if h.request.label == "rise"][0]
+    assert (rise.z - JOB.place_above.z) * 1000 == pytest.approx(z, abs=0.06)
+
+
+def test_with_allow_z_a_downward_jog_lowers_the_hold_only_and_never_the_release() -> None:
+    """The can lowered for a look is released no lower than planned: never into the box floor."""
+    rig = waiting_rig(allow_z=True)
+    jog_z_for(rig, -0.05, 2.0)  # 100 mm asked for: the 30 mm bound stops it
+    rig.confirm(True)
+    assert rig.run() == "SUCCESS"
+    assert summary_z(rig) == -30.0
+    lowest = min(t.z for t in nudge_targets(rig))
+    assert lowest == pytest.approx(JOB.place_above.z - 0.030)
+    assert lowest >= JOB.place_release.z  # the hold stays above the planned release
+    assert rig.gripper.releases[0].at.z == pytest.approx(JOB.place_release.z)  # not lowered
+    rise = [h.request.target for h in rig.motion.handles if h.request.label == "rise"][0]
+    assert rise.z == pytest.approx(JOB.place_above.z)
+
+
+def test_with_allow_z_the_hold_never_goes_below_a_close_place_release() -> None:
+    base = JOB.place_above
+    floor = CartesianTarget(base.x, base.y, base.z - 0.012, base.tool_pitch, base.tool_yaw)
+    rig = waiting_rig(allow_z=True)
+    leaf = rig.leaf(ADJUST)
+    assert leaf.floor == JOB.place_release  # the tree passes the planned release
+    leaf.floor = floor
+    leaf.initialise()  # the wait begins again with a release 12 mm below place_above
+    jog_z_for(rig, -0.05, 1.0)
+    assert leaf.integrator.offset_z == pytest.approx(-0.012)
+    assert min(t.z for t in nudge_targets(rig)) >= floor.z - 1e-12
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(twist, twist, twist, st.integers(0, 3)), min_size=1, max_size=40))
+def test_with_allow_z_the_can_stays_within_its_bounds_and_is_never_released_low(events) -> None:
+    rig = waiting_rig(manual_timeout_s=5.0, allow_z=True)
+    for vx, vy, vz, gap in events:
+        rig.jog(vx, vy, vz)
+        for _ in range(gap + 1):
+            rig.tick()
+    rig.confirm(True)
+    rig.run(max_ticks=400)
+    base = JOB.place_above
+    for t in nudge_targets(rig):
+        assert math.hypot(t.x - base.x, t.y - base.y) <= 0.030 + 1e-12
+        assert max(base.z - 0.030, JOB.place_release.z) - 1e-12 <= t.z <= base.z + 0.030 + 1e-12
+    for release in rig.gripper.releases:
+        assert JOB.place_release.z - 1e-12 <= release.at.z <= JOB.place_release.z + 0.030 + 1e-12

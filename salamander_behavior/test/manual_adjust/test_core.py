@@ -105,3 +105,88 @@ def test_offset_never_exceeds_bounds_and_moves_no_faster_than_allowed(steps) -> 
         moved = math.dist(prev, integ.offset)
         assert moved <= LIMITS.max_speed * min(dt, LIMITS.stale_after) + 1e-12
         prev = integ.offset
+
+
+# --- allow_z: the twist's z, within [-max_down_z, +max_offset_z] ---------------------------------------
+
+Z_LIMITS = AdjustLimits(allow_z=True, max_down_z=0.145)  # place_above 145 mm over place_release
+
+
+def test_without_allow_z_the_twists_z_is_not_used() -> None:
+    integ = ManualAdjustIntegrator(LIMITS, start_time=0.0)
+    assert integ.on_twist(0.0, 0.0, 0.0, vz=0.02) and integ.on_twist(0.01, 0.0, 0.1, vz=math.nan)
+    integ.update(1.0)
+    assert integ.offset_z == 0.0 and integ.offset3[2] == 0.0 and integ.ignored_twists == 0
+    assert integ.offset[0] == pytest.approx(0.01 * 0.3)
+    assert integ.summary("place_can_0", 1.0).endswith(", 0.0] mm after 1.0 s")
+
+
+def test_with_allow_z_twenty_mm_per_second_up_for_one_second_gives_twenty_mm() -> None:
+    integ = ManualAdjustIntegrator(Z_LIMITS, start_time=0.0)
+    t = 0.0
+    while t < 1.0 - 1e-9:
+        integ.on_twist(0.0, 0.0, t, vz=0.02)
+        t = round(t + 0.05, 10)
+        integ.update(t)
+    assert integ.offset_z == pytest.approx(0.020) and integ.offset == (0.0, 0.0)
+    assert integ.on_confirm(True, 1.0)
+    assert integ.summary("place_can_0", 1.0) == (
+        "ManualAdjust[place_can_0]: confirmed, offset [0.0, 0.0, 20.0] mm after 1.0 s"
+    )
+    assert not ManualAdjustIntegrator(Z_LIMITS, 0.0).on_twist(0.0, 0.0, 0.0, vz=math.inf)  # refused
+
+
+def test_z_stops_at_thirty_mm_up_and_at_the_release_height_down() -> None:
+    integ = ManualAdjustIntegrator(Z_LIMITS, start_time=0.0)
+    for i in range(40):
+        integ.on_twist(0.0, 0.0, i * 0.05, vz=0.05)
+        integ.update((i + 1) * 0.05)
+    assert integ.offset_z == pytest.approx(0.030)
+    # place_above only 10 mm over place_release: down stops 10 mm below the planned place_above.
+    low = ManualAdjustIntegrator(AdjustLimits(allow_z=True, max_down_z=0.010), start_time=0.0)
+    for i in range(40):
+        low.on_twist(0.0, 0.0, i * 0.05, vz=-0.05)
+        low.update((i + 1) * 0.05)
+    assert low.offset_z == pytest.approx(-0.010)
+    # Unknown release height (max_down_z 0): up only.
+    up_only = ManualAdjustIntegrator(AdjustLimits(allow_z=True), start_time=0.0)
+    up_only.on_twist(0.0, 0.0, 0.0, vz=-0.05)
+    up_only.update(1.0)
+    assert up_only.offset_z == 0.0
+
+
+def test_the_speed_cap_is_on_the_whole_velocity_with_z() -> None:
+    integ = ManualAdjustIntegrator(Z_LIMITS, start_time=0.0)
+    integ.on_twist(0.3, 0.0, 0.0, vz=0.4)
+    integ.update(0.2)
+    assert math.dist((0.0, 0.0, 0.0), integ.offset3) == pytest.approx(0.05 * 0.2)
+    assert integ.offset_z / integ.offset[0] == pytest.approx(4.0 / 3.0)
+
+
+@pytest.mark.parametrize("bad", [-0.001, math.nan, math.inf])
+def test_a_bad_max_down_z_is_refused(bad) -> None:
+    with pytest.raises(ValueError, match="max_down_z"):
+        AdjustLimits(allow_z=True, max_down_z=bad)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(
+        st.tuples(finite_speed, finite_speed, finite_speed, st.floats(0.0, 0.5)), min_size=1, max_size=40
+    ),
+    st.floats(0.0, 0.2),
+)
+def test_with_allow_z_the_offset_stays_in_bounds_and_moves_no_faster_than_allowed(steps, down) -> None:  # noqa: ANN001
+    limits = AdjustLimits(allow_z=True, max_down_z=down)
+    integ = ManualAdjustIntegrator(limits, start_time=0.0)
+    t = 0.0
+    prev = integ.offset3
+    for vx, vy, vz, dt in steps:
+        integ.on_twist(vx, vy, t, vz=vz)
+        t += dt
+        integ.update(t)
+        assert math.hypot(*integ.offset) <= limits.max_offset + 1e-12
+        assert -min(down, 0.030) - 1e-12 <= integ.offset_z <= 0.030 + 1e-12
+        moved = math.dist(prev, integ.offset3)
+        assert moved <= limits.max_speed * min(dt, limits.stale_after) + 1e-12
+        prev = integ.offset3

@@ -8,10 +8,30 @@ everything else with a message naming it, so a launch file never runs differentl
 
 - ``<launch>`` holding ``<arg name default description>`` (top level only), ``<let name value>``,
   ``<group>``, ``<push-ros-namespace namespace>``, ``<set_remap from to>`` and ``<node>`` elements;
-- ``<node pkg exec name namespace output args ros_args if unless>`` with ``<param from>``,
-  ``<param name value>`` and ``<remap from to>`` children;
-- the substitutions ``$(var NAME)``, ``$(find-pkg-share PKG)``, ``$(dirname)``, ``$(if COND A [B])`` and
-  ``$(not-equals A B)``, nested or not.
+- ``<node pkg exec name namespace output args ros_args respawn respawn_delay respawn_max_retries if
+  unless>`` with ``<param from>``, ``<param name value>`` and ``<remap from to>`` children;
+- the substitutions ``$(var NAME)``, ``$(find-pkg-share PKG)``, ``$(dirname)``, ``$(if COND A [B])``,
+  ``$(not-equals A B)`` and ``$(command CMD [fail|warn|ignore])``, nested or not; an argument with spaces
+  is quoted ('...' or "..."), substitutions inside the quotes are still evaluated (as launch does).
+
+``respawn`` / ``respawn_delay`` / ``respawn_max_retries`` are read as launch's ExecuteProcess reads them
+(`RespawnSpec`): ``respawn`` a condition (true/1/false/0, substitutions allowed), ``respawn_delay`` seconds
+>= 0 (absent: at once), ``respawn_max_retries`` an integer (negative, the default, means no limit); the
+runner applies them (`respawn.RespawnTracker`).
+
+``$(command CMD)`` runs CMD like launch's CommandSubstitution: split with shlex, run without a shell, its
+standard output is the value; a command that cannot start, exits non-zero or (by default, ``fail``) writes
+to standard error is a LaunchFileError naming the command. It runs while the plan is read (a dry run runs
+it too); the launch file uses it to read the URDF into ``robot_description``.
+
+A ``<param name value>`` whose value spans several lines (the URDF) cannot go on the command line as
+``-p name:=value`` (rcl parses that value as one line of YAML), so it goes into a params file generated for
+the node (`NodePlan.generated_params_yaml`, a YAML string value: the text arrives unchanged); single-line
+values stay ``-p`` and are typed by rcl as YAML, as before.
+
+Packages a full ROS 2 install provides only for the rviz view (`VIEWER_PACKAGES`: robot_state_publisher,
+rviz2) may be missing on a bare machine: `resolve_executables` skips their nodes with one line per missing
+package instead of refusing the launch file; any other missing package is still an error.
 
 Scoping follows launch and launch_ros: a ``<group>`` forgets, at its end, the ``<let>`` values, the
 pushed namespace and the ``<set_remap>`` rules set inside it. ``<push-ros-namespace>`` joins its
@@ -21,8 +41,8 @@ it, an absolute one replaces it. A node gets the ``<set_remap>`` rules in scope 
 
 Each node becomes the command line ``ros2 run`` and launch_ros would build:
 ``<prefix>/lib/<pkg>/<exec> [args] --ros-args [ros_args] -r __node:=N -r __ns:=NS --params-file F ...
--r FROM:=TO ...``. Pure: no processes, no rclpy; the package lookups read AMENT_PREFIX_PATH like
-ament_index does.
+-r FROM:=TO ...``. No rclpy; the package lookups read AMENT_PREFIX_PATH like ament_index does; the only
+processes are those of ``$(command ...)``.
 """
 
 from __future__ import annotations
@@ -31,14 +51,22 @@ import math
 import os
 import re
 import shlex
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-SUPPORTED_SUBSTITUTIONS = ("var", "find-pkg-share", "dirname", "if", "not-equals")
+import yaml
+
+SUPPORTED_SUBSTITUTIONS = ("var", "find-pkg-share", "dirname", "if", "not-equals", "command")
+COMMAND_TIMEOUT_S = 30.0  # a $(command) that takes longer is an error, not a hung runner
+VIEWER_PACKAGES: Mapping[str, str] = {"robot_state_publisher": "rviz", "rviz2": "rviz"}
+"""Packages of a full ROS 2 install that only the rviz view needs -> the launch argument that starts them."""
 SUPPORTED_ELEMENTS = ("arg", "let", "group", "push-ros-namespace", "set_remap", "node")
-_NODE_ATTRS = {"pkg", "exec", "name", "namespace", "output", "args", "ros_args", "if", "unless"}
+_NODE_ATTRS = {"pkg", "exec", "name", "namespace", "output", "args", "ros_args", "if", "unless",
+               "respawn", "respawn_delay", "respawn_max_retries"}
 _ARG_ATTRS = {"name", "default", "description"}
 _ELEMENT_ATTRS = {"let": {"name", "value"}, "group": set(), "push-ros-namespace": {"namespace"},
                   "set_remap": {"from", "to"}}  # fmt: skip
@@ -65,6 +93,17 @@ class LaunchArg:
 
 
 @dataclass(frozen=True)
+class RespawnSpec:
+    """A node's ``respawn`` attributes, with launch's defaults (no respawn; at once; no retry limit)."""
+
+    respawn: bool = False
+    delay: float = 0.0
+    """Seconds between the exit and the restart (launch: ``respawn_delay``, absent = 0)."""
+    max_retries: int = -1
+    """Restarts allowed over the runner's life; negative = unlimited (launch: ``respawn_max_retries``)."""
+
+
+@dataclass(frozen=True)
 class NodePlan:
     """One node process, every substitution resolved."""
 
@@ -77,21 +116,52 @@ class NodePlan:
     remaps: tuple[tuple[str, str], ...] = ()
     args: tuple[str, ...] = ()
     ros_args: tuple[str, ...] = ()
+    respawn: RespawnSpec = RespawnSpec()
 
     @property
     def fqn(self) -> str:
         """Fully qualified node name, e.g. /arm/trajectory_generator (what params files are keyed by)."""
         return f"{self.namespace.rstrip('/')}/{self.name}"
 
-    def command(self, executable_path: str) -> list[str]:
-        """The argv that starts this node, in launch_ros's order."""
+    @property
+    def file_params(self) -> tuple[tuple[str, str], ...]:
+        """The ``<param name value>`` pairs that need a generated params file (a multi-line value)."""
+        return tuple((name, value) for name, value in self.params if _needs_params_file(value))
+
+    def generated_params_yaml(self) -> str | None:
+        """Text of the params file for `file_params`, keyed by the node's name; None when there are none.
+
+        Each value is a YAML string (PyYAML quotes a multi-line string, never a plain scalar), so rcl
+        hands the node the text unchanged, as launch_ros does for a URDF read with ``$(command)``.
+        """
+        if not self.file_params:
+            return None
+        return yaml.safe_dump({self.fqn: {"ros__parameters": dict(self.file_params)}}, sort_keys=False)
+
+    def command(self, executable_path: str, generated_params_file: str | None = None) -> list[str]:
+        """The argv that starts this node, in launch_ros's order.
+
+        Args:
+            executable_path: the node's executable (`find_executable`).
+            generated_params_file: where `generated_params_yaml` was written; required when the node
+                has `file_params` (loaded after the ``<param from>`` files, before the ``-p`` values).
+
+        Raises:
+            ValueError: the node has `file_params` but no `generated_params_file` was given.
+        """
+        if self.file_params and generated_params_file is None:
+            raise ValueError(f"{self.fqn}: multi-line parameter(s) need a generated params file")
         cmd = [executable_path, *self.args]
         if self.ros_args:
             cmd += ["--ros-args", *self.ros_args]
         cmd += ["--ros-args", "-r", f"__node:={self.name}", "-r", f"__ns:={self.namespace}"]
         for path in self.param_files:
             cmd += ["--params-file", path]
+        if self.file_params:
+            cmd += ["--params-file", str(generated_params_file)]
         for name, value in self.params:
+            if _needs_params_file(value):
+                continue
             cmd += ["-p", f"{name}:={value}"]
         for src, dst in self.remaps:
             cmd += ["-r", f"{src}:={dst}"]
@@ -106,6 +176,10 @@ class LaunchPlan:
     declared: tuple[LaunchArg, ...]
     values: Mapping[str, str]
     nodes: tuple[NodePlan, ...]
+
+
+def _needs_params_file(value: str) -> bool:
+    return "\n" in value or "\r" in value
 
 
 def parse_overrides(tokens: Sequence[str]) -> dict[str, str]:
@@ -146,6 +220,59 @@ def find_executable(pkg: str, executable: str) -> str:
     return path
 
 
+def package_installed(pkg: str, ament_prefix_path: str | None = None) -> bool:
+    """Whether `pkg` is in the ament resource index of some prefix of AMENT_PREFIX_PATH."""
+    try:
+        package_prefix(pkg, ament_prefix_path)
+    except LaunchFileError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class ResolvedPlan:
+    """A plan ready to start: its nodes (viewer nodes of missing packages dropped) and their commands."""
+
+    plan: LaunchPlan
+    commands: tuple[list[str], ...]
+    skipped: tuple[str, ...]
+    """One line per missing viewer package, naming the launch argument, the package and the nodes."""
+
+
+def resolve_commands(
+    plan: LaunchPlan,
+    params_dir: str | os.PathLike[str],
+    find_exe: Callable[[str, str], str] = find_executable,
+    installed: Callable[[str], bool] = package_installed,
+) -> ResolvedPlan:
+    """Each node's command line, the way ``ros2 run`` finds its executable.
+
+    The nodes of a missing `VIEWER_PACKAGES` package are left out with one line saying so and how to
+    install it (``ros-$ROS_DISTRO-<pkg>``); the generated params files (`NodePlan.generated_params_yaml`)
+    are written into `params_dir`, which must outlive the nodes' start-up.
+
+    Raises:
+        LaunchFileError: another package or an executable is missing.
+    """
+    missing = {n.pkg for n in plan.nodes if n.pkg in VIEWER_PACKAGES and not installed(n.pkg)}
+    distro = os.environ.get("ROS_DISTRO") or "<distro>"
+    skipped = tuple(
+        f"{VIEWER_PACKAGES[pkg]}: package {pkg} is not installed here; skipping "
+        + ", ".join(n.fqn for n in plan.nodes if n.pkg == pkg)
+        + f" (install ros-{distro}-{pkg.replace('_', '-')})"
+        for pkg in sorted(missing)
+    )
+    nodes = tuple(n for n in plan.nodes if n.pkg not in missing)
+    commands = []
+    for node in nodes:
+        text, generated = node.generated_params_yaml(), None
+        if text is not None:
+            generated = os.path.join(params_dir, node.fqn.strip("/").replace("/", "__") + ".params.yaml")
+            Path(generated).write_text(text)
+        commands.append(node.command(find_exe(node.pkg, node.executable), generated))
+    return ResolvedPlan(replace(plan, nodes=nodes), tuple(commands), skipped)
+
+
 def _closing_paren(text: str, start: int) -> int:
     """Index of the ')' closing the '$(' whose body starts at `start`, honouring nesting."""
     depth, i = 1, start
@@ -162,24 +289,32 @@ def _closing_paren(text: str, start: int) -> int:
 
 
 def _split_arguments(body: str, where: str) -> list[str]:
-    """A substitution's body as its words (the kind, then the arguments), nested ``$(...)`` kept whole."""
-    if "'" in body or '"' in body:
-        raise LaunchFileError(f"{where}: quoted substitution arguments are not supported: $({body})")
-    words, current, i = [], [], 0
+    """A substitution's body as its words (the kind, then the arguments), nested ``$(...)`` kept whole.
+
+    A word may be quoted ('...' or "...", as launch's grammar allows) to hold spaces; the quotes are
+    removed, substitutions inside them are kept for evaluation.
+    """
+    words, current, i, quote, started = [], [], 0, "", False
     while i < len(body):
         if body.startswith("$(", i):
             end = _closing_paren(body, i + 2)
             current.append(body[i : end + 1])
-            i = end + 1
-        elif body[i].isspace():
-            if current:
+            i, started = end + 1, True
+        elif quote and body[i] == quote:
+            quote, i = "", i + 1
+        elif not quote and body[i] in "'\"":
+            quote, i, started = body[i], i + 1, True
+        elif body[i].isspace() and not quote:
+            if started:
                 words.append("".join(current))
-                current = []
+                current, started = [], False
             i += 1
         else:
             current.append(body[i])
-            i += 1
-    if current:
+            i, started = i + 1, True
+    if quote:
+        raise LaunchFileError(f"{where}: unterminated quote in $({body})")
+    if started:
         words.append("".join(current))
     return words
 
@@ -258,12 +393,53 @@ class _Resolver:
             return args[chosen]() if chosen < len(args) else ""
         if kind == "not-equals" and len(args) == 2:
             return "false" if _equals(args[0](), args[1]()) else "true"
+        if kind == "command" and len(args) in (1, 2):
+            on_stderr = args[1]() if len(args) == 2 else "fail"
+            if on_stderr not in ("fail", "warn", "ignore"):
+                raise LaunchFileError(f"{where}: $(command) takes fail, warn or ignore, not {on_stderr!r}")
+            return run_command(args[0](), on_stderr, where)
         if kind in SUPPORTED_SUBSTITUTIONS:
             raise LaunchFileError(f"{where}: wrong arguments in $({body})")
         raise LaunchFileError(
             f"{where}: unsupported substitution $({body}); the runner supports "
             + ", ".join(f"$({s} ...)" for s in SUPPORTED_SUBSTITUTIONS)
         )
+
+
+def run_command(command: str, on_stderr: str = "fail", where: str = "$(command)") -> str:
+    """``$(command COMMAND)`` as launch's CommandSubstitution: shlex-split, no shell, stdout is the value.
+
+    Args:
+        command: the command line.
+        on_stderr: ``fail`` (output on stderr is an error, launch's default), ``warn`` (printed to this
+            process's stderr) or ``ignore``.
+        where: the place in the launch file, for the error message.
+
+    Raises:
+        LaunchFileError: the command is empty, cannot start, times out, exits non-zero, or writes to
+            stderr with `on_stderr` ``fail``; the message names the command.
+    """
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise LaunchFileError(f"{where}: cannot split the command {command!r}: {exc}") from exc
+    if not argv:
+        raise LaunchFileError(f"{where}: $(command) with an empty command")
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise LaunchFileError(f"{where}: the command {command!r} failed to run: {exc}") from exc
+    stderr = done.stderr.strip()
+    if done.returncode != 0:
+        raise LaunchFileError(
+            f"{where}: the command {command!r} exited with code {done.returncode}"
+            + (f": {stderr}" if stderr else "")
+        )
+    if stderr and on_stderr == "fail":
+        raise LaunchFileError(f"{where}: the command {command!r} wrote to stderr: {stderr}")
+    if stderr and on_stderr == "warn":
+        print(f"warning: the command {command!r} wrote to stderr: {stderr}", file=sys.stderr)
+    return done.stdout
 
 
 def _condition(value: str, where: str) -> bool:
@@ -274,6 +450,31 @@ def _condition(value: str, where: str) -> bool:
     if lowered in ("false", "0"):
         return False
     raise LaunchFileError(f"{where}: condition {value!r} is neither true/1 nor false/0")
+
+
+def _respawn_spec(attrs: Mapping[str, str], where: str) -> RespawnSpec:
+    """The resolved ``respawn*`` attributes, checked as launch's ExecuteProcess.parse checks them."""
+    respawn = _condition(attrs["respawn"], f"{where} respawn=") if "respawn" in attrs else False
+    delay = 0.0
+    if "respawn_delay" in attrs:
+        try:
+            delay = float(attrs["respawn_delay"])
+        except ValueError:
+            delay = math.nan
+        if not (math.isfinite(delay) and delay >= 0.0):
+            raise LaunchFileError(
+                f"{where}: respawn_delay must be a non-negative number of seconds, "
+                f"not {attrs['respawn_delay']!r}"
+            )
+    retries = -1
+    if "respawn_max_retries" in attrs:
+        try:
+            retries = int(attrs["respawn_max_retries"])
+        except ValueError:
+            raise LaunchFileError(
+                f"{where}: respawn_max_retries must be an integer, not {attrs['respawn_max_retries']!r}"
+            ) from None
+    return RespawnSpec(respawn, delay, retries)
 
 
 def _check_attrs(elem: ET.Element, allowed: set[str], where: str) -> None:
@@ -419,6 +620,7 @@ class _Reader:
             remaps=tuple(remaps),
             args=tuple(shlex.split(attrs.get("args", ""))),
             ros_args=tuple(shlex.split(attrs.get("ros_args", ""))),
+            respawn=_respawn_spec(attrs, where),
         )
 
 

@@ -37,23 +37,42 @@ class GoalRejected(ValueError):
 
 @dataclass(frozen=True)
 class CartesianGoal:
-    """A validated MoveCartesian goal: pose (x, y, z, pitch, yaw), path, speed scale, client id."""
+    """A validated MoveCartesian goal: pose (x, y, z, pitch, yaw), path, speed scale, client id, branch.
+
+    `branch` is the elbow branch of the end pose: "" (the solution nearest the current joints, either
+    branch), "up" or "down" (`cartesian.goal.start_goal` says how each path honours it).
+    """
 
     pose: tuple[float, float, float, float, float]
     path: str
     speed_scale: float
     client_id: str
+    branch: str = ""
+    lease_token: str = field(default="", repr=False)  # sent as the targets' frame_id; never logged
+
+
+BRANCHES = ("", "up", "down")
+"""MoveCartesian's branch field: "" = nearest the current joints, or one elbow branch."""
 
 
 def parse_goal(
-    tcp: Any, tool_pitch: float, tool_yaw: float, path: str, speed_scale: float, client_id: str
+    tcp: Any,
+    tool_pitch: float,
+    tool_yaw: float,
+    path: str,
+    speed_scale: float,
+    client_id: str,
+    branch: str = "",
+    lease_token: str = "",
 ) -> CartesianGoal:
     """Validate a goal's fields.
 
     Raises:
         GoalRejected: NaN/inf or absurdly large pose, unknown path, speed_scale neither 0 (the default)
-            nor in [MIN_SPEED_SCALE, 1].
+            nor in [MIN_SPEED_SCALE, 1], a branch other than "", "up" or "down".
     """
+    if branch not in BRANCHES:
+        raise GoalRejected(f"branch must be '', 'up' or 'down', got {branch!r}")
     values = (*tcp, tool_pitch, tool_yaw)
     if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
         raise GoalRejected(
@@ -77,7 +96,7 @@ def parse_goal(
         )
     scale = DEFAULT_SPEED_SCALE if speed_scale == 0.0 else float(speed_scale)
     pose = tuple(float(v) for v in values)
-    return CartesianGoal(pose, path, scale, client_id)  # type: ignore[arg-type]
+    return CartesianGoal(pose, path, scale, client_id, branch, lease_token)  # type: ignore[arg-type]
 
 
 def _generator_defaults() -> JointRateLimits:

@@ -18,6 +18,15 @@ Decisions documented here:
   generator decelerates within its joint limits).
 - A live change of the arm parameters re-checks the rest of a running linear path; if it became
   infeasible the motion brakes at once and the goal aborts with the status of the first bad point.
+- The goal's elbow `branch` ("" = nearest the current joints, "up", "down"): a joint goal solves the
+  end pose on that branch only (its failure status is that branch's). A linear goal cannot change
+  branch: the elbow branch flips only through the stretched/folded posture |q1 - q2| = pi/2, where a
+  straight TCP line would need unbounded joint speed, and the path check already refuses such a jump.
+  So a linear goal runs on the branch the arm is in: naming that branch changes nothing (the path's
+  IK is seeded from, and stays on, it), naming the other one fails early with status Ok (not an IK
+  answer) and a message saying to get there with a joint goal first.
+- Every failure decided before a joint target was sent (an early fail) has a message beginning with
+  `EARLY_FAIL` (the tree retries IK variants only after those: docs/interfaces.md).
 
 Pure Python, no rclpy.
 """
@@ -33,6 +42,10 @@ from salamander_control.cartesian.config import PATH_JOINT, PATH_LINEAR, Cartesi
 from salamander_control.cartesian.motion import LinearMotion, plan_checked
 from salamander_control.cartesian.plan import CartesianState, PlanningError
 from salamander_control.kinematics import ArmParams, IkStatus, forward_kinematics, solve_ik_pitched
+from salamander_control.kinematics.ik import branch_of
+
+EARLY_FAIL = "early fail, no joint target sent for this goal"
+"""The start of every early-fail message (nothing was sent: the arm did not move for this goal)."""
 
 
 class Outcome(NamedTuple):
@@ -289,23 +302,35 @@ def start_goal(
         start, seed = CartesianState.at_rest(meas), tuple(measured_q)
     if goal.path == PATH_JOINT:
         p = goal.pose
-        res = solve_ik_pitched(p[:3], p[3], p[4], cfg.arm, seed=seed)
+        res = solve_ik_pitched(p[:3], p[3], p[4], cfg.arm, seed=seed, branch=goal.branch or None)
         if not res.ok:
-            msg = f"{res.status.reason}: goal {_fmt(p)} cannot be solved ({res.status.message})"
+            on = f" on the {goal.branch} branch" if goal.branch else ""
+            msg = (
+                f"{EARLY_FAIL}: {res.status.reason}: goal {_fmt(p)} cannot be solved{on} "
+                f"({res.status.message})"
+            )
             return None, Outcome("aborted", res.status, msg, _tcp(meas))
         return JointGoalRun(goal, res.q, start.pose, now), None
+    current = branch_of(seed[1], seed[2]).value
+    if goal.branch and goal.branch != current:
+        msg = (
+            f"{EARLY_FAIL}: branch {goal.branch!r} refused for a linear path: the arm is on the "
+            f"{current!r} branch and a straight TCP line cannot change the elbow branch (it would pass "
+            f"the stretched/folded posture); reach the {goal.branch!r} branch with a joint goal first"
+        )
+        return None, Outcome("aborted", IkStatus.OK, msg, _tcp(meas))
     limits = cfg.limits.scaled(goal.speed_scale)
     try:
         plan, check = plan_checked(
             start, goal.pose, limits, cfg.arm, seed, cfg.sampling, cfg.joint_rate_limits
         )
     except PlanningError as exc:
-        return None, Outcome("aborted", IkStatus.OK, str(exc), _tcp(meas))
+        return None, Outcome("aborted", IkStatus.OK, f"{EARLY_FAIL}: {exc}", _tcp(meas))
     if plan is None:
         return None, Outcome(
             "aborted",
             check.status,
-            f"early fail, no joint target sent for this goal: {check.message}",
+            f"{EARLY_FAIL}: {check.message}",
             _tcp(meas),
         )
     # From rest the plan starts at the first control cycle (its first target is the start, at rest);

@@ -7,6 +7,11 @@ Usage::
     salamanderctl param list /arm/trajectory_generator
     salamanderctl param describe /arm/trajectory_generator alpha_max
     salamanderctl status [--watch]
+    salamanderctl run start [CAN ...]          # a pick-and-place run; feedback and result (cli/run.py)
+    salamanderctl run cancel
+    salamanderctl jog --x 0.02 --for 2          # operator jog twists, then confirm / abort (cli/pub.py)
+    salamanderctl confirm
+    salamanderctl topic pub -r 20 -t 40 /salamander/operator/jog geometry_msgs/msg/Twist "{linear: {x: 0.02}}"
     salamanderctl --cell cell2 param get /arm/trajectory_generator alpha_max   # the stack of cell:=cell2
 
 ``param`` calls the node's parameter services (waiting for the one it needs) and prints what
@@ -41,6 +46,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import UInt64
 
 from salamander_control import names
+from salamander_control.cli import pub as pub_cli
+from salamander_control.cli import run as run_cli
 from salamander_control.cli.format import (
     Received,
     StatusView,
@@ -230,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="joints, lease, IK ghost, clamps and sim stop hits on one screen")
     status.add_argument("--watch", action="store_true", help="refresh until Ctrl-C")
     status.add_argument("--period", type=float, default=1.0, help="refresh period with --watch (s)")
+    run_cli.add_run_parser(sub)
+    pub_cli.add_pub_parsers(sub)
     return parser
 
 
@@ -243,6 +252,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signum, _request_stop)
     node = Node(f"_salamanderctl_{os.getpid()}")  # leading underscore: a hidden node, like ros2cli's
     try:
+        if args.command == "run":
+            return run_cli.run_run(node, args, spin_until)
+        if args.command in ("topic", "jog", "confirm", "abort"):
+            return pub_cli.run_pub(node, args, spin_until)
         return run_status(node, args) if args.command == "status" else run_param(node, args)
     except CtlError as exc:
         print(exc, file=sys.stderr)

@@ -7,6 +7,12 @@ joints, and reports the IK's status and answer. Inside all limits the answer is 
 itself (the IK is exact and keeps the arm's own elbow branch and yaw turns), so a green ghost sits on
 the arm; a red one means the IK would refuse this pose, and why.
 
+Encoder noise: a joint resting on a stop (or on a coupled bound) reads a little past it half of the
+time. Within `noise_tolerance` (the node's parameter, default about 1 degree) a measured joint past a
+limit counts as at the limit for the ghost's question: `settle_into_limits` puts it onto the limit
+before the IK is asked. This widens nothing used for motion; it only changes which pose the ghost asks
+about. Farther out the measured pose is asked as it is, and the ghost turns red.
+
 The ghost's drawing is the chain base -> shoulder -> elbow -> wrist -> TCP (`arm_points`). When the IK
 fails there is no IK answer to draw: the red ghost is drawn on the measured joints, labelled with the
 reason, and no ghost joint state is claimed (`Ghost.joints` is None).
@@ -23,6 +29,7 @@ from salamander_control.kinematics import (
     IkStatus,
     forward_kinematics,
     solve_ik_pitched,
+    within_limits,
     wrist_position,
 )
 
@@ -35,6 +42,8 @@ RED: Rgba = (0.95, 0.1, 0.1, 0.85)
 """Colour of an unsolvable ghost and its label."""
 LABEL_LIFT = 0.08
 """Height of the reason label above the arm's highest drawn point, m."""
+_NUDGE_STEPS = 8  # ulp steps that make a settled coupled bound pass the exact float check
+_SLACK = 1e-12  # rad; rounding of the settling arithmetic, allowed beyond the tolerance
 
 
 @dataclass(frozen=True)
@@ -86,7 +95,8 @@ class Ghost:
 
     Attributes:
         status: the IK's answer for the measured TCP pose.
-        tcp: the measured TCP, base_link, m.
+        tcp: the measured TCP, base_link, m (of the joints settled onto a limit within the noise
+            tolerance, where that applied: the pose the IK was asked for).
         tool_pitch: the measured tool pitch (= wrist pitch), rad.
         tool_yaw: the measured tool yaw, wrapped into [-pi, pi], rad.
         joints: the IK's joints (motor order) when solvable, else None (no fake answer).
@@ -127,19 +137,73 @@ class Ghost:
         return (self.tcp[0], self.tcp[1], top + LABEL_LIFT)
 
 
-def evaluate_ghost(measured: Sequence[float], params: ArmParams) -> Ghost:
+def settle_into_limits(measured: Sequence[float], params: ArmParams, tolerance: float) -> tuple[float, ...]:
+    """The joints nearest `measured` inside every limit, if no joint has to move more than `tolerance`.
+
+    Encoder noise: each joint of an arm resting on a limit reads within `tolerance` (rad) of its true
+    angle, so a reading that moving every joint by at most `tolerance` brings inside all limits is taken
+    as the arm on them. Each joint past its own bound is set onto it; a coupled bound still crossed is
+    met by moving the beam (q2) first and the shoulder (q1) for the rest, each within its own
+    `tolerance`. Where no such point exists (a limit crossed by more), `measured` comes back unchanged,
+    as it does inside every limit. `params` is only read: no limit is widened.
+
+    Raises:
+        ValueError: `measured` is not five finite numbers, or `tolerance` is negative or not finite.
+    """
+    if not (math.isfinite(tolerance) and tolerance >= 0.0):
+        raise ValueError(f"tolerance must be a finite number >= 0 rad, got {tolerance}")
+    raw = tuple(float(v) for v in measured)
+    if len(raw) != 5 or not all(math.isfinite(v) for v in raw):
+        raise ValueError(f"measured must be five finite joint positions, got {list(measured)}")
+    if tolerance == 0.0 or within_limits(raw, params):
+        return raw
+    q = list(raw)
+    for i, (lo, hi) in enumerate(zip(params.joint_lower, params.joint_upper, strict=True)):
+        if lo - tolerance <= q[i] < lo:
+            q[i] = lo
+        elif hi < q[i] <= hi + tolerance:
+            q[i] = hi
+    p = params
+    # How far each of q1, q2 may still move up / down: within `tolerance` of its reading, inside its box.
+    up1, down1 = min(raw[1] + tolerance, p.q1_max) - q[1], q[1] - max(raw[1] - tolerance, p.q1_min)
+    up2, down2 = min(raw[2] + tolerance, p.q2_max) - q[2], q[2] - max(raw[2] - tolerance, p.q2_min)
+    if (over := q[2] - q[1] - p.alpha_max) > 0.0:  # beam down first, then shoulder up
+        d2 = min(over, max(down2, 0.0))
+        q[2], q[1] = q[2] - d2, q[1] + min(over - d2, max(up1, 0.0))
+    elif (over := q[1] - q[2] - p.beta_max) > 0.0:  # beam up first, then shoulder down
+        d2 = min(over, max(up2, 0.0))
+        q[2], q[1] = q[2] + d2, q[1] - min(over - d2, max(down1, 0.0))
+    for _ in range(_NUDGE_STEPS):  # rounding: step q2 by single ulps onto the feasible side
+        if q[2] - q[1] > p.alpha_max:
+            q[2] = math.nextafter(q[2], -math.inf)
+        elif q[1] - q[2] > p.beta_max:
+            q[2] = math.nextafter(q[2], math.inf)
+        else:
+            break
+    moved = max(abs(a - b) for a, b in zip(q, raw, strict=True))
+    if not within_limits(q, params) or moved > tolerance + _SLACK:
+        return raw
+    return tuple(q)
+
+
+def evaluate_ghost(measured: Sequence[float], params: ArmParams, noise_tolerance: float = 0.0) -> Ghost:
     """The ghost of the measured joints `measured` (motor order) under the arm model `params`.
 
     A measured pose beyond a limit gives the IK's reason for it (e.g. ``coupled_limit`` past
     alpha_max). Base or wrist yaw beyond their range by a whole turn are the same physical pose as an
-    in-range yaw, so the IK solves them and the ghost shows the in-range representation.
+    in-range yaw, so the IK solves them and the ghost shows the in-range representation. A limit
+    crossed by at most `noise_tolerance` (rad) counts as met (`settle_into_limits`).
 
     Raises:
         ValueError: `measured` is not five finite numbers, or so large that the tool yaw overflows
-            (the library refuses both; callers skip such a joint state).
+            (the library refuses both; callers skip such a joint state); a negative `noise_tolerance`.
     """
-    pose = forward_kinematics(measured, params)
-    result = solve_ik_pitched(pose.tcp, pose.tool_pitch, pose.tool_yaw, params, seed=measured)
+    asked = measured
+    if noise_tolerance != 0.0:
+        forward_kinematics(measured, params)  # the library's own refusal first (lengths, NaN, overflow)
+        asked = settle_into_limits(measured, params, noise_tolerance)
+    pose = forward_kinematics(asked, params)
+    result = solve_ik_pitched(pose.tcp, pose.tool_pitch, pose.tool_yaw, params, seed=asked)
     shown = result.q if result.ok else measured
     return Ghost(
         status=result.status,

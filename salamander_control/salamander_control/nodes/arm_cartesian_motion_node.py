@@ -6,16 +6,23 @@ docs/design/cartesian_plan.md; interface: docs/interfaces.md):
   malformed goals (NaN or absurd pose, unknown path, speed_scale out of range), any goal before a valid
   /joint_states arrived, and, while the arm lease is held (latched `/arm/lease_state`), every goal whose
   client_id is not the holder's, with the reason in the log: a client without the lease can never
-  preempt the holder's running goal. Accepted goals check their whole path first and end
+  preempt the holder's running goal. A goal in the holder's name must carry the holder's lease token
+  (`lease_token`): the callback checks it with a HEARTBEAT on the lease service (the generator is the one
+  that knows the token; a goal from the holder is a sign of its life anyway) and rejects the goal when
+  the generator refuses it or does not answer within LEASE_CHECK_TIMEOUT_S, so the holder's name alone
+  never preempts the holder's goal (docs/security.md). Accepted goals check their whole path first and end
   at once (ABORTED, the IK status of the first bad point) when it is infeasible, before any joint target.
   A new feasible goal preempts the running one (which ends ABORTED, "preempted"); see cartesian.goal.
 - service `/arm/retarget_cartesian` swaps the running goal's target if the new path is feasible;
   an infeasible one is refused with the IK status of its first bad point, a request that cannot be
   tried (no active goal, NaN, goal stopping) with `ros.conversions.INVALID_REQUEST` like the other services.
 - results carry the IK status of an early fail; a failure that is not the IK's (timeout, preempted,
-  cancel) has status Ok, success false and the reason in `message`.
+  cancel) has status Ok, success false and the reason in `message`. An early fail's message (nothing
+  sent for the goal) begins with `cartesian.goal.EARLY_FAIL`.
+- the goal's `branch` ("" / "up" / "down") picks the elbow branch of a joint goal's end pose; a linear
+  goal naming a branch the arm is not on fails early with the reason (see cartesian.goal).
 - the control timer (`control_rate_hz`) samples the Cartesian trajectory, solves the IK and publishes the
-  joints on `/arm/joint_target` with header.frame_id = the goal's client_id (the lease identity), the
+  joints on `/arm/joint_target` with header.frame_id = the goal's lease_token (the lease identity), the
   positions and, as a feed-forward a generator may use, the joint velocities at that point. The timer
   runs only while a goal is active. Plans are slowed until their joint motion fits
   `joint_limit_fraction` of the per-joint limits (`max_velocity.<joint>`, ...; the generator's).
@@ -35,6 +42,7 @@ from typing import Any
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.task import Future
@@ -57,13 +65,18 @@ from salamander_control.ros.conversions import (
     stamp_to_ns,
     tuple_to_point,
 )
+from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_control.ros.params import ParamBinding
-from salamander_control.ros.qos import LATCHED
+from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.ros.run import run_node
+from salamander_control.trajectory.lease import same_token
 from salamander_msgs.action import MoveCartesian
 from salamander_msgs.msg import LeaseState
-from salamander_msgs.srv import RetargetCartesian
+from salamander_msgs.srv import ArmLease, RetargetCartesian
+
+LEASE_CHECK_TIMEOUT_S = 1.0
+"""s; a goal whose lease token the generator has not confirmed by then is rejected."""
 
 
 @dataclass
@@ -85,6 +98,7 @@ class CartesianMotionNode(Node):
             self, params.param_specs(), params.build_config, warn=params.config_warnings,
             on_change=self._on_params,
         )
+        self._limits = follow_coupled_limits(self)  # alpha_max/beta_max: one pair for the whole arm
         self._lock = threading.Lock()
         self._joints: tuple[float, ...] | None = None  # last valid measured joints, motor order
         self._joints_order = StampOrder()  # of the stamped joint states (unstamped ones are not ordered)
@@ -97,6 +111,7 @@ class CartesianMotionNode(Node):
         self._target_pub = self.create_publisher(JointState, names.JOINT_TARGET, 10)
         self._lease_holder = ""  # the arm lease's holder as the generator last published it ("" = free)
         self.create_subscription(LeaseState, names.LEASE_STATE, self._on_lease_state, LATCHED)
+        self._lease_client = self.create_client(ArmLease, names.LEASE_SERVICE)  # checks goals' lease tokens
         self._server = ActionServer(
             self,
             MoveCartesian,
@@ -104,8 +119,13 @@ class CartesianMotionNode(Node):
             execute_callback=self._execute,
             goal_callback=self._on_goal,
             cancel_callback=lambda _handle: CancelResponse.ACCEPT,
+            # Its own group: a goal callback holds its group while it awaits the lease check, and the
+            # control timer, the lease client and the retarget service (default group) must run meanwhile.
+            callback_group=MutuallyExclusiveCallbackGroup(),
         )
-        retarget = self.create_service(RetargetCartesian, names.RETARGET_CARTESIAN, self._on_retarget)
+        retarget = self.create_service(
+            RetargetCartesian, names.RETARGET_CARTESIAN, self._on_retarget, qos_profile=SERVICE_QOS
+        )
         self._clock_map = ClockMap(time.monotonic_ns, lambda: self.get_clock().now().nanoseconds)
         self._timer = self._make_timer(self._binding.snapshot.control_rate_hz)
         self.get_logger().info(
@@ -161,7 +181,7 @@ class CartesianMotionNode(Node):
 
     # Action -------------------------------------------------------------------------------------------
 
-    def _on_goal(self, request: MoveCartesian.Goal) -> GoalResponse:
+    async def _on_goal(self, request: MoveCartesian.Goal) -> GoalResponse:
         """Reject malformed, premature and (while the lease is held) other clients' goals, with the reason."""
         try:
             _parse(request)
@@ -182,7 +202,53 @@ class CartesianMotionNode(Node):
             why = "no joint state yet" if never else f"joint state older than {cfg.joint_state_timeout_s} s"
             self.get_logger().warning(f"rejected MoveCartesian goal: {why} on {self._js_topic}")
             return GoalResponse.REJECT
+        if holder:  # last: the one check that asks another node
+            refused = await self._token_refusal(request.client_id, request.lease_token)
+            if refused:
+                self.get_logger().warning(
+                    f"rejected MoveCartesian goal from {request.client_id!r}: its lease token is not the "
+                    f"holder's: {refused}"
+                )
+                return GoalResponse.REJECT
         return GoalResponse.ACCEPT
+
+    async def _token_refusal(self, client_id: str, token: str) -> str:
+        """Why the generator does not confirm `token` as the lease holder `client_id`'s, or "" if it does.
+
+        Asks with a HEARTBEAT in the goal's name (no new operation: a goal from the holder is a sign of
+        its life). The token itself is never logged.
+        """
+        if not token:
+            return "the goal carries no lease_token"
+        client = self._lease_client
+        if not client.service_is_ready():
+            return f"no {client.service_name} service to check it with"
+        future = client.call_async(
+            ArmLease.Request(operation=ArmLease.Request.HEARTBEAT, client_id=client_id, token=token)
+        )
+        if not await self._within(future, LEASE_CHECK_TIMEOUT_S):
+            client.remove_pending_request(future)
+            return f"no answer from {client.service_name} within {LEASE_CHECK_TIMEOUT_S:.1f} s"
+        if future.exception() is not None:
+            return f"{client.service_name} failed: {future.exception()}"
+        reply = future.result()
+        return "" if reply.success else reply.message
+
+    async def _within(self, future: Future, timeout: float) -> bool:
+        """Await `future` for at most `timeout` s without blocking the executor; whether it is done."""
+        waited = Future()
+
+        def finish(_: object = None) -> None:
+            if not waited.done():
+                waited.set_result(None)
+
+        future.add_done_callback(finish)
+        timer = self.create_timer(timeout, finish)
+        try:
+            await waited
+        finally:
+            self.destroy_timer(timer)
+        return future.done()
 
     async def _execute(self, handle: ServerGoalHandle) -> MoveCartesian.Result:
         """Check and start the goal, then wait (without blocking) for the timer to decide its outcome."""
@@ -238,6 +304,11 @@ class CartesianMotionNode(Node):
             ok, message = False, invalid_reason(f"retarget pose must be finite, got {pose}")
         elif active is None:
             ok, message = False, invalid_reason("no active MoveCartesian goal to retarget")
+        elif active.run.goal.lease_token and not same_token(request.lease_token, active.run.goal.lease_token):
+            # Only the goal's own client may redirect it (its lease token; never logged).
+            ok, message = False, invalid_reason(
+                f"the request's lease_token is not the running goal's (goal of {active.run.goal.client_id!r})"
+            )
         else:
             ok, status, message = active.run.retarget(pose, time.monotonic(), self._binding.snapshot)
         # One call site per severity: rclpy refuses a call site whose severity changes between calls.
@@ -266,7 +337,7 @@ class CartesianMotionNode(Node):
             self.get_logger().info("MoveCartesian goal cancel requested: stopping")
         cycle = active.run.step(now, cfg, measured)
         if cycle.target is not None:
-            self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.client_id, stamp)
+            self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.lease_token, stamp)
         if cycle.feedback is not None and now - self._last_feedback >= 1.0 / cfg.feedback_rate_hz:
             self._last_feedback = now
             fb = cycle.feedback
@@ -286,7 +357,7 @@ class CartesianMotionNode(Node):
             active.done.set_result(cycle.outcome)
 
     def _publish_target(
-        self, q: tuple[float, ...], qd: tuple[float, ...] | None, client_id: str, stamp: Time
+        self, q: tuple[float, ...], qd: tuple[float, ...] | None, sender: str, stamp: Time
     ) -> None:
         """Publish a joint target stamped with the instant it samples.
 
@@ -296,7 +367,7 @@ class CartesianMotionNode(Node):
         """
         msg = JointState()
         msg.header.stamp = stamp.to_msg()
-        msg.header.frame_id = client_id  # the lease identity (docs/interfaces.md)
+        msg.header.frame_id = sender  # the goal's lease token: the lease identity (docs/interfaces.md)
         msg.name = list(JOINT_NAMES)
         msg.position = [float(v) for v in q]
         msg.velocity = [float(v) for v in qd] if qd is not None else []
@@ -311,6 +382,8 @@ def _parse(request: MoveCartesian.Goal) -> CartesianGoal:
         request.path,
         request.speed_scale,
         request.client_id,
+        request.branch,
+        lease_token=request.lease_token,
     )
 
 

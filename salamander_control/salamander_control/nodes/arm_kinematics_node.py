@@ -15,9 +15,11 @@ from rclpy.node import Node
 from salamander_control import names
 from salamander_control.kinematics import params
 from salamander_control.ros.conversions import INVALID_REQUEST
+from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.kinematics_services import compute_fk_response, solve_ik_response
 from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_control.ros.params import ParamBinding
+from salamander_control.ros.qos import SERVICE_QOS
 from salamander_control.ros.run import run_node
 from salamander_msgs.srv import ComputeFk, SolveIk
 
@@ -31,8 +33,9 @@ class ArmKinematicsNode(Node):
         self._params = ParamBinding(
             self, params.param_specs(), params.build_config, warn=params.config_warnings
         )
-        ik = self.create_service(SolveIk, names.SOLVE_IK, self._on_solve_ik)
-        fk = self.create_service(ComputeFk, names.COMPUTE_FK, self._on_compute_fk)
+        self._limits = follow_coupled_limits(self)  # alpha_max/beta_max: one pair for the whole arm
+        ik = self.create_service(SolveIk, names.SOLVE_IK, self._on_solve_ik, qos_profile=SERVICE_QOS)
+        fk = self.create_service(ComputeFk, names.COMPUTE_FK, self._on_compute_fk, qos_profile=SERVICE_QOS)
         self.get_logger().info(f"serving {ik.service_name} and {fk.service_name}")
 
     def _on_solve_ik(self, request: SolveIk.Request, response: SolveIk.Response) -> SolveIk.Response:

@@ -10,9 +10,14 @@ with the arm model and the cell config::
 - subscribes `/joint_states`: the callback only files the newest message (by stamp) in a one-slot
   mailbox; the step timer reads it, refuses a malformed one with a throttled warning, and computes the
   TCP with the kinematics library (the arm model is a parameter set, as in the other nodes);
-- serves `names.CELL_VACUUM` (std_srvs/SetBool, true = on): the command is queued with its time and
-  applied by the next step (within 1/update_rate_hz s); the reply says what follows;
-- publishes `names.CELL_STATE` (std_msgs/String, JSON; format in `salamander_control.sim.cell.report`)
+- implements the gripper's hardware contract exactly as the robot must (docs/interfaces.md, "Hardware
+  contract"): serves `names.GRIPPER_VACUUM` (std_srvs/SetBool, true = valve open, vacuum on; the
+  command is queued with its time and applied by the next step, within 1/update_rate_hz s; the reply
+  says what follows) and publishes `names.PART_PRESENT` (std_msgs/Bool, reliable, volatile) at
+  `part_present_rate_hz` and on every change: "a can is on the pad" from the model, seen through the
+  switch's dead time `part_present_delay_s` (`sim.cell.switch.DelayedSwitch`);
+- publishes its ground truth, for reports and tests only (the behaviour tree never reads it):
+  `names.CELL_STATE` (std_msgs/String, JSON; format in `salamander_control.sim.cell.report`)
   at `state_rate_hz` and on every change (pad contact, grip, release, knock-off, vacuum),
   `names.CELL_MARKERS` (MarkerArray in base_link; colours in `salamander_control.sim.cell.scene`) at
   `marker_rate_hz` and on every change, and `names.CELL_VACUUM_STATE` (std_msgs/Bool, transient local)
@@ -42,13 +47,15 @@ from salamander_control.joint_state import JointStateError, joint_vector
 from salamander_control.kinematics import forward_kinematics
 from salamander_control.latest_sample import LatestSample, PutResult
 from salamander_control.ros.conversions import BASE_FRAME, stamp_to_ns
+from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.log import KindLogger
 from salamander_control.ros.params import ParamBinding
-from salamander_control.ros.qos import LATCHED
+from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.ros.run import run_node
 from salamander_control.sim.cell import params
 from salamander_control.sim.cell.model import CellModel
 from salamander_control.sim.cell.scene import Shape, scene
+from salamander_control.sim.cell.switch import DelayedSwitch
 
 _KINDS = {"cylinder": Marker.CYLINDER, "cube": Marker.CUBE, "text": Marker.TEXT_VIEW_FACING}
 
@@ -74,6 +81,7 @@ class CellSimNode(Node):
         self._params: ParamBinding[params.CellSimSettings] = ParamBinding(
             self, params.param_specs(), params.build_config
         )
+        self._limits = follow_coupled_limits(self)  # alpha_max/beta_max: one pair for the whole arm
         settings = self._params.snapshot
         config = settings.config
         self._t0 = time.monotonic()
@@ -86,15 +94,18 @@ class CellSimNode(Node):
         self._next_state = self._next_markers = 0.0
         self._warnings = KindLogger(self.get_logger())
         self._summary: tuple[bool, str | None, str | None] = (False, None, None)
+        self._switch = DelayedSwitch(config.node["part_present_delay_s"])
+        self._next_part = 0.0
 
         self._state_pub = self.create_publisher(String, names.CELL_STATE, 10)
         self._markers_pub = self.create_publisher(MarkerArray, names.CELL_MARKERS, 10)
         self._vacuum_pub = self.create_publisher(Bool, names.CELL_VACUUM_STATE, LATCHED)
         self._vacuum_pub.publish(Bool(data=False))
+        self._part_pub = self.create_publisher(Bool, names.PART_PRESENT, 10)
         self._js_topic = self.create_subscription(
             JointState, names.JOINT_STATES, self._on_joint_state, qos_profile_sensor_data
         ).topic_name  # resolved and remapped, for the logs
-        self.create_service(SetBool, names.CELL_VACUUM, self._on_vacuum)
+        self.create_service(SetBool, names.GRIPPER_VACUUM, self._on_vacuum, qos_profile=SERVICE_QOS)
         self.create_timer(1.0 / config.node["update_rate_hz"], self._on_timer)
         ids = ", ".join(
             f"{cid} at ({x:.3f}, {y:.3f})"
@@ -158,6 +169,12 @@ class CellSimNode(Node):
             if event.kind == "vacuum":
                 self._vacuum_pub.publish(Bool(data=model.vacuum))
         node = settings.config.node
+        self._switch.set_delay(node["part_present_delay_s"])
+        was = self._switch.value
+        present = self._switch.update(model.held is not None, now)
+        if present != was or now >= self._next_part:
+            self._part_pub.publish(Bool(data=present))
+            self._next_part = now + 1.0 / node["part_present_rate_hz"]
         summary = (model.vacuum, model.held, model.contact)
         changed = bool(events) or summary != self._summary
         self._summary = summary

@@ -12,10 +12,17 @@ Per processed joint state it publishes, stamped with that joint state's stamp:
 - `names.GHOST_MARKERS` (MarkerArray, base_link): the ghost arm, green on the IK's joints, or red on
   the measured joints with the reason as a label.
 
+Once at start it publishes on `names.TF_STATIC` (latched) the identity transform base_link ->
+ghost/base_link, which hangs the ghost's robot model (robot_state_publisher with frame prefix ghost/,
+``rviz:=true``) on the arm's base (`salamander_control.ghost.anchor`); where tf2_msgs is missing (the
+PyPI ROS wheels) it logs one debug line and skips it.
+
 A joint state it cannot use (lengths differ, a joint missing or repeated, NaN/inf, older than the
 newest seen) is skipped with a throttled warning per kind of problem; the ghost keeps its last output.
 The arm model is a parameter set shared with the generator (`alpha_max`/`beta_max` live), so the ghost
-turns red exactly where the generator's limits would refuse the pose.
+turns red exactly where the generator's limits would refuse the pose, except that a measured joint past
+a limit by at most `noise_tolerance` (encoder noise at a stop, default ~1 deg) counts as at the limit
+(`ghost.core.settle_into_limits`; no limit used for motion changes).
 """
 
 from __future__ import annotations
@@ -29,14 +36,17 @@ from visualization_msgs.msg import MarkerArray
 
 from salamander_control import names
 from salamander_control.ghost import params
+from salamander_control.ghost.anchor import anchor_tf_message, ghost_anchor, tf_message_type
 from salamander_control.ghost.core import evaluate_ghost
 from salamander_control.ghost.msgs import joint_state_msg, marker_array, status_msg
 from salamander_control.joint_state import JointStateError, joint_vector
 from salamander_control.kinematics import IkStatus
 from salamander_control.latest_sample import LatestSample, PutResult
 from salamander_control.ros.conversions import stamp_to_ns
+from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.log import LOG_THROTTLE_S, KindLogger
 from salamander_control.ros.params import ParamBinding
+from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
 from salamander_msgs.msg import IkStatus as IkStatusMsg
 
@@ -51,6 +61,7 @@ class IkGhostNode(Node):
             self, params.param_specs(), params.build_config, warn=params.config_warnings,
             on_change=self._on_params_changed,
         )
+        self._limits = follow_coupled_limits(self)  # alpha_max/beta_max: one pair for the whole arm
         self._latest: LatestSample[JointState] = LatestSample()
         self._skips = KindLogger(self.get_logger())  # one throttle per kind of skipped joint state
         self._last_status: IkStatus | None = None
@@ -62,6 +73,17 @@ class IkGhostNode(Node):
             JointState, names.JOINT_STATES, self._on_joint_state, qos_profile_sensor_data
         )
         self._timer = self.create_timer(1.0 / self._params.snapshot.max_rate_hz, self._on_timer)
+        self._publish_anchor()
+
+    def _publish_anchor(self) -> None:
+        """The ghost's TF anchor on tf_static, latched (see salamander_control.ghost.anchor)."""
+        tf_message = tf_message_type()
+        if tf_message is None:
+            self.get_logger().debug("tf2_msgs not installed: no ghost/base_link anchor on tf_static")
+            return
+        self._anchor_pub = self.create_publisher(tf_message, names.TF_STATIC, LATCHED)
+        stamp = self.get_clock().now().to_msg()
+        self._anchor_pub.publish(anchor_tf_message(ghost_anchor(), stamp, tf_message))
 
     def _on_params_changed(self, old: params.GhostConfig, new: params.GhostConfig) -> None:
         if new.max_rate_hz != old.max_rate_hz:
@@ -86,7 +108,8 @@ class IkGhostNode(Node):
             return
         config = self._params.snapshot
         try:
-            ghost = evaluate_ghost(joint_vector(msg.name, msg.position).positions, config.arm)
+            measured = joint_vector(msg.name, msg.position).positions
+            ghost = evaluate_ghost(measured, config.arm, config.noise_tolerance)
         except JointStateError as exc:
             self._skip(exc.problem.value, str(exc))
             return

@@ -2,7 +2,9 @@
 
 The embedded default hardware; the real robot's driver replaces only this node (same topics). The
 motor and stop model is `sim.hardware.SimModel`, its parameters `sim.params`; this shell caches the
-latest valid command, steps the model at `update_rate_hz` with the measured elapsed time, publishes
+latest valid command, advances the model at `update_rate_hz` by the measured elapsed time along the
+command interpolated from the previous to the newest one (`SimModel.advance`: a late tick does not make
+the motors outrun the command, docs/design/trajectory_generator.md), publishes
 /joint_states (positions and velocities) and the physical-stop counter, and warns on every stop hit: in
 a correct stack the counter stays 0.
 """
@@ -27,7 +29,9 @@ from salamander_control.ros.run import run_node
 from salamander_control.sim import params
 from salamander_control.sim.hardware import SimConfig, SimModel
 
-MAX_STEPS_PER_TICK = 4  # a late tick integrates at most this many periods (no catch-up burst)
+MAX_STEPS_PER_TICK = 125  # a late tick integrates at most this many periods (1.25 s at 100 Hz); the rest
+# of a longer stall is dropped. Each period is one sub-step along the command interpolated from the
+# previous to the newest one (`SimModel.advance`): the motors never outrun the command.
 
 
 class SimHardware(Node):
@@ -71,11 +75,9 @@ class SimHardware(Node):
         dt = min(max(now - self._last_tick, 1e-6), MAX_STEPS_PER_TICK * self._period)
         self._last_tick = now
         with self._lock:
-            if self._pending is not None:
-                self._model.command(self._pending)
-                self._pending = None
+            pending, self._pending = self._pending, None
             hits_before = self._model.stop_hits
-            event = self._model.step(dt)
+            event = self._model.advance(pending, dt, self._period)
             position, velocity, hits = self._model.position, self._model.velocity, self._model.stop_hits
         msg = self._js_msg
         msg.header.stamp = stamp

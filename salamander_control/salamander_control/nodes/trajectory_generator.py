@@ -6,10 +6,14 @@ snapshot read once per cycle. This module only wires them to topics, the lease s
 
 Invariants: no command before the first valid /joint_states (the generator starts from that
 measurement, so bringing it up never makes the arm jump); after that it runs open loop on its own
-commands and no longer listens to /joint_states. A lease expiry brakes the arm within its limits and
-holds it. Narrowed limits under the arm are returned inside on a Ruckig trajectory, never by a jump,
-with a WARN that says how far outside it is. Goals with velocities are a stream, followed
-`stream_delay_s` behind and brought to rest at the newest sample after `stream_timeout_s` of silence.
+commands and `MeasurementWatch` checks the cached measurement once per cycle: with none for
+`joint_state_timeout_s` it sends nothing (a goal waits, a stream is dropped), and when it is back, or lies
+more than `joint_state_tolerance` outside the recent commands, the core is re-anchored at the measured
+state before the arm is commanded again (a WARN and an INFO say so). A lease expiry brakes the arm
+within its limits and holds it. Narrowed limits under the arm are returned inside on a Ruckig
+trajectory, never by a jump, with a WARN that says how far outside it is. Goals with velocities are a
+stream, followed `stream_delay_s` behind and brought to rest at the newest sample after
+`stream_timeout_s` of silence.
 
 Interface: docs/interfaces.md; why it works this way: docs/design/trajectory_generator.md and
 docs/design/stream_following.md.
@@ -30,20 +34,28 @@ from sensor_msgs.msg import JointState
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES
 from salamander_control.ros.conversions import measured_joints
-from salamander_control.ros.log import LOG_THROTTLE_S
+from salamander_control.ros.coupled_limits_sync import own_coupled_limits
+from salamander_control.ros.log import LOG_THROTTLE_S, KindLogger
 from salamander_control.ros.params import ParamBinding
-from salamander_control.ros.qos import LATCHED
+from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.ros.run import run_node
 from salamander_control.trajectory import params
-from salamander_control.trajectory.clamp import clamp_joints
+from salamander_control.trajectory.clamp import clamp_joints, describe_clamp
 from salamander_control.trajectory.core import ROUNDING, CycleOutput, TrajectoryConfig, TrajectoryCore
 from salamander_control.trajectory.goal_gate import GoalGate, Verdict
 from salamander_control.trajectory.lease import LeaseReply
+from salamander_control.trajectory.measurement_watch import MeasurementWatch
+from salamander_control.trajectory.measurement_watch import Verdict as Watch
 from salamander_msgs.msg import ClampReport, LeaseState
 from salamander_msgs.srv import ArmLease
 
 LEASE_STATE_PERIOD = 0.5  # s; LeaseState is also published on every change
 MAX_CATCH_UP = 5  # control cycles run in one late timer call at most (10 ms at 500 Hz)
+_LEASE_OPS = {
+    ArmLease.Request.ACQUIRE: "ACQUIRE",
+    ArmLease.Request.HEARTBEAT: "HEARTBEAT",
+    ArmLease.Request.RELEASE: "RELEASE",
+}
 
 
 class TrajectoryGenerator(Node):
@@ -55,13 +67,18 @@ class TrajectoryGenerator(Node):
         self._lock = threading.Lock()
         self._core: TrajectoryCore | None = None
         self._measured: tuple[float, ...] | None = None
+        self._measured_new = False  # a measurement arrived since the last control cycle
+        self._watch: MeasurementWatch | None = None  # created with the core
+        self._last_cycle = 0.0  # monotonic time of the last control cycle
         self._gate = GoalGate()
+        self._lease_warnings = KindLogger(self.get_logger())
         self._clamp_count = 0
         self._next_cycle: float | None = None  # monotonic time the next control cycle is due
         self._params = ParamBinding(
             self, params.param_specs(), params.build_config, warn=params.config_warnings,
             on_change=self._on_params,
         )
+        self._limits = own_coupled_limits(self)  # publishes alpha_max/beta_max for every other node
         self._cmd_pub = self.create_publisher(JointState, names.JOINT_COMMAND, 10)
         self._clamp_pub = self.create_publisher(ClampReport, names.CLAMP_REPORT, 10)
         self._lease_pub = self.create_publisher(LeaseState, names.LEASE_STATE, LATCHED)
@@ -70,7 +87,7 @@ class TrajectoryGenerator(Node):
         )
         self._js_topic = self._js_sub.topic_name  # resolved and remapped, for the logs
         self.create_subscription(JointState, names.JOINT_TARGET, self._on_goal, 10)
-        self.create_service(ArmLease, names.LEASE_SERVICE, self._on_lease)
+        self.create_service(ArmLease, names.LEASE_SERVICE, self._on_lease, qos_profile=SERVICE_QOS)
         self._cmd_msg = JointState(name=list(JOINT_NAMES))
         self.create_timer(1.0 / self._params.snapshot.control_rate_hz, self._on_cycle)
         self.create_timer(LEASE_STATE_PERIOD, self._publish_lease)
@@ -85,7 +102,7 @@ class TrajectoryGenerator(Node):
         measured = measured_joints(msg, self._js_topic, self.get_logger().error, velocities=True)
         if measured is not None:
             with self._lock:
-                self._measured = measured
+                self._measured, self._measured_new = measured, True
 
     def _on_goal(self, msg: JointState) -> None:
         now, now_ns = time.monotonic(), self.get_clock().now().nanoseconds
@@ -97,18 +114,29 @@ class TrajectoryGenerator(Node):
                     throttle_duration_sec=LOG_THROTTLE_S,
                 )
                 return
+            holding = ""  # why, while the measurement watch holds the arm
+            if self._watch is not None and self._watch.holding:
+                holding = self._watch.hold_reason(self._params.snapshot.joint_state_timeout)
             decision = self._gate.check(
                 msg.name, msg.position, stamp_ns, msg.header.frame_id, self._core.goal, now, now_ns,
                 msg.velocity,
             )
             projected = None
-            if decision.verdict is Verdict.ACCEPTED:
+            moving = decision.velocity is not None and any(decision.velocity)
+            if decision.verdict is Verdict.ACCEPTED and not (holding and moving):
                 age = (now_ns - stamp_ns) * 1e-9 if stamp_ns else 0.0  # the core clips it
-                projected = self._core.set_goal(
-                    decision.goal, self._params.snapshot.arm, decision.velocity, age,
+                projected = self._core.set_goal(  # while holding: pending, at rest (see `_reanchor`)
+                    decision.goal, self._params.snapshot.arm, None if holding else decision.velocity, age,
                     stamp_ns * 1e-9 if stamp_ns else None,
                 )
         log = self.get_logger()
+        if holding and decision.verdict is Verdict.ACCEPTED:
+            what = "streamed goal dropped" if moving else "goal kept pending"
+            then = "" if moving else (
+                ": planned from the measured state when the measurement is back, dropped if the arm is not "
+                "where it was commanded"
+            )
+            log.warning(f"{what} ({holding}){then}", throttle_duration_sec=LOG_THROTTLE_S)
         if decision.verdict is Verdict.MALFORMED:
             log.error(decision.reason, throttle_duration_sec=LOG_THROTTLE_S)
         elif decision.verdict is Verdict.STALE:
@@ -126,18 +154,28 @@ class TrajectoryGenerator(Node):
         with self._lock:
             before = self._gate.holder
             if request.operation == ArmLease.Request.ACQUIRE:
-                reply = self._gate.acquire(request.client_id, request.timeout, now)
+                reply = self._gate.acquire(request.client_id, request.timeout, now, request.token)
             elif request.operation == ArmLease.Request.HEARTBEAT:
-                reply = self._gate.heartbeat(request.client_id, now)
+                reply = self._gate.heartbeat(request.client_id, request.token, now)
             elif request.operation == ArmLease.Request.RELEASE:
-                reply = self._gate.release(request.client_id, now)
+                reply = self._gate.release(request.client_id, request.token, now)
             else:
                 reply = LeaseReply(False, f"unknown lease operation {request.operation}", before)
             after = self._gate.holder
         response.success, response.message, response.holder = reply.success, reply.message, reply.holder
+        response.token = reply.token  # only a granted ACQUIRE carries it; never logged (lease.fingerprint)
         if before != after:
             self.get_logger().info(f"lease: {reply.message}")
             self._publish_lease()
+        elif not reply.success and (
+            request.operation != ArmLease.Request.ACQUIRE or request.client_id == after
+        ):
+            # A heartbeat or release that is not the holder's, or the holder's name without its token.
+            op = _LEASE_OPS.get(request.operation, "unknown")
+            self._lease_warnings.warning(
+                f"lease_{op.lower()}",  # throttled per operation: a flood of one cannot hide another
+                f"lease {op} from client id {request.client_id[:40]!r} refused: {reply.message}",
+            )
         return response
 
     def _on_params(self, old: TrajectoryConfig, new: TrajectoryConfig) -> None:
@@ -156,13 +194,37 @@ class TrajectoryGenerator(Node):
     def _on_cycle(self) -> None:
         now = time.monotonic()
         with self._lock:
-            if self._core is None and not self._start():
+            if self._core is None and not self._start(now):
                 return
+            assert self._watch is not None
             expired = self._gate.poll_expired(now)
             if expired:
                 self._core.stop()
             config = self._params.snapshot
-            outs = [self._core.step(config) for _ in range(self._cycles_due(now, config))]
+            fresh = self._measured if self._measured_new else None
+            self._measured_new = False
+            watch = self._watch.cycle(
+                now - self._last_cycle, fresh, config.joint_state_timeout, config.joint_state_tolerance
+            )
+            self._last_cycle = now
+            outs: list[CycleOutput] = []
+            if watch.verdict is Watch.HOLD:
+                self._next_cycle = None  # resume on a schedule from then, without a catch-up
+            else:
+                if watch.anchor is not None:
+                    self._reanchor(watch.anchor, watch.keep_goal, config)
+                outs = [self._core.step(config) for _ in range(self._cycles_due(now, config))]
+                for each in outs:
+                    self._watch.commanded(each.position)
+        if watch.warning:  # not throttled: each is an event, at most one per joint_state_timeout_s
+            self.get_logger().warning(watch.warning)
+        if watch.info:
+            self.get_logger().info(watch.info)
+        if not outs:
+            if expired:
+                self.get_logger().warning(f"lease of {expired!r} expired (missed heartbeat): arm held")
+                self._publish_lease()
+            return
         out = outs[-1]
         stamp = self.get_clock().now().to_msg()
         msg = self._cmd_msg
@@ -175,6 +237,20 @@ class TrajectoryGenerator(Node):
             self._publish_lease()
         for each in outs:
             self._report(each, stamp)
+
+    def _reanchor(self, anchor: tuple[float, ...], keep_goal: bool, config: TrajectoryConfig) -> None:
+        """Restart the core at the measured state (under the lock): the next command is `anchor` itself.
+
+        A goal at rest that still stands (the measurement only paused and agrees with the command) is
+        planned again from there; a stream, a stop and a goal after a disagreement are dropped.
+        """
+        core = self._core
+        assert core is not None
+        goal = core.goal if keep_goal and not (core.streaming or core.stopping) else None
+        core.reanchor(anchor)
+        if goal is not None:
+            core.set_goal(goal, config.arm)
+        self._next_cycle = None
 
     def _cycles_due(self, now: float, config: TrajectoryConfig) -> int:
         """Core cycles to run now: 1, or more when this timer call comes a period (or more) late.
@@ -195,13 +271,15 @@ class TrajectoryGenerator(Node):
         self._next_cycle += due * period
         return max(due, 1)
 
-    def _start(self) -> bool:
+    def _start(self, now: float) -> bool:
         """Create the core from the first measurement (called under the lock); False while waiting."""
         if self._measured is None:
             return False
         config = self._params.snapshot
         self._core = TrajectoryCore(config, self._measured)
-        self.destroy_subscription(self._js_sub)  # open loop from here on (module docstring)
+        # Still subscribed: the watch holds the arm when the measurement stops or disagrees.
+        self._watch = MeasurementWatch(self._measured, self._core.delta_time, self._js_topic)
+        self._measured_new, self._last_cycle = False, now
         start = ", ".join(f"{v:.4f}" for v in self._measured)
         self.get_logger().info(f"started from the measured joint state [{start}]")
         outside = clamp_joints(self._measured, config.arm, self._measured)
@@ -218,8 +296,8 @@ class TrajectoryGenerator(Node):
         if out.clamp.clamped:
             self._clamp_count += 1
             log.warning(
-                f"post-clamp: {', '.join(out.clamp.active)} moved the command by {out.clamp.amount:.5f} rad "
-                f"(clamped cycles: {self._clamp_count})", throttle_duration_sec=LOG_THROTTLE_S,
+                f"{describe_clamp(out.clamp)} (clamped cycles: {self._clamp_count})",
+                throttle_duration_sec=LOG_THROTTLE_S,
             )
             report = ClampReport(
                 active_bounds=list(out.clamp.active), requested=list(out.requested),

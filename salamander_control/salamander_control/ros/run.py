@@ -6,9 +6,11 @@ import signal
 from collections.abc import Callable
 
 import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
+
+from salamander_control.ros.held_signals import HELD_SIGNALS
 
 
 def run_node(
@@ -27,23 +29,30 @@ def run_node(
     # take_message ("Unable to convert call argument") or in a timer callback ("[FATAL] Exception in
     # 'timers' callback"). The node is then destroyed while its context still works (a goal can be
     # cancelled, a lease released). A second signal raises at once, for a shutdown that hangs.
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    # The handlers go in before rclpy.init, and only then is SIGINT unblocked: the launch runner starts
+    # the project's nodes with SIGINT blocked (`held_signals`), so a Ctrl-C that comes while Python is
+    # still importing (seconds on a loaded machine) waits here instead of raising KeyboardInterrupt
+    # inside the import machinery (a traceback, or a module lock left held and a hang at exit).
     stop = _StopOnSignal()
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)  # a held Ctrl-C arrives now: the flag
     node = None
+    executor: Executor | None = None
     try:
-        node = factory()
-        if events_executor:
-            from rclpy.experimental import EventsExecutor
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        if stop.signum is None:  # stopped before it started: nothing to build
+            node = factory()
+            if events_executor:
+                from rclpy.experimental import EventsExecutor
 
-            executor = EventsExecutor()
-        else:
-            executor = SingleThreadedExecutor()
-        executor.add_node(node)
+                executor = EventsExecutor()
+            else:
+                executor = SingleThreadedExecutor()
+            executor.add_node(node)
         # Short slices, not spin(): the flag is checked between them, and in rclpy 9.1.2
         # EventsExecutor.spin() dispatches nothing at all.
-        while rclpy.ok() and stop.signum is None:
+        while executor is not None and rclpy.ok() and stop.signum is None:
             executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass

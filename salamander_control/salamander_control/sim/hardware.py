@@ -175,8 +175,49 @@ class SimModel:
         self._age = 0.0
         self._holding = False
 
-    def step(self, dt: float) -> StopEvent | None:
-        """Advance the model by `dt` seconds; returns the stop hit of this step, if any."""
+    def advance(self, command: Sequence[float] | None, dt: float, substep: float) -> StopEvent | None:
+        """Advance `dt` seconds during which the command moved linearly to `command` (None: no new one).
+
+        The shell's tick: the newest command replaces the previous one gradually, in sub-steps of at most
+        `substep`, as if every command in between had arrived on time. Applying the newest command over
+        a whole late tick (a step of the target held for `dt`) makes the motors outrun the command that
+        produced it: a 12 ms late tick at 1 rad/s measured 1.094 rad/s (docs/design/trajectory_generator.md,
+        "Which limit bounds which speed"). `velocity` is the mean over `dt`; the stop events of the
+        sub-steps are merged.
+
+        Raises:
+            ValueError: `command` not five finite numbers, or `dt`/`substep` not positive; nothing changes.
+        """
+        if not (math.isfinite(substep) and substep > 0.0 and math.isfinite(dt) and dt > 0.0):
+            raise ValueError(f"dt and substep must be positive numbers of seconds, got {dt}, {substep}")
+        start = self._target
+        end = None if command is None else finite_vector(command, NUM_JOINTS, "command")
+        n = max(1, math.ceil(dt / substep - 1e-9))
+        q0, events = self._q, []
+        for k in range(1, n + 1):
+            ramp_from = None
+            if end is not None:
+                ramp_from = self._target if k > 1 else start
+                f = k / n
+                between = tuple(a + (b - a) * f for a, b in zip(start, end, strict=True))
+                self.command(end if k == n else between)
+            event = self.step(dt / n, ramp_from)
+            if event is not None:
+                events.append(event)
+        self._v = tuple((b - a) / dt for a, b in zip(q0, self._q, strict=True))
+        if not events:
+            return None
+        stops = tuple(sorted({name for e in events for name in e.stops}))
+        overshoot = max(e.overshoot for e in events)
+        return StopEvent(self._time, stops, overshoot, events[-1].command_beyond)
+
+    def step(self, dt: float, ramp_from: Sequence[float] | None = None) -> StopEvent | None:
+        """Advance the model by `dt` seconds; returns the stop hit of this step, if any.
+
+        `ramp_from`: the target at the start of the step, moving linearly to the command over it (the
+        exact solution of the lag for a ramp: the motor's speed never exceeds the ramp's, or its own at
+        the start); None holds the command for the whole step.
+        """
         if not (math.isfinite(dt) and dt > 0.0):
             raise ValueError(f"dt must be a positive number of seconds, got {dt}")
         cfg = self._config
@@ -185,9 +226,17 @@ class SimModel:
         if not self._holding and self._age > cfg.command_timeout:
             self._target, self._holding = self._q, True
         decay = math.exp(-dt / cfg.time_constant)
+        if ramp_from is None or self._holding:
+            ramp_from = self._target
+        else:
+            ramp_from = finite_vector(ramp_from, NUM_JOINTS, "ramp_from")
         moved = []
-        for q, target, vmax in zip(self._q, self._target, cfg.max_velocity, strict=True):
-            delta = (target - q) * (1.0 - decay)
+        for q, start, target, vmax in zip(self._q, ramp_from, self._target, cfg.max_velocity, strict=True):
+            if start == target:
+                delta = (target - q) * (1.0 - decay)
+            else:  # error e = target(t) - q: de/dt = s - e / tau for the ramp's slope s
+                lag = (target - start) * cfg.time_constant / dt  # s * tau, the error the ramp settles to
+                delta = target - q - (lag + (start - q - lag) * decay)
             limit = vmax * dt
             moved.append(q + min(max(delta, -limit), limit))
         stops = cfg.stops

@@ -22,7 +22,7 @@ def param_specs() -> list[ParamSpec]:
     d = SimConfig()
     return [
         ParamSpec(
-            "update_rate_hz", 250.0, "integration and /joint_states rate (Hz)", 10.0, 2000.0, read_only=True
+            "update_rate_hz", 100.0, "integration and /joint_states rate (Hz)", 10.0, 2000.0, read_only=True
         ),
         ParamSpec("time_constant_s", d.time_constant, "first-order lag of every motor (s)", 0.001, 1.0),
         *per_joint_specs("max_velocity", d.max_velocity, "motor velocity limit", "rad/s", (0.01, 20.0)),

@@ -9,6 +9,16 @@ settings.register_profile("salamander", derandomize=True, print_blob=True)
 settings.load_profile("salamander")
 
 
+@pytest.fixture(autouse=True)
+def own_ros_home(tmp_path_factory, monkeypatch):
+    """Every test gets its own ROS_HOME (inherited by the nodes it starts): the behaviour server keeps its
+    run progress there (salamander_behavior/progress.py), which must not leak from one test into another
+    (nor from a developer's ~/.ros into a test)."""
+    home = tmp_path_factory.mktemp("ros_home")
+    monkeypatch.setenv("ROS_HOME", str(home))
+    return home
+
+
 @pytest.fixture
 def ros_context():
     """An initialised rclpy Context on a DDS domain of its own; shut down after the test."""

@@ -35,6 +35,7 @@ NODES: tuple[tuple[str, str | tuple[str, ...]], ...] = (
     ("/salamander/behavior_server_node", "salamander_behavior.params:param_specs"),
     ("/salamander/controller_node", "salamander_teleop.controller.params:param_specs"),
     ("/salamander/gamepad_node", "salamander_teleop.gamepad.params:param_specs"),
+    ("/salamander/operator_view", "salamander_view.params:param_specs"),
 )
 """(node name in the default launch, "module:attribute" of its specs, a function or a sequence; a tuple of
 such sources is concatenated in order, for a node that declares several tables)."""

@@ -8,7 +8,8 @@ One `TrajectoryCore.step(config)` per control period:
    of a stream and is followed instead (`stream_follow.StreamFollower`, `stream_delay` behind it).
 3. The sample is post-clamped onto the limits relaxed just enough to contain the previous command
    (`relax_to_include`), so the command never leaves unchanged limits, and after limits were narrowed
-   under the arm the violation only decreases while Ruckig brings the arm back inside.
+   under the arm the violation only decreases while Ruckig brings the arm back inside. The post-clamp
+   keeps the shoulder and cuts the beam back onto the crossed bound (`clamp.post_clamp_joints`).
 4. When the clamp moved the sample, Ruckig is re-synchronised to the command actually sent.
 
 Invariants: every command is finite; it satisfies every limit unless `CycleOutput.outside` > 0 (only
@@ -28,8 +29,15 @@ from typing import NamedTuple
 
 from salamander_control.kinematics import ALPHA_BETA_RANGE, NUM_JOINTS, ArmParams, within_limits
 from salamander_control.kinematics._validate import finite_vector
-from salamander_control.trajectory.clamp import JOINT_BOUND_NAMES, ClampResult, clamp_joints
+from salamander_control.trajectory.clamp import (
+    JOINT_BOUND_NAMES,
+    ClampResult,
+    clamp_joints,
+    post_clamp_joints,
+)
+from salamander_control.trajectory.line_brake import LineBrake, StreamLine, stream_line
 from salamander_control.trajectory.otg import MotionLimits, Otg
+from salamander_control.trajectory.path_brake import PathBrake
 from salamander_control.trajectory.stream_follow import StreamFollower, sample_interval, stream_limit_problem
 
 _ZERO = (0.0,) * NUM_JOINTS
@@ -38,6 +46,8 @@ STREAM_ANCHOR = 0.01
 (docs/design/stream_following.md).
 A sender's motion from rest starts at the measured joints, which trail the command by the sender's
 tolerance: 1 mm of TCP is ~3e-3 rad. Farther away, a goal at rest is Ruckig's to reach."""
+STREAM_HISTORY = 32
+"""Streamed samples kept for the line a stop brakes along (`line_brake.stream_line`): 0.32 s at 100 Hz."""
 STREAM_CLAMP = 1e-5
 """rad; a post-clamp correction of a followed stream up to this size (a curve between two samples on a
 limit bulging across it) keeps following; a larger one hands the arm to Ruckig."""
@@ -61,6 +71,11 @@ class TrajectoryConfig:
             the arm comes to rest at its newest sample.
         stream_delay: s; how far behind a stream its curve is followed (set when a stream starts). It
             must exceed the sender's period plus its latency, or the curve is extrapolated.
+        joint_state_timeout: s; no measured joint state for this long (of the generator's own running
+            time): hold, send nothing (goals wait), and re-anchor at the measurement when it is back
+            (`measurement_watch.MeasurementWatch`).
+        joint_state_tolerance: rad; a measurement this far outside the range of the recent commands
+            (on any joint) disagrees with the command: re-anchor at it.
     """
 
     arm: ArmParams
@@ -68,15 +83,18 @@ class TrajectoryConfig:
     control_rate_hz: float = 500.0
     stream_timeout: float = 0.06
     stream_delay: float = 0.03
+    joint_state_timeout: float = 0.5
+    joint_state_tolerance: float = 0.05
 
     def __post_init__(self) -> None:
-        """Reject a rate or stream times that are not finite positive numbers, or a delay >= the timeout."""
+        """Reject a rate, times or a tolerance that are not positive finite numbers, or delay >= timeout."""
         if not (math.isfinite(self.control_rate_hz) and self.control_rate_hz > 0.0):
             raise ValueError(f"control_rate_hz must be a positive number, got {self.control_rate_hz}")
-        for name in ("stream_timeout", "stream_delay"):
+        for name in ("stream_timeout", "stream_delay", "joint_state_timeout", "joint_state_tolerance"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
-                raise ValueError(f"{name} must be a positive number of seconds, got {value}")
+                unit = "rad" if name == "joint_state_tolerance" else "seconds"
+                raise ValueError(f"{name} must be a positive number of {unit}, got {value}")
         if self.stream_delay >= self.stream_timeout:
             raise ValueError(
                 f"stream_delay ({self.stream_delay} s) must be shorter than stream_timeout "
@@ -112,6 +130,23 @@ class CycleOutput(NamedTuple):
     stop_finished: bool
     streaming: bool = False
     stream_event: str = ""
+
+
+def coupled_pair_limits(limits: MotionLimits) -> MotionLimits:
+    """`limits` with the shoulder (q1) and beam (q2) velocity limits both lowered to the smaller of them.
+
+    Ruckig plans with these. The post-clamp keeps the shoulder and cuts the beam back onto a coupled
+    bound, which then moves with the shoulder: the beam's step is bounded by the shoulder's, so a
+    shoulder faster than the beam would drag the beam past its own limit (measured: 1.07 x the beam's
+    limit with shoulder 1.0 and beam 0.5 rad/s). Planning the pair within the smaller limit keeps every
+    joint's commanded speed within its own limit (docs/design/trajectory_generator.md). Returns `limits`
+    itself when the two are equal (the shipped configuration).
+    """
+    v = limits.max_velocity
+    pair = min(v[1], v[2])
+    if v[1] == v[2]:
+        return limits
+    return MotionLimits((v[0], pair, pair, *v[3:]), limits.max_acceleration, limits.max_jerk)
 
 
 def relax_to_include(params: ArmParams, q: Sequence[float]) -> ArmParams:
@@ -152,7 +187,7 @@ class TrajectoryCore:
     def __init__(self, config: TrajectoryConfig, start: Sequence[float]) -> None:
         q = finite_vector(start, NUM_JOINTS, "start")
         self._dt = 1.0 / config.control_rate_hz
-        self._otg = Otg(config.limits, self._dt, q)
+        self._otg = Otg(coupled_pair_limits(config.limits), self._dt, q)
         self._limits = config.limits
         self._config = config
         self._command = q
@@ -168,6 +203,10 @@ class TrajectoryCore:
         # The stream's newest sample: (cycle-clock time, its stamp or arrival, position, velocity).
         self._stream_last: tuple[float, float, tuple[float, ...], tuple[float, ...]] | None = None
         self._stream_refused = False  # the running stream was handed to Ruckig: no re-join until it ends
+        self._brake: LineBrake | PathBrake | None = None  # a stop along the streamed path
+        self._brake_note = ""  # what the brake brakes along, for the stream event
+        self._brake_event = ""  # a stop's warning, reported by the next cycle (`stream_event`)
+        self._stream_samples: list[tuple[float, ...]] = []  # the stream's newest positions, oldest first
 
     @property
     def delta_time(self) -> float:
@@ -231,6 +270,7 @@ class TrajectoryCore:
         projected = clamp_joints(q, arm, self._goal)
         self._goal, self._goal_arm = projected.q, arm
         self._stopping = False
+        self._brake = None  # Ruckig (kept in step with every brake cycle) or a new stream takes over
         moved = projected.clamped and projected.amount > ROUNDING
         if self._stream_refused and (
             v is None or not any(v) or self._time - self._stream_arrival > self._config.stream_timeout
@@ -246,6 +286,7 @@ class TrajectoryCore:
         cfg = self._config
         if self._stream is None:
             self._stream_last = None
+            self._stream_samples = []
             self._stream = StreamFollower(
                 cfg.stream_delay, self._time, self._command, self._velocity, self._acceleration,
                 self._limits,
@@ -261,6 +302,8 @@ class TrajectoryCore:
             if abs(when - arrival) > cfg.stream_timeout:  # the sender's clock jumped: start afresh
                 when = arrival
         self._stream_last = (when, ref, projected.q, v)
+        self._stream_samples.append(projected.q)
+        del self._stream_samples[:-STREAM_HISTORY]
         self._stream.push(when, projected.q, v)
         self._stream_arrival, self._stream_velocity = self._time, v
         return projected
@@ -270,17 +313,79 @@ class TrajectoryCore:
         return all(abs(g - c) <= STREAM_ANCHOR for g, c in zip(goal, self._command, strict=True))
 
     def stop(self) -> None:
-        """Decelerate to rest within the motion limits and hold there; the goal becomes that point."""
+        """Decelerate to rest within the motion limits and hold there; the goal becomes that point.
+
+        A followed stream (or a brake along it) brakes along the streamed path (`_start_brake`): a
+        joint-space stop would leave the path (docs/design/stream_following.md). A brake that cannot
+        follow the stream's TCP line says so in the next cycle's `stream_event`.
+        """
         self._stopping = True
+        along_path = self._stream is not None or self._brake is not None
         self._stream = None
-        self._otg.stop()
+        self._brake = None
+        if not along_path:
+            self._otg.stop()
+        elif not self._start_brake(None) or not isinstance(self._brake, LineBrake):
+            self._brake_event = f"stop: braking {self._brake_note}"
+            if self._brake is None:
+                self._otg.stop()
+
+    def reanchor(self, position: Sequence[float]) -> None:
+        """Start again from a measured position, at rest, holding it: the goal becomes that position.
+
+        For a measurement that disagrees with the command (a restarted driver, a pushed arm): the next
+        command is `position` itself, so nothing jumps; a running stream, brake or stop is dropped.
+
+        Raises:
+            ValueError: `position` is not five finite numbers; nothing changes then.
+        """
+        q = finite_vector(position, NUM_JOINTS, "position")
+        self._otg.reset(q)
+        self._command, self._velocity, self._acceleration = q, _ZERO, _ZERO
+        self._goal, self._goal_arm = q, None  # re-projected next cycle (if outside)
+        self._stopping = False
+        self._stream = None
+        self._stream_refused = False
+        self._stream_velocity = _ZERO
+        self._brake = None
+
+    def _start_brake(self, back_to: tuple[float, ...] | None, line_first: bool = True) -> bool:
+        """Brake along the path to `back_to` (the stream's newest sample) at rest, or to rest anywhere.
+
+        Along the stream's TCP line (`line_brake.LineBrake`) if its newest samples lie on one; else (or
+        if that brake cannot start) along the current motion's joint-space curve (`path_brake.PathBrake`);
+        False if neither can (Ruckig stops in joint space then). `_brake_note` says which and why.
+        """
+        why = "not tried"
+        if line_first:
+            line = stream_line(self._stream_samples, self._config.arm)
+            why = line if isinstance(line, str) else ""
+            if isinstance(line, StreamLine):
+                try:
+                    self._brake = LineBrake(
+                        self._command, self._velocity, self._acceleration, line, self._config.arm,
+                        self._limits, self._dt, back_to is not None,
+                    )
+                    self._brake_note = "along the streamed path (its TCP line)"
+                    return True
+                except ValueError as exc:
+                    why = str(exc)
+        try:
+            self._brake = PathBrake(
+                self._command, self._velocity, self._acceleration, self._limits, self._dt, back_to
+            )
+            self._brake_note = f"along the streamed path's joint-space curve, not its TCP line ({why})"
+        except ValueError as exc:
+            self._brake = None
+            self._brake_note = f"in joint space: not along the TCP line ({why}) nor its joint curve ({exc})"
+        return self._brake is not None
 
     def step(self, config: TrajectoryConfig) -> CycleOutput:
         """Run one control cycle with this cycle's parameter snapshot."""
         arm = config.arm
         self._config = config
         if config.limits is not self._limits:
-            self._otg.set_limits(config.limits)
+            self._otg.set_limits(coupled_pair_limits(config.limits))
             self._limits = config.limits
         self._time += self._dt
         event = ""
@@ -294,13 +399,21 @@ class TrajectoryCore:
                 out, event = self._follow(config)
                 if out is not None:
                     return out
-            if self._otg.target != self._goal:
-                self._otg.set_target(self._goal)
+        if self._brake_event:
+            event = f"{event}; {self._brake_event}" if event else self._brake_event
+            self._brake_event = ""
+        if self._brake is not None:
+            out, why = self._brake_cycle(config, event)
+            if out is not None:
+                return out
+            event = why
+        if not self._stopping and self._otg.target != self._goal:
+            self._otg.set_target(self._goal)
         sample = self._otg.step()
         if sample.error:
             return self._on_error(sample.error, arm)
         region = relax_to_include(arm, self._command)
-        clamp = clamp_joints(sample.position, region, self._command)
+        clamp = post_clamp_joints(sample.position, region, self._command)  # q1 kept, q2 cut back
         acceleration = sample.acceleration
         if clamp.clamped and clamp.amount > ROUNDING:
             velocity = tuple((b - a) / self._dt for a, b in zip(self._command, clamp.q, strict=True))
@@ -330,16 +443,18 @@ class TrajectoryCore:
         waited = self._time - self._stream_arrival
         point = self._stream.evaluate(self._time)
         if waited > config.stream_timeout and any(self._stream_velocity):
-            return None, self._end_stream(
-                f"timeout: no streamed goal for {waited:.3f} s (stream_timeout {config.stream_timeout} s); "
-                "coming to rest at its newest sample"
-            )
+            why = f"timeout: no streamed goal for {waited:.3f} s (stream_timeout {config.stream_timeout} s); "
+            self._end_stream("")
+            if self._start_brake(self._goal):
+                return None, why + f"braking {self._brake_note}, back to its newest sample"
+            return None, why + f"coming to rest at its newest sample {self._brake_note}"
+
         problem = stream_limit_problem(
             point.position, point.velocity, point.acceleration, self._command, self._acceleration,
             config.limits, self._dt,
         )
         region = relax_to_include(config.arm, self._command)
-        clamp = clamp_joints(point.position, region, self._command)
+        clamp = post_clamp_joints(point.position, region, self._command)
         if not problem and clamp.clamped and clamp.amount > STREAM_CLAMP:
             problem = f"it would need a clamp of {clamp.amount:.2e} rad ({', '.join(clamp.active)})"
         if problem:
@@ -356,6 +471,53 @@ class TrajectoryCore:
         outside = outside if outside > ROUNDING else 0.0
         out = CycleOutput(
             clamp.q, point.velocity, point.position, clamp, outside, 0.0, "", False, True, ""
+        )
+        return out, ""
+
+    def _brake_cycle(self, config: TrajectoryConfig, event: str) -> tuple[CycleOutput | None, str]:
+        """One cycle of a brake along the path; (None, why) hands the arm to Ruckig this very cycle."""
+        assert self._brake is not None
+        try:
+            point = self._brake.step()
+            problem = stream_limit_problem(
+                point.position, point.velocity, point.acceleration, self._command, self._acceleration,
+                config.limits, self._dt,
+            )
+        except ValueError as exc:
+            point, problem = None, str(exc)
+        region = relax_to_include(config.arm, self._command)
+        if point is not None:
+            clamp = clamp_joints(point.position, region, self._command)
+            if not problem and clamp.clamped and clamp.amount > STREAM_CLAMP:
+                problem = f"it would need a clamp of {clamp.amount:.2e} rad ({', '.join(clamp.active)})"
+        if problem or point is None:
+            if isinstance(self._brake, LineBrake):  # next safest: along the motion's joint-space curve
+                failed = f"braking along the streamed TCP line failed ({problem})"
+                if self._start_brake(None if self._stopping else self._goal, line_first=False):
+                    why = f"{failed}: braking along its joint-space curve from here"
+                    return self._brake_cycle(config, f"{event}; {why}" if event else why)
+                problem = f"{problem}; {self._brake_note}"
+            self._brake = None
+            if self._stopping:
+                self._otg.stop()
+            why = f"braking along the streamed path failed ({problem}): coming to rest in joint space"
+            return None, f"{event}; {why}" if event else why
+        if clamp.clamped and clamp.amount <= ROUNDING:
+            clamp = ClampResult(clamp.q, False, (), 0.0)
+        self._command, self._velocity, self._acceleration = clamp.q, point.velocity, point.acceleration
+        self._otg.resync(clamp.q, point.velocity, point.acceleration)  # Ruckig can take over any cycle
+        stop_finished = False
+        if point.finished:
+            self._brake = None
+            self._otg.reset(self._command)  # a residue to the newest sample is Ruckig's (micro-radians)
+            if self._stopping:
+                self._stopping = False
+                self._goal, self._goal_arm = self._command, None
+                stop_finished = True
+        outside = 0.0 if region is config.arm else clamp_joints(clamp.q, config.arm, clamp.q).amount
+        outside = outside if outside > ROUNDING else 0.0
+        out = CycleOutput(
+            clamp.q, point.velocity, point.position, clamp, outside, 0.0, "", stop_finished, False, event
         )
         return out, ""
 

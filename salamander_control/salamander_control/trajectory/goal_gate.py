@@ -6,9 +6,12 @@ lease expiring inside any call (a goal, a heartbeat, a timer tick) is noticed ex
 control loop, which must then bring the arm to a stop.
 
 Rules, in order:
-1. Lease: while someone holds it, only the holder's goals count (sender = `header.frame_id`; "" is
-   the anonymous gamepad/preset sender). A client whose lease expired is refused until it acquires
-   the lease again: a controller that lost its heartbeat must not resume moving the arm by accident.
+1. Lease: while someone holds it, only the holder's goals count: `header.frame_id` must be the
+   holder's lease token (ArmLease ACQUIRE's reply); the holder's client id, or any other string, is
+   refused. "" is the anonymous gamepad/preset sender, accepted only while the lease is free. Goals that
+   carry the token of a lease that expired stay refused (also once the lease is free): a controller
+   that lost its heartbeat must not resume moving the arm by accident; it acquires again (a new token).
+   Refusal reasons name the holder's client id, never a token.
 2. Order: a goal stamped earlier than the last accepted goal is stale and dropped. A zero stamp means
    "now" and is always in order; a stamp more than `max_future` s ahead of the clock is refused (it
    would make every later goal look stale).
@@ -25,7 +28,10 @@ from enum import Enum
 from typing import NamedTuple
 
 from salamander_control.joint_state import JointStateError, merge_goal
-from salamander_control.trajectory.lease import ArmLease, LeaseReply
+from salamander_control.trajectory.lease import ArmLease, LeaseReply, same_token
+
+MAX_SENDER_IN_LOG = 40
+"""Characters of a refused goal's frame_id quoted in its reason (a fuzzer's frame_id may be huge)."""
 
 
 class Verdict(Enum):
@@ -57,7 +63,7 @@ class GoalGate:
         self._lease = ArmLease()
         self._max_future_ns = int(max_future * 1e9)
         self._last_stamp_ns = 0
-        self._locked_out = ""  # the holder whose lease expired, until it acquires again
+        self._locked_out = ""  # the token of the last lease that expired (its goals stay refused)
         self._unreported = ""  # an expiry the control loop has not yet been told about
 
     @property
@@ -74,29 +80,27 @@ class GoalGate:
         """Time before the lease expires without a heartbeat, s (0 when free)."""
         return self._lease.seconds_left(now)
 
-    def acquire(self, client: str, timeout: float, now: float) -> LeaseReply:
-        """Take (or refresh) the lease; lifts the lock-out of a client whose lease had expired."""
+    def acquire(self, client: str, timeout: float, now: float, token: str = "") -> LeaseReply:
+        """Take the lease (a new token), or refresh it with the holder's `token`."""
         self.expire(now)
-        reply = self._lease.acquire(client, timeout, now)
-        if reply.success and client == self._locked_out:
-            self._locked_out = ""
-        return reply
+        return self._lease.acquire(client, timeout, now, token)
 
-    def heartbeat(self, client: str, now: float) -> LeaseReply:
-        """Keep the lease alive."""
+    def heartbeat(self, client: str, token: str, now: float) -> LeaseReply:
+        """Keep the lease alive (the holder's client id and token)."""
         self.expire(now)
-        return self._lease.heartbeat(client, now)
+        return self._lease.heartbeat(client, token, now)
 
-    def release(self, client: str, now: float) -> LeaseReply:
+    def release(self, client: str, token: str, now: float) -> LeaseReply:
         """Give the lease back (the arm keeps going to its goal: a release is not a stop)."""
         self.expire(now)
-        return self._lease.release(client, now)
+        return self._lease.release(client, token, now)
 
     def expire(self, now: float) -> str:
         """Drop a holder whose heartbeat is overdue; returns that holder or ""."""
+        token = self._lease.token
         gone = self._lease.expire(now)
         if gone:
-            self._locked_out = gone
+            self._locked_out = token
             self._unreported = gone
         return gone
 
@@ -123,7 +127,7 @@ class GoalGate:
             names: joint names of the goal.
             positions: one position per name, rad.
             stamp_ns: header stamp, ns (0 = "now").
-            sender: header.frame_id, the sender's lease client id ("" = anonymous).
+            sender: header.frame_id, the sender's lease token ("" = anonymous).
             current_goal: the five-joint goal the unnamed joints keep.
             now: monotonic time for the lease, s.
             now_ns: the clock the stamps are compared with, ns.
@@ -131,13 +135,20 @@ class GoalGate:
         """
         self.expire(now)
         holder = self._lease.holder
-        who = repr(sender) if sender else "anonymous sender"
-        if holder and sender != holder:
-            return GoalDecision(Verdict.LEASE, None, f"goal from {who} refused: lease held by {holder!r}")
-        if sender and sender == self._locked_out:
+        if holder and not self._lease.allows(sender, now):
+            who = f"frame_id {sender[:MAX_SENDER_IN_LOG]!r}" if sender else "anonymous sender"
             return GoalDecision(
-                Verdict.LEASE, None, f"goal from {who} refused: its lease expired; acquire the lease again"
+                Verdict.LEASE, None,
+                f"goal from {who} refused: lease held by {holder!r} (the frame_id is not its lease token)",
             )
+        if not holder and same_token(sender, self._locked_out):
+            return GoalDecision(
+                Verdict.LEASE, None, "goal with an expired lease's token refused: acquire the lease again"
+            )
+        if holder:  # the sender is the token: name the holder instead
+            who = f"lease holder {holder!r}"
+        else:
+            who = f"frame_id {sender[:MAX_SENDER_IN_LOG]!r}" if sender else "anonymous sender"
         if stamp_ns > now_ns + self._max_future_ns:
             ahead = (stamp_ns - now_ns) * 1e-9
             return GoalDecision(Verdict.STALE, None, f"goal from {who} stamped {ahead:.3f} s in the future")

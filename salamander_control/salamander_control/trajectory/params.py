@@ -79,7 +79,17 @@ def param_specs() -> list[ParamSpec]:
         "how far behind a stream of goals with velocities the command follows it (s; longer than the "
         "sender's period plus its latency, shorter than stream_timeout_s)", 0.001, 0.5,
     )
-    return [*arm_param_specs(), *motion_limit_specs(), rate, timeout, delay]
+    js_timeout = ParamSpec(
+        "joint_state_timeout_s", 0.5,
+        "no measured joint state for this long: hold (send no command; a goal waits) and re-anchor at the "
+        "measured state when it is back (s)", 0.02, 5.0,
+    )
+    js_tolerance = ParamSpec(
+        "joint_state_tolerance", 0.05,
+        "a measured joint this far outside the range of the last 0.25 s of commands disagrees with the "
+        "command: re-anchor at the measured state (rad)", 0.001, 1.0,
+    )
+    return [*arm_param_specs(), *motion_limit_specs(), rate, timeout, delay, js_timeout, js_tolerance]
 
 
 def build_config(values: dict[str, Any]) -> TrajectoryConfig:
@@ -90,6 +100,8 @@ def build_config(values: dict[str, Any]) -> TrajectoryConfig:
         control_rate_hz=float(values["control_rate_hz"]),
         stream_timeout=float(values["stream_timeout_s"]),
         stream_delay=float(values["stream_delay_s"]),
+        joint_state_timeout=float(values["joint_state_timeout_s"]),
+        joint_state_tolerance=float(values["joint_state_tolerance"]),
     )
 
 

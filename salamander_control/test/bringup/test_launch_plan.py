@@ -8,7 +8,13 @@ import textwrap
 
 import pytest
 
-from salamander_control.bringup.launch_plan import LaunchFileError, load_plan, prefix_namespace
+from salamander_control.bringup.launch_plan import (
+    LaunchFileError,
+    load_plan,
+    prefix_namespace,
+    resolve_commands,
+    run_command,
+)
 
 
 def plan_of(tmp_path, body, args=None):
@@ -99,7 +105,8 @@ def test_if_and_not_equals_substitutions(tmp_path, expression, value):
 @pytest.mark.parametrize(
     ("body", "args", "message"),
     [
-        ('<node pkg="p" exec="e" name="n" respawn="true"/>', {}, "unsupported attribute(s) respawn"),
+        ('<node pkg="p" exec="e" name="n" launch-prefix="gdb"/>', {},
+         "unsupported attribute(s) launch-prefix"),
         ('<node pkg="p" exec="e" name="n" args="$(env HOME)"/>', {}, "unsupported substitution $(env HOME)"),
         ('<include file="x.launch.xml"/>', {}, "unsupported element <include>"),
         ('<arg name="a" default="1"/>', {"b": "2"}, "unknown launch argument(s) b (declared: a)"),
@@ -119,7 +126,13 @@ def test_if_and_not_equals_substitutions(tmp_path, expression, value):
          "the resulting namespace '/2cell' is invalid"),
         ("<set_remap from='a' to='//a'/>", {}, "invalid name '//a' in the remap 'a' -> '//a'"),
         ("<node pkg='p' exec='e' name='n'><remap from='a b' to='c'/></node>", {}, "invalid name 'a b'"),
-        ("<let name='v' value=\"$(if 'a b' x)\"/>", {}, "quoted substitution arguments are not supported"),
+        ("<let name='v' value=\"$(if 'a b x)\"/>", {}, "unterminated quote in $(if 'a b x)"),
+        ("<let name='v' value=\"$(if 'a b' x)\"/>", {}, "condition 'a b' is neither true"),  # one word
+        ("<let name='v' value='$(command false)'/>", {}, "the command 'false' exited with code 1"),
+        ("<let name='v' value='$(command no_such_cmd)'/>", {}, "the command 'no_such_cmd' failed to run"),
+        ("<let name='v' value='$(command \"sh -c &apos;echo oops >&amp;2&apos;\")'/>", {},
+         "wrote to stderr: oops"),
+        ("<let name='v' value='$(command true often)'/>", {}, "takes fail, warn or ignore, not 'often'"),
         ("<let name='v' value='$(if maybe x)'/>", {}, "condition 'maybe' is neither true/1 nor false/0"),
         ("<let name='v' value='$(if true)'/>", {}, "wrong arguments in $(if true)"),
         ("<let name='v' value='$(not-equals a)'/>", {}, "wrong arguments in $(not-equals a)"),
@@ -131,3 +144,76 @@ def test_reader_refuses_what_it_does_not_support_with_a_clear_message(tmp_path, 
     with pytest.raises(LaunchFileError) as info:
         plan_of(tmp_path, body, args)
     assert message in str(info.value)
+
+
+def test_command_substitution_runs_without_a_shell_and_its_stdout_is_the_value(tmp_path):
+    (tmp_path / "model.urdf").write_text("<robot name='r'>\n  <link name='a: b'/>\n</robot>\n")
+    plan = plan_of(tmp_path, """
+        <let name="text" value="$(command 'cat $(dirname)/model.urdf')"/>
+        <node pkg="p" exec="e" name="n">
+          <param name="robot_description" value="$(var text)"/>
+          <param name="echoed" value="$(command 'echo a;b')"/>
+          <param name="quiet" value="$(command &quot;sh -c 'echo x; echo warn >&amp;2'&quot; ignore)"/>
+        </node>
+    """)
+    params = dict(plan.nodes[0].params)
+    assert params["robot_description"] == (tmp_path / "model.urdf").read_text()  # unchanged, to the byte
+    assert params["echoed"] == "a;b\n"  # no shell: ';' is just a character
+    assert params["quiet"] == "x\n"
+    assert run_command("printf %s 'two words'") == "two words"
+
+
+def test_a_multi_line_param_goes_to_a_generated_params_file_that_yaml_reads_back_unchanged(tmp_path):
+    import yaml
+
+    urdf = '<?xml version="1.0"?>\n<!-- Chain: a -> b, "quoted" \'too\' -->\n<robot name="r"/>\n'
+    (tmp_path / "m.urdf").write_text(urdf)
+    plan = plan_of(tmp_path, """
+        <node pkg="p" exec="e" name="rsp" namespace="arm">
+          <param name="robot_description" value="$(command 'cat $(dirname)/m.urdf')"/>
+          <param name="frame_prefix" value="ghost/"/>
+        </node>
+        <node pkg="p" exec="e" name="plain"><param name="x" value="1"/></node>
+    """)
+    rsp, plain = plan.nodes
+    assert rsp.file_params == (("robot_description", urdf),) and plain.file_params == ()
+    assert yaml.safe_load(rsp.generated_params_yaml()) == {
+        "/arm/rsp": {"ros__parameters": {"robot_description": urdf}}
+    }
+    assert plain.generated_params_yaml() is None
+    with pytest.raises(ValueError, match="need a generated params file"):
+        rsp.command("/bin/e")
+    resolved = resolve_commands(plan, tmp_path, find_exe=lambda pkg, exe: f"/lib/{pkg}/{exe}",
+                                installed=lambda pkg: True)  # fmt: skip
+    generated = tmp_path / "arm__rsp.params.yaml"
+    assert resolved.commands[0] == [
+        "/lib/p/e", "--ros-args", "-r", "__node:=rsp", "-r", "__ns:=/arm",
+        "--params-file", str(generated), "-p", "frame_prefix:=ghost/",
+    ]  # fmt: skip
+    assert yaml.safe_load(generated.read_text())["/arm/rsp"]["ros__parameters"]["robot_description"] == urdf
+    assert resolved.commands[1][-2:] == ["-p", "x:=1"] and resolved.skipped == ()
+
+
+def test_nodes_of_a_missing_viewer_package_are_skipped_with_one_line_per_package(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROS_DISTRO", "kilted")
+    plan = plan_of(tmp_path, """
+        <node pkg="robot_state_publisher" exec="robot_state_publisher" name="a" namespace="arm"/>
+        <node pkg="stack" exec="e" name="n"/>
+        <node pkg="robot_state_publisher" exec="robot_state_publisher" name="b" namespace="ui"/>
+        <node pkg="rviz2" exec="rviz2" name="rviz"/>
+    """)
+    present = {"stack", "rviz2"}
+    resolved = resolve_commands(plan, tmp_path, find_exe=lambda pkg, exe: f"/lib/{pkg}/{exe}",
+                                installed=present.__contains__)  # fmt: skip
+    assert resolved.skipped == (
+        "rviz: package robot_state_publisher is not installed here; skipping /arm/a, /ui/b "
+        "(install ros-kilted-robot-state-publisher)",
+    )
+    assert [n.fqn for n in resolved.plan.nodes] == ["/n", "/rviz"]
+    assert [c[0] for c in resolved.commands] == ["/lib/stack/e", "/lib/rviz2/rviz2"]
+
+
+def test_a_missing_package_of_the_stack_itself_is_still_an_error(tmp_path):
+    plan = plan_of(tmp_path, '<node pkg="stack" exec="e" name="n"/>')
+    with pytest.raises(LaunchFileError, match="package 'stack' not found"):
+        resolve_commands(plan, tmp_path, installed=lambda pkg: False)

@@ -105,7 +105,10 @@ class Harness:
     def stderr(self):
         return self.proc.text()
 
-    def goal(self, tcp, path="linear", speed_scale=1.0, tool_pitch=0.0, tool_yaw=0.0, client_id="bt"):
+    def goal(
+        self, tcp, path="linear", speed_scale=1.0, tool_pitch=0.0, tool_yaw=0.0, client_id="bt", branch="",
+        lease_token="",
+    ):
         return self.MoveCartesian.Goal(
             tcp=Point(x=float(tcp[0]), y=float(tcp[1]), z=float(tcp[2])),
             tool_pitch=float(tool_pitch),
@@ -113,6 +116,8 @@ class Harness:
             path=path,
             speed_scale=float(speed_scale),
             client_id=client_id,
+            branch=branch,
+            lease_token=lease_token,
         )
 
     def send(self, goal):
@@ -139,12 +144,13 @@ class Harness:
         assert self.wait(future.done), "no result"
         return future.result()
 
-    def retarget(self, tcp, tool_pitch=0.0, tool_yaw=0.0):
+    def retarget(self, tcp, tool_pitch=0.0, tool_yaw=0.0, lease_token=""):
         assert self.retarget_client.wait_for_service(timeout_sec=TIMEOUT)
         req = self.RetargetCartesian.Request(
             tcp=Point(x=float(tcp[0]), y=float(tcp[1]), z=float(tcp[2])),
             tool_pitch=tool_pitch,
             tool_yaw=tool_yaw,
+            lease_token=lease_token,
         )
         future = self.retarget_client.call_async(req)
         assert self.wait(future.done)
@@ -183,15 +189,16 @@ pytestmark = pytest.mark.ros
 def test_linear_goal_succeeds_with_feedback_along_a_straight_line(start_node):
     h = start_node()
     target = (0.35, -0.1, 0.0)
-    handle = h.send_accepted(h.goal(target, tool_yaw=0.5, client_id="behavior_tree"))
+    handle = h.send_accepted(h.goal(target, tool_yaw=0.5, client_id="behavior_tree", lease_token="tok-1"))
     res = h.result(handle)
     assert res.result.success, res.result.message
     assert res.result.status == IkStatus.OK
     final = np.array([res.result.final_tcp.x, res.result.final_tcp.y, res.result.final_tcp.z])
     assert np.linalg.norm(final - target) < 0.001
-    # Joint targets every cycle, with the client id for the lease, and their TCP on the straight line.
+    # Joint targets every cycle, with the lease token as sender, and their TCP on the straight line.
     assert len(h.arm.targets) > 20
-    assert {m.header.frame_id for m in h.arm.targets} == {"behavior_tree"}
+    assert {m.header.frame_id for m in h.arm.targets} == {"tok-1"}
+    assert "tok-1" not in h.stderr()  # the token is never logged
     assert all(list(m.name) == list(JOINT_NAMES) for m in h.arm.targets)
     tcps = np.array([tcp_of(m.position) for m in h.arm.targets])
     assert line_deviation(tcps, tcp_of(Q_START), np.array(target)) < 1e-4
@@ -268,6 +275,36 @@ def test_alpha_max_set_at_run_time_decides_the_next_early_fail(start_node):
     assert np.median(np.diff(stamps)) < 0.007  # targets now come at ~250 Hz, not 100 Hz
 
 
+def test_the_goal_branch_is_honoured_by_a_joint_goal_and_refused_with_the_reason_by_a_linear_one(start_node):
+    from salamander_control.kinematics import ArmParams
+    from salamander_control.kinematics.ik import branch_of
+
+    wide = ArmParams(alpha_max=2.0)  # the elbow-down branch exists once alpha_max > pi/2
+    q_down = (0.0, -1.228, 0.401, 0.0, 0.0)  # q2 - q1 = 1.629: elbow down
+    pose = forward_kinematics(q_down, wide).tcp
+    q_up = solve_ik_pitched(pose, 0.0, 0.0, wide, branch="up").q  # the same TCP, elbow up
+    h = start_node(q_up, alpha_max=2.0)
+
+    res = h.result(h.send_accepted(h.goal(pose, path="joint", branch="down")))
+    assert res.result.success, res.result.message
+    q = h.arm.q
+    assert branch_of(q[1], q[2]).value == "down" and np.allclose(q, q_down, atol=1e-6)
+
+    h.arm.targets.clear()
+    near = forward_kinematics((0.0, -1.2, 0.45, 0.0, 0.0), wide).tcp  # a short line, still elbow down
+    res = h.result(h.send_accepted(h.goal(near, branch="up")))
+    assert not res.result.success and res.result.status == IkStatus.OK
+    early = "early fail, no joint target sent for this goal: "
+    assert res.result.message.startswith(f"{early}branch 'up' refused")
+    assert "the arm is on the 'down' branch" in res.result.message
+    assert not h.wait(lambda: h.arm.targets, timeout=0.5)  # nothing sent, the arm did not move
+    assert h.wait(lambda: "branch 'up' refused for a linear path" in h.stderr())  # and the node says why
+
+    bad = h.send(h.goal(near, branch="sideways"))
+    assert not bad.accepted
+    assert h.wait(lambda: "branch must be '', 'up' or 'down', got 'sideways'" in h.stderr())
+
+
 def test_malformed_goals_and_goals_before_a_valid_joint_state_are_rejected(start_node):
     h = start_node(valid=False)  # the fake arm publishes NaN positions
     assert h.wait(lambda: "ignoring /joint_states" in h.stderr()), h.stderr()
@@ -325,6 +362,30 @@ def test_a_new_goal_preempts_the_running_one_without_stopping_the_arm(start_node
     assert np.max(np.abs(np.diff(q, axis=0))) < 0.1  # continued from the moving state, no jump
 
 
+TOKEN = "Zq3-token-of-the-holder-0123456789abcdef"
+
+
+def fake_lease_service(node, holder, token):
+    """A stand-in for the generator's /arm/lease: HEARTBEAT succeeds for `holder` with `token` only.
+
+    Returns the list of (client_id, answered success) it fills as requests arrive.
+    """
+    from salamander_msgs.srv import ArmLease
+
+    seen = []
+
+    def answer(request, response):
+        beat = request.operation == ArmLease.Request.HEARTBEAT
+        ok = beat and (request.client_id, request.token) == (holder, token)
+        seen.append((request.client_id, ok))
+        response.success, response.holder = ok, holder
+        response.message = "ok" if ok else f"{request.client_id!r} holds the lease but not with that token"
+        return response
+
+    node.create_service(ArmLease, names.absolute(names.LEASE_SERVICE), answer)
+    return seen
+
+
 def test_while_the_lease_is_held_goals_from_others_are_rejected_and_never_preempt(start_node):
     from salamander_control.ros.qos import LATCHED
     from salamander_msgs.msg import LeaseState
@@ -332,11 +393,25 @@ def test_while_the_lease_is_held_goals_from_others_are_rejected_and_never_preemp
     h = start_node()
     lease = h.node.create_publisher(LeaseState, names.absolute(names.LEASE_STATE), LATCHED)
     lease.publish(LeaseState(holder="bt", timeout=1.0))
-    running = h.send_accepted(h.goal((0.35, -0.15, 0.0), speed_scale=0.3, client_id="bt"))
+    checks = fake_lease_service(h.node, holder="bt", token=TOKEN)
+    running = h.send_accepted(h.goal((0.35, -0.15, 0.0), speed_scale=0.3, client_id="bt", lease_token=TOKEN))
+    assert checks == [("bt", True)]  # the holder's token was checked with the generator's lease service
     for intruder in ("", "someone_else"):
-        assert not h.send(h.goal((0.3, 0.1, 0.05), client_id=intruder)).accepted
+        assert not h.send(h.goal((0.3, 0.1, 0.05), client_id=intruder, lease_token=TOKEN)).accepted
     assert "rejected MoveCartesian goal from 'someone_else': the arm lease is held by 'bt'" in h.stderr()
+    # Issue 13.5: the holder's client id without its token (none, the id itself, a near miss).
+    for spoofed in ("", "bt", TOKEN[:-1]):
+        assert not h.send(h.goal((0.3, 0.1, 0.05), client_id="bt", lease_token=spoofed)).accepted
+    assert "rejected MoveCartesian goal from 'bt': its lease token is not the holder's" in h.stderr()
+    assert checks == [("bt", True), ("bt", False), ("bt", False)]  # an empty token is refused at once
+    # Nor may anyone redirect the holder's running goal without its token.
+    for spoofed in ("", "bt", TOKEN[:-1]):
+        reply = h.retarget((0.34, -0.15, 0.0), lease_token=spoofed)
+        assert not reply.success and reply.status == INVALID_REQUEST and "lease_token" in reply.message
+    reply = h.retarget((0.34, -0.15, 0.0), lease_token=TOKEN)
+    assert reply.success, reply.message
     result = h.result(running)  # the holder's goal ran to its end, not "preempted by a new goal"
     assert result.result.success, result.result.message
+    assert {m.header.frame_id for m in h.arm.targets} == {TOKEN} and TOKEN not in h.stderr()
     lease.publish(LeaseState(holder="", timeout=1.0))  # released: anyone may move the arm again
     h.send_accepted(h.goal((0.3, 0.1, 0.05), client_id="someone_else"))

@@ -2,8 +2,8 @@
 
 Each test starts the node with its launch files (config/arm.yaml, config/cell.yaml) in a DDS domain of
 its own. A peer node streams `/joint_states` at 50 Hz for the joints the test sets (IK of the cell's own
-pick/place targets), calls the vacuum service, and reads the JSON state, the markers and the latched
-vacuum state.
+pick/place targets), calls the gripper's vacuum service, and reads the part-present switch (the
+hardware contract), the JSON state, the markers and the latched vacuum state (the ground truth).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES, solve_ik_pitched
-from salamander_control.ros.qos import LATCHED
+from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.sim.cell import load_cell_config, load_cell_targets
 from salamander_control.sim.cell.scene import GREEN
 from salamander_control.testing import REPO as REPO_ROOT
@@ -59,12 +59,14 @@ class CellPeer(RosPeer):
         self.state: dict[str, Any] | None = None
         self.markers: MarkerArray | None = None
         self.vacuum: bool | None = None
+        self.part: list[tuple[float, bool]] = []  # (arrival, value) of every part-present message
         at = names.absolute  # the default launch's names (the peer lives at /)
         self.js_pub = self.node.create_publisher(JointState, at(names.JOINT_STATES), 10)
         self.node.create_subscription(String, at(names.CELL_STATE), self._on_state, 10)
         self.node.create_subscription(MarkerArray, at(names.CELL_MARKERS), self._on_markers, 10)
         self.node.create_subscription(Bool, at(names.CELL_VACUUM_STATE), self._on_vacuum, LATCHED)
-        self.vacuum_client = self.node.create_client(SetBool, at(names.CELL_VACUUM))
+        self.node.create_subscription(Bool, at(names.PART_PRESENT), self._on_part, 10)
+        self.vacuum_client = self.node.create_client(SetBool, at(names.GRIPPER_VACUUM))
         self.node.create_timer(0.02, self._publish_joints)
         assert self.spin_until(lambda: self.state is not None and self.vacuum is not None), sim.describe()
 
@@ -81,6 +83,13 @@ class CellPeer(RosPeer):
 
     def _on_vacuum(self, msg: Bool) -> None:
         self.vacuum = msg.data
+
+    def _on_part(self, msg: Bool) -> None:
+        self.part.append((time.monotonic(), bool(msg.data)))
+
+    def part_present(self) -> bool | None:
+        """The newest part-present value (None before one arrived)."""
+        return self.part[-1][1] if self.part else None
 
     def can(self, can_id: str) -> dict[str, Any]:
         assert self.state is not None
@@ -123,6 +132,13 @@ def peer(tmp_path: Path) -> Iterator[CellPeer]:
 def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None:
     pick, place = TARGETS.pairs()[0]
     assert peer.can("can_0")["on"] == "table" and peer.vacuum is False
+    # The part-present switch: false with nothing on the pad, at part_present_rate_hz (20) and on change.
+    assert peer.spin_until(lambda: len(peer.part) >= 5), peer.sim.describe()
+    assert peer.part_present() is False
+    first = len(peer.part)
+    window = time.monotonic()
+    assert peer.spin_until(lambda: time.monotonic() - window >= 1.0)
+    assert len(peer.part) - first >= 10  # 20 Hz, with room for a loaded machine
 
     # Pad on the can top, vacuum on: held after attach_settle_s (0.5 s), not before.
     peer.q = joints_for(pick.contact)
@@ -133,6 +149,8 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
     assert peer.spin_until(lambda: peer.state["held"] == "can_0"), peer.sim.describe()
     assert time.monotonic() - sent >= TARGETS.attach_settle_s
     assert peer.can("can_0")["attached"] is True and peer.vacuum is True
+    assert peer.spin_until(lambda: peer.part_present() is True), peer.sim.describe()
+    assert all(t < sent or not v for t, v in peer.part if t < sent + TARGETS.attach_settle_s)
 
     # The can follows the pad up, across and down into compartment 0.
     peer.move_to(pick.above, "can_0")
@@ -144,6 +162,8 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
     assert peer.set_vacuum(False).success
     assert peer.spin_until(lambda: peer.can("can_0")["outcome"] is not None), peer.sim.describe()
     assert time.monotonic() - sent >= TARGETS.release_settle_s
+    assert peer.spin_until(lambda: peer.part_present() is False), peer.sim.describe()
+    assert all(v for t, v in peer.part if sent <= t < sent + TARGETS.release_settle_s)
     can = peer.can("can_0")
     assert can["outcome"]["result"] == "in_box_clear" and can["outcome"]["compartment"] == 0
     assert can["outcome"]["text"].startswith("in box, clear of walls")
@@ -197,3 +217,36 @@ def test_bad_joint_states_never_grip_and_parameters_are_guarded(peer: CellPeer) 
     seen = time.monotonic()
     assert peer.spin_until(lambda: peer.state["held"] == "can_1"), peer.sim.describe()
     assert time.monotonic() - seen >= 1.5 - 0.1  # contact is published within a step or two of it
+
+
+BURST = 500
+"""Vacuum calls sent at once, without waiting for any answer (issue 13, item 11: 22 of 500 answered)."""
+
+
+def test_a_burst_of_vacuum_calls_is_answered_in_full_and_the_last_call_wins(peer: CellPeer) -> None:
+    # A caller with 500 calls out keeps all its answers too (SERVICE_QOS); the default keeps the last 10.
+    client = peer.node.create_client(SetBool, names.absolute(names.GRIPPER_VACUUM), qos_profile=SERVICE_QOS)
+    assert client.wait_for_service(timeout_sec=TIMEOUT), peer.sim.describe()
+    wants = [i % 2 == 1 for i in range(BURST - 1)] + [True]  # ... off, on, off, and the last one on
+    sent = time.monotonic()
+    futures = [client.call_async(SetBool.Request(data=on)) for on in wants]
+    answered = peer.spin_until(lambda: all(f.done() for f in futures), timeout=10.0)  # 2.3 s measured
+    took = time.monotonic() - sent
+    done = sum(f.done() for f in futures)
+    assert answered, f"{done} of {BURST} calls answered in {took:.1f} s\n{peer.sim.describe()}"
+    replies = [f.result() for f in futures]
+    assert all(r.success for r in replies), [r.message for r in replies if not r.success][:3]
+    assert all(
+        r.message.startswith("vacuum on" if on else "vacuum off")
+        for r, on in zip(replies, wants, strict=True)
+    )
+    # Every command is applied by the next step, in the order it came: from then on, the last call's.
+    states: list[bool] = []  # the vacuum flag of every state published after the last answer
+
+    def on_state(msg: String) -> None:
+        states.append(json.loads(msg.data)["vacuum"])
+
+    peer.node.create_subscription(String, names.absolute(names.CELL_STATE), on_state, 10)
+    assert peer.spin_until(lambda: len(states) >= 5), peer.sim.describe()  # state_rate_hz: 4
+    assert states[2:] == [True] * (len(states) - 2) and peer.vacuum is True, (states, peer.sim.describe())
+    print(f"{BURST} vacuum calls answered in {took:.2f} s")

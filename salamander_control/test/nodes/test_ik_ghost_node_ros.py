@@ -158,6 +158,28 @@ def test_alpha_max_is_live_in_the_ghost(ghost):
 
 
 @pytest.mark.ros
+def test_encoder_noise_past_a_limit_keeps_the_ghost_green_within_noise_tolerance(ghost):
+    """Issue 9.4: a joint state 0.9 deg below q2_min (the beam resting on its stop) is green by default."""
+    noisy = (0.0, 0.3, -math.radians(0.9), 0.0, 0.0)
+    assert ghost.get_param("noise_tolerance") == pytest.approx(math.radians(1.0), abs=1e-4)
+    msg = ghost.joint_state(noisy)
+    assert ghost.status_of(msg).reason == "ok"
+    k = key(msg.header.stamp)
+    assert ghost.spin_until(lambda: k in ghost.ghost_joints), ghost.proc.describe()
+    assert ghost.ghost_joints[k].position[2] == pytest.approx(0.0, abs=1e-9)  # on the stop, not past it
+    assert ghost.status_of(ghost.joint_state((0.0, 0.3, -math.radians(2.0), 0.0, 0.0))).reason == (
+        "q2_out_of_range"  # farther than the tolerance: red
+    )
+    try:
+        assert ghost.set_param("noise_tolerance", 0.0).successful
+        assert ghost.status_of(ghost.joint_state(noisy)).reason == "q2_out_of_range"
+        assert not ghost.set_param("noise_tolerance", -0.01).successful
+    finally:
+        assert ghost.set_param("noise_tolerance", 0.0175).successful
+    assert ghost.status_of(ghost.joint_state(noisy)).reason == "ok"
+
+
+@pytest.mark.ros
 def test_malformed_joint_states_are_skipped_with_a_warning_and_the_ghost_keeps_running(ghost):
     nan = list(FEASIBLE)
     nan[1] = math.nan

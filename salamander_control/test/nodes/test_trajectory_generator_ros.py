@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import signal
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -19,7 +20,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import UInt64
 
 from salamander_control import names
-from salamander_control.kinematics import JOINT_NAMES, ArmParams, within_limits
+from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, ArmParams, within_limits
 from salamander_control.ros.qos import LATCHED
 from salamander_control.sim import params as sim_params
 from salamander_control.testing.config_files import MOTION_LIMITS_YAML, launch_param_files, node_config
@@ -27,7 +28,7 @@ from salamander_control.testing.node_process import NodeProcess
 from salamander_control.testing.ros_helpers import RosPeer, next_domain_id, spin_until
 from salamander_control.trajectory import params as tg_params
 from salamander_control.trajectory.otg import MotionLimits
-from salamander_msgs.msg import LeaseState
+from salamander_msgs.msg import ClampReport, LeaseState
 from salamander_msgs.srv import ArmLease
 
 TG_CONFIG = launch_param_files("trajectory_generator")  # arm.yaml, motion_limits.yaml, its own
@@ -78,6 +79,7 @@ class ArmUnderTest(RosPeer):
         self.lease_client = node.create_client(ArmLease, at(names.LEASE_SERVICE))
         self._heartbeat_timer = None
         self.clients: list[str] = []
+        self.tokens: dict[str, str] = {}  # client id -> the token its last granted ACQUIRE returned
 
     # --- recorders ---
     def _on_state(self, msg: JointState) -> None:
@@ -148,10 +150,16 @@ class ArmUnderTest(RosPeer):
         self.wait(future.done, f"an answer of {client.srv_name}")
         return future.result()
 
-    def lease(self, operation: int, client_id: str, timeout: float = 0.0) -> ArmLease.Response:
-        return self.call(
-            self.lease_client, ArmLease.Request(operation=operation, client_id=client_id, timeout=timeout)
-        )
+    def lease(
+        self, operation: int, client_id: str, timeout: float = 0.0, token: str | None = None
+    ) -> ArmLease.Response:
+        """A lease call; `token` defaults to the client's own (from its last granted ACQUIRE)."""
+        token = self.tokens.get(client_id, "") if token is None else token
+        request = ArmLease.Request(operation=operation, client_id=client_id, timeout=timeout, token=token)
+        response = self.call(self.lease_client, request)
+        if operation == ArmLease.Request.ACQUIRE and response.success:
+            self.tokens[client_id] = response.token
+        return response
 
     def client(self, name: str) -> str:
         """A lease client id unique in this module (an expired one stays locked out)."""
@@ -161,7 +169,9 @@ class ArmUnderTest(RosPeer):
 
     def keep_lease(self, client_id: str, period: float) -> None:
         """Heartbeat from a timer of the test node (answers are not awaited)."""
-        request = ArmLease.Request(operation=ArmLease.Request.HEARTBEAT, client_id=client_id)
+        request = ArmLease.Request(
+            operation=ArmLease.Request.HEARTBEAT, client_id=client_id, token=self.tokens[client_id]
+        )
         self._heartbeat_timer = self.node.create_timer(period, lambda: self.lease_client.call_async(request))
 
     def stop_heartbeat(self) -> None:
@@ -198,6 +208,7 @@ def arm(stack):
     for client in stack.clients:
         stack.lease(ArmLease.Request.RELEASE, client)  # refused when already expired: fine
     stack.clients.clear()
+    stack.tokens.clear()
     results = stack.set_params({"alpha_max": 1.4, "beta_max": 0.87})
     assert all(r.successful for r in results)
     crashed = [p for p in stack.procs if not p.alive()]
@@ -252,6 +263,40 @@ def test_narrowing_alpha_max_mid_motion_holds_from_the_next_cycle(arm) -> None:
     after = arm.states[changed_at:]
     assert max(alpha(s.q) for s in after) <= 1.1 + 1e-9
     assert arm.get_param("alpha_max") == 1.1 and arm.stop_hits == 0
+
+
+@pytest.mark.ros
+def test_the_post_clamp_keeps_the_shoulder_cuts_the_beam_back_and_warns(arm) -> None:
+    """Issue 9.4: the operating notes' post-clamp, seen on /arm/clamp_report and in the WARN line."""
+    reports: list[ClampReport] = []
+    sub = arm.node.create_subscription(
+        ClampReport, names.absolute(names.CLAMP_REPORT), reports.append, 100
+    )
+    try:
+        arm.send(full((0.0, -0.5, 0.3, 0.0, 0.0)))  # q2 - q1 = 0.8
+        arm.wait_settled((0.0, -0.5, 0.3, 0.0, 0.0))
+        since = len(arm.procs[1].lines)
+        arm.send({"shoulder_pitch": -1.3, "beam_pitch": 0.1})  # q2 - q1 towards 1.40
+        arm.wait(lambda: alpha(arm.q) > 0.9, "the arm to be under way")
+        # Narrowed below where the arm is while it still moves outwards: Ruckig's braking samples cross
+        # the (relaxed) bound, so the post-clamp acts until the arm turns back.
+        (result,) = arm.set_params({"alpha_max": 0.85})
+        assert result.successful
+        warned = arm.procs[1].wait_for_text(
+            "post-clamp: alpha_max crossed: beam (q2) cut back by", "shoulder (q1) kept at", " rad (",
+            timeout=10.0, since=since,
+        )
+        assert warned, arm.describe()
+        arm.wait_still()
+        arm.wait(lambda: bool(reports), "a clamp report")
+        for report in reports:
+            assert list(report.active_bounds) == ["alpha_max"]
+            assert report.clamped[1] == report.requested[1]  # the shoulder kept ...
+            assert report.clamped[2] < report.requested[2]  # ... and the beam cut back
+            assert report.amount == pytest.approx(report.requested[2] - report.clamped[2])
+        assert alpha(arm.q) <= 0.85 + 1e-5 and arm.stop_hits == 0  # the motors settling onto it
+    finally:
+        arm.node.destroy_subscription(sub)
 
 
 @pytest.mark.ros
@@ -320,23 +365,49 @@ def test_only_the_lease_holder_moves_the_arm(arm) -> None:
     arm.wait_still()
     bt, other = arm.client("bt"), arm.client("other")
     granted = arm.lease(ArmLease.Request.ACQUIRE, bt, timeout=1.0)
-    assert granted.success and granted.holder == bt
+    assert granted.success and granted.holder == bt and len(granted.token) >= 32
     arm.keep_lease(bt, 0.2)
     refused = arm.lease(ArmLease.Request.ACQUIRE, other, timeout=1.0)
     assert not refused.success and refused.holder == bt and f"held by '{bt}'" in refused.message
+    assert refused.token == ""
     arm.wait(lambda: arm.lease_state.holder == bt, "LeaseState to name the holder")
     start = len(arm.states)
     arm.send({"wrist_yaw": 1.0})  # anonymous (gamepad): refused while bt holds the lease
     arm.send({"wrist_yaw": 1.0}, sender=other)
-    arm.send({"base_yaw": 0.4}, sender=bt)
+    arm.send({"wrist_yaw": 1.0}, sender=bt)  # the holder's client id, spoofed: not its token (issue 13.5)
+    arm.send({"base_yaw": 0.4}, sender=granted.token)
     arm.wait_settled((0.4, *home[1:]))
     assert all(abs(s.q[4]) < 1e-5 for s in arm.states[start:])
     assert arm.procs[1].wait_for_text(f"lease held by '{bt}'", timeout=10.0), arm.procs[1].describe()
+    assert granted.token not in arm.procs[1].text()  # the token is never logged
     arm.stop_heartbeat()
     assert arm.lease(ArmLease.Request.RELEASE, bt).success
     arm.wait(lambda: arm.lease_state.holder == "", "LeaseState to show the lease free")
     arm.send({"wrist_yaw": 0.3})  # free again: the gamepad jogs
     arm.wait_settled((0.4, *home[1:4], 0.3))
+
+
+@pytest.mark.ros
+def test_the_holders_client_id_without_its_token_neither_releases_nor_keeps_the_lease(arm) -> None:
+    """Issue 13.5: `RELEASE client_id='behavior_server'` from outside freed the tree's lease."""
+    bt = arm.client("behavior_server")
+    token = arm.lease(ArmLease.Request.ACQUIRE, bt, timeout=1.0).token
+    arm.keep_lease(bt, 0.2)
+    for wrong in ("", bt, token[:-1] + ("A" if token[-1] != "A" else "B")):
+        released = arm.lease(ArmLease.Request.RELEASE, bt, token=wrong)
+        assert not released.success and released.holder == bt
+        assert "does not carry its token" in released.message
+        beat = arm.lease(ArmLease.Request.HEARTBEAT, bt, token=wrong)
+        assert not beat.success and beat.holder == bt
+        again = arm.lease(ArmLease.Request.ACQUIRE, bt, timeout=1.0, token=wrong)
+        assert not again.success and again.token == ""  # the holder's name alone does not get its token
+    arm.stop_heartbeat()
+    assert arm.lease(ArmLease.Request.RELEASE, bt).success  # with its token: the lease was still bt's
+    arm.wait(lambda: arm.lease_state.holder == "", "LeaseState to show the lease free")
+    # A WARN names who tried (throttled per operation; the fixture's releases may hold back RELEASE's).
+    warned = arm.procs[1].wait_for_text(f"lease HEARTBEAT from client id '{bt}' refused", timeout=10.0)
+    assert warned, arm.describe()
+    assert token not in arm.procs[1].text()
 
 
 @pytest.mark.ros
@@ -347,7 +418,7 @@ def test_heartbeat_loss_brakes_the_arm_smoothly_and_frees_the_lease(arm) -> None
     bt = arm.client("bt")
     assert arm.lease(ArmLease.Request.ACQUIRE, bt, timeout=0.3).success
     arm.keep_lease(bt, 0.1)
-    arm.send({"base_yaw": 3.0}, sender=bt)
+    arm.send({"base_yaw": 3.0}, sender=arm.tokens[bt])
     arm.wait(lambda: arm.states[-1].v[0] > 0.95 * VMAX[0], "the arm to cruise")
     arm.stop_heartbeat()
     arm.wait(lambda: arm.lease_state.holder == "", "the lease to expire")
@@ -368,7 +439,7 @@ def test_heartbeat_loss_brakes_the_arm_smoothly_and_frees_the_lease(arm) -> None
     stopped = arm.q[0]
     assert arm.procs[1].wait_for_text("expired", timeout=10.0), arm.procs[1].describe()
     # It holds there; the expired holder must acquire again before its goals count.
-    arm.send({"base_yaw": 0.0}, sender=bt)
+    arm.send({"base_yaw": 0.0}, sender=arm.tokens[bt])
     arm.send({"wrist_yaw": 0.2})  # the (now free) anonymous sender is heard: a marker, sent after
     arm.wait_settled((stopped, *home[1:4], 0.2))
 
@@ -391,3 +462,92 @@ def test_a_params_file_sets_the_per_joint_limits(tmp_path) -> None:
     finally:
         peer.close()
         proc.stop()
+
+
+# --- issue 13 item 4: a killed and restarted driver ---------------------------------------------------
+
+HELD = (0.6, 0.2, 0.8, 0.4, 0.8)  # away from REST_POSTURE, where a restarted sim comes back at rest
+HELD_TOO = (0.5, 0.2, 0.8, 0.4, 0.8)
+
+
+class CommandLog:
+    """/arm/joint_command as received: (header stamp in s, position, velocity)."""
+
+    def __init__(self, peer: ArmUnderTest) -> None:
+        self.received: list[tuple[float, tuple[float, ...], tuple[float, ...]]] = []
+        peer.node.create_subscription(JointState, names.absolute(names.JOINT_COMMAND), self._on, 1000)
+
+    def _on(self, msg: JointState) -> None:
+        by_name = dict(zip(msg.name, zip(msg.position, msg.velocity, strict=True), strict=True))
+        q = tuple(by_name[n][0] for n in JOINT_NAMES)
+        v = tuple(by_name[n][1] for n in JOINT_NAMES)
+        self.received.append((Time.from_msg(msg.header.stamp).nanoseconds * 1e-9, q, v))
+
+
+@pytest.mark.ros
+def test_a_killed_and_restarted_driver_is_held_then_re_anchored_and_the_arm_does_not_jump(tmp_path) -> None:
+    """sim_hardware SIGKILLed while the arm holds a posture, then started again (at rest at its initial
+    posture). Before the fix the generator logged nothing and drove the arm back to its stale command at
+    the motors' 1.5 rad/s."""
+    domain = next_domain_id()
+    sim = NodeProcess("sim_hardware", names.SIM_HARDWARE, domain, tmp_path, params_file=SIM_CONFIG)
+    tg = NodeProcess("trajectory_generator", TG, domain, tmp_path, params_file=TG_CONFIG)
+    procs = [sim, tg]
+    arm = ArmUnderTest(domain, procs)
+    try:
+        arm.wait_ready()
+        commands = CommandLog(arm)
+        arm.send(full(HELD))
+        arm.wait_settled(HELD)
+
+        since = len(tg.lines)
+        sim.send_signal(signal.SIGKILL)
+        sim.wait(timeout=10.0)
+        assert tg.wait_for_text(
+            "no /joint_states for 0.5", "s: holding; the arm is not commanded until the measurement is back",
+            timeout=10.0, since=since,
+        ), arm.describe()
+        held_at = arm.now().nanoseconds * 1e-9  # the WARN is logged after the hold began
+        arm.send(full(HELD_TOO))  # pending while holding; dropped when the arm comes back elsewhere
+        assert tg.wait_for_text("goal kept pending (holding: no /joint_states", timeout=10.0, since=since), (
+            arm.describe()
+        )
+        arm.spin_until(lambda: False, timeout=0.5)  # watch the commands for half a second
+        quiet = [c for c in commands.received if c[0] > held_at]
+        assert not quiet, f"{len(quiet)} commands sent while holding"
+
+        states_before, commands_before = len(arm.states), len(commands.received)
+        again = tmp_path / "again"
+        again.mkdir()
+        procs[0] = NodeProcess("sim_hardware", names.SIM_HARDWARE, domain, again, params_file=SIM_CONFIG)
+        assert tg.wait_for_text(
+            "re-anchored at the measured state [", "without /joint_states; holding there",
+            "measured shoulder_pitch is 0.98", "the goal is dropped", since=since, timeout=20.0,
+        ), arm.describe()
+        arm.wait(lambda: len(commands.received) > commands_before + 50, "commands after the re-anchor")
+        after = [c for c in commands.received if c[0] > held_at]  # (late deliveries of older ones excluded)
+        assert after[0][1] == pytest.approx(REST_POSTURE, abs=1e-6)  # the first command: the measured state
+        assert all(q == pytest.approx(REST_POSTURE, abs=1e-6) for _, q, _ in after)  # the stale goal is gone
+
+        # The test node hears the restarted sim too (a goal sent during a pause of the measurement would
+        # wait for it: see "goal kept pending").
+        arm.wait(lambda: len(arm.states) > states_before + 50, "/joint_states from the restarted sim")
+        moved_from = len(arm.states)
+        arm.send(full(HELD))  # moving again: from the measured state, within the limits
+        arm.wait(lambda: len(arm.states) > moved_from + 100 and arm.settled_at(HELD), "the arm back at HELD")
+        after = [c for c in commands.received if c[0] > held_at]
+        catch_up = 5 * 0.002  # at most MAX_CATCH_UP cycles between two published commands
+        for (_, a, va), (_, b, _) in zip(after, after[1:], strict=False):
+            for i in range(5):
+                assert abs(va[i]) <= VMAX[i] * (1 + 1e-9), (i, va)
+                assert abs(b[i] - a[i]) <= VMAX[i] * catch_up * (1 + 1e-9), (i, a, b)
+        measured = arm.states[states_before:]
+        worst = [max(abs(s.v[i]) for s in measured) for i in range(5)]
+        print(f"after the restart: max measured speed per joint {[round(w, 3) for w in worst]} rad/s, "
+              f"max commanded {[round(max(abs(c[2][i]) for c in after), 3) for i in range(5)]} rad/s")
+        assert all(w <= v * RIPPLE for w, v in zip(worst, VMAX, strict=True)), worst
+        assert arm.stop_hits == 0 and tg.alive(), arm.describe()
+    finally:
+        arm.close()
+        for proc in procs:
+            proc.stop()

@@ -171,3 +171,49 @@ def test_motor_velocity_limits_are_the_urdf_ones_and_above_the_generator_limits(
     assert SimConfig().max_velocity == tuple(urdf[name] for name in JOINT_NAMES)
     for name in JOINT_NAMES:
         assert sim_v[name] == urdf[name] and tg_v[name] < sim_v[name], name
+
+
+def ramp(t: float, speed: float) -> tuple[float, ...]:
+    """A shoulder command moving at `speed` from t = 0.1 s on, for 1.5 s."""
+    return (0.0, -0.7 + speed * min(max(t - 0.1, 0.0), 1.5), 0.5, 0.0, 0.0)
+
+
+def test_a_late_tick_held_the_newest_command_and_outran_it_the_interpolated_one_does_not() -> None:
+    """Issue 13 item 11: 1.098 rad/s measured against the generator's 1.0 (a late sim tick)."""
+    held, followed = SimModel(start=ramp(0.0, 1.0)), SimModel(start=ramp(0.0, 1.0))
+    t, worst_held, worst_followed = 0.0, 0.0, 0.0
+    while t < 1.0:
+        dt = 0.016 if abs(t - 0.5) < 0.002 else DT  # one tick 12 ms late
+        t += dt
+        held.command(ramp(t, 1.0))
+        held.step(dt)  # the newest command held over the whole tick: what the node did
+        followed.advance(ramp(t, 1.0), dt, DT)
+        worst_held = max(worst_held, held.velocity[1])
+        worst_followed = max(worst_followed, followed.velocity[1])
+    assert worst_held > 1.09  # the motors outran the command
+    assert worst_followed <= 1.0 + 1e-9
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ticks=st.lists(st.one_of(st.just(DT), st.floats(0.0005, 0.2)), min_size=5, max_size=60),
+    speed=st.floats(0.1, 1.4),
+)
+def test_whatever_the_tick_timing_the_motors_never_outrun_the_command(ticks, speed) -> None:
+    model = SimModel(start=ramp(0.0, speed))
+    t = 0.0
+    for dt in ticks:
+        t += dt
+        model.advance(ramp(t, speed), dt, DT)
+        assert abs(model.velocity[1]) <= speed * (1 + 1e-9) + 1e-12
+    model.advance(None, 0.2, DT)  # no new command: it settles on the last one
+    assert abs(model.position[1] - ramp(t, speed)[1]) < abs(speed) * CONFIG.time_constant
+
+
+def test_advance_refuses_bad_input_and_changes_nothing() -> None:
+    model = SimModel()
+    bad = (((math.nan,) * 5, DT, DT), (REST_POSTURE, 0.0, DT), (REST_POSTURE, DT, -1.0))
+    for command, dt, substep in bad:
+        with pytest.raises(ValueError):
+            model.advance(command, dt, substep)
+    assert model.position == REST_POSTURE and model.time == 0.0 and model.holding

@@ -1,4 +1,9 @@
-"""The post-clamp: never crosses a limit, reports what it did, replaces non-finite commands."""
+"""The post-clamp: never crosses a limit, reports what it did, replaces non-finite commands.
+
+Two rules: `clamp_joints` (the projection, for goals) and `post_clamp_joints` (the generator's
+post-clamp: the shoulder kept and the beam cut back onto the crossed bound, the projection only where no
+beam angle fits the shoulder's).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from salamander_control.kinematics import ALPHA_BETA_RANGE, REST_POSTURE, ArmParams, within_limits
-from salamander_control.trajectory.clamp import clamp_joints, rest_in_limits
+from salamander_control.trajectory.clamp import (
+    BEAM_CUT_BACK,
+    PROJECTION,
+    beam_within_limits,
+    clamp_joints,
+    describe_clamp,
+    post_clamp_joints,
+    rest_in_limits,
+)
 
 DEFAULT = ArmParams()
 finite = st.floats(-7.0, 7.0, allow_nan=False, allow_infinity=False)
@@ -68,3 +81,84 @@ def test_a_huge_finite_command_is_clamped_without_overflow() -> None:
         result = clamp_joints((huge, huge, -huge, huge, huge), params, REST_POSTURE)
         assert result.clamped and all(lo <= v <= hi for v, lo, hi in
                                       zip(result.q, params.joint_lower, params.joint_upper, strict=True))
+
+
+# --- post_clamp_joints: the shoulder kept, the beam cut back ------------------------------------------
+
+
+def beam_range(q1: float, params: ArmParams) -> tuple[float, float]:
+    """What every limit allows q2 to be at shoulder angle q1 (empty when lo > hi)."""
+    return max(params.q2_min, q1 - params.beta_max), min(params.q2_max, q1 + params.alpha_max)
+
+
+@settings(max_examples=5000, deadline=None)
+@given(st.lists(anything, min_size=5, max_size=5), limits, limits)
+def test_post_clamp_stays_inside_and_keeps_the_shoulder_wherever_a_beam_angle_fits(
+    q: list[float], alpha: float, beta: float
+) -> None:
+    params = ArmParams(alpha_max=alpha, beta_max=beta)
+    result = post_clamp_joints(q, params, last_safe=REST_POSTURE)
+    assert within_limits(result.q, params)
+    assert all(math.isfinite(v) for v in result.q)
+    if not all(math.isfinite(v) for v in q):
+        assert result == clamp_joints(q, params, REST_POSTURE)  # the last safe command, projected
+        return
+    assert result.clamped == (not within_limits(q, params))
+    if not result.clamped:
+        assert result.q == tuple(q) and result.active == () and result.amount == 0.0
+        return
+    assert result.amount == pytest.approx(math.dist(q, result.q))
+    q1 = min(max(q[1], params.q1_min), params.q1_max)
+    lo, hi = beam_range(q1, params)
+    if lo + 1e-9 < hi:  # a beam angle fits this shoulder angle (not a rounding-thin interval)
+        assert result.q[1] == q1  # the shoulder kept (clipped to its own box only)
+        assert result.q[2] == pytest.approx(min(max(q[2], lo), hi), abs=1e-12)  # the nearest such q2
+        assert result.rule in (BEAM_CUT_BACK, "")
+    elif lo > hi + 1e-9:  # nothing fits: the projection
+        projected = clamp_joints(q, params, REST_POSTURE)
+        assert result.q == projected.q and result.rule == PROJECTION
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(finite, min_size=2, max_size=2), st.lists(finite, min_size=2, max_size=2), limits, limits)
+def test_a_post_clamp_step_from_inside_moves_no_joint_more_than_the_request_did(
+    start: list[float], step: list[float], alpha: float, beta: float
+) -> None:
+    """What lets the generator stay within its velocity limits through a clamp (test_otg checks it)."""
+    params = ArmParams(alpha_max=alpha, beta_max=beta)
+    p = clamp_joints((0.0, *start, 0.0, 0.0), params, REST_POSTURE).q
+    request = (0.0, p[1] + step[0] * 0.05, p[2] + step[1] * 0.05, 0.0, 0.0)
+    result = post_clamp_joints(request, params, p)
+    if result.rule == BEAM_CUT_BACK:
+        largest = max(abs(request[1] - p[1]), abs(request[2] - p[2]))
+        assert abs(result.q[1] - p[1]) <= abs(request[1] - p[1])
+        assert abs(result.q[2] - p[2]) <= largest + 1e-12
+
+
+def test_post_clamp_cuts_the_beam_back_onto_alpha_max_and_says_so() -> None:
+    result = post_clamp_joints((0.0, -1.0, 1.0, 0.0, 0.0), DEFAULT, REST_POSTURE)  # q2 - q1 = 2.0
+    assert result.active == ("alpha_max",) and result.rule == BEAM_CUT_BACK
+    assert result.q[1] == -1.0 and result.q[2] == pytest.approx(0.4)  # q1 kept, q2 onto q1 + 1.40
+    assert result.amount == pytest.approx(0.6)
+    line = describe_clamp(result)
+    assert line.startswith("post-clamp: alpha_max crossed: beam (q2) cut back by 0.60000 rad (34.377 deg)")
+    assert "shoulder (q1) kept at -1.0000 rad" in line
+    # The lower coupled bound: q1 - q2 = 1.3 > beta_max 0.87, the beam raised onto q1 - 0.87.
+    result = post_clamp_joints((0.0, 1.3, 0.0, 0.0, 0.0), DEFAULT, REST_POSTURE)
+    assert result.active == ("beta_max",) and result.q[1:3] == (1.3, pytest.approx(0.43))
+    assert "beta_max crossed: beam (q2) cut back by 0.43000 rad" in describe_clamp(result)
+
+
+def test_post_clamp_falls_back_to_the_projection_where_no_beam_angle_fits() -> None:
+    narrowed = DEFAULT.with_changes(alpha_max=1.30)  # at q1 = -1.35 the beam would need q2 <= -0.05 < q2_min
+    assert beam_within_limits(-1.35, 0.2, narrowed) is None
+    result = post_clamp_joints((0.0, -1.35, 0.2, 0.0, 0.0), narrowed, REST_POSTURE)
+    assert result.rule == PROJECTION and result.active == ("alpha_max",)
+    assert result.q == clamp_joints((0.0, -1.35, 0.2, 0.0, 0.0), narrowed, REST_POSTURE).q
+    assert within_limits(result.q, narrowed) and result.q[1] > -1.35
+    line = describe_clamp(result)
+    assert "no beam (q2) angle fits that shoulder (q1) angle: projected onto the limits" in line
+    # Joints outside the coupled pair only: named as before.
+    result = post_clamp_joints((4.0, 0.3, 0.5, -2.0, 0.0), DEFAULT, REST_POSTURE)
+    assert result.q == (math.pi, 0.3, 0.5, -1.5708, 0.0) and result.rule == ""
+    assert describe_clamp(result).startswith("post-clamp: yaw_max, wrist_pitch_min moved the command by")

@@ -55,12 +55,29 @@ def test_a_joint_named_twice_is_refused_not_taken_from_its_last_entry() -> None:
 
 def test_only_the_holder_moves_the_arm_while_the_lease_is_held() -> None:
     gate = GoalGate()
-    assert gate.acquire("bt", 0.5, now=10.0).success
+    granted = gate.acquire("bt", 0.5, now=10.0)
+    assert granted.success and granted.token
     anonymous = check(gate, now=10.1)
     assert anonymous.verdict is Verdict.LEASE and "lease held by 'bt'" in anonymous.reason
     assert check(gate, sender="gamepad", now=10.1).verdict is Verdict.LEASE
-    assert check(gate, sender="bt", now=10.1).verdict is Verdict.ACCEPTED
+    assert check(gate, sender=granted.token, now=10.1).verdict is Verdict.ACCEPTED
     assert not gate.acquire("other", 0.5, now=10.2).success and gate.holder == "bt"
+
+
+def test_the_holders_client_id_in_frame_id_is_refused_and_the_token_never_in_a_reason() -> None:
+    """Issue 13.5: a goal with frame_id='behavior_server' moved the arm during that client's lease."""
+    gate = GoalGate()
+    token = gate.acquire("behavior_server", 0.5, now=10.0).token
+    spoofed = check(gate, sender="behavior_server", now=10.1)
+    assert spoofed.verdict is Verdict.LEASE and spoofed.goal is None
+    assert "lease held by 'behavior_server'" in spoofed.reason and "not its lease token" in spoofed.reason
+    assert check(gate, sender=token[:-1], now=10.1).verdict is Verdict.LEASE
+    assert check(gate, sender=token, stamp_s=1.0, now=10.1).verdict is Verdict.ACCEPTED  # the holder's goal
+    older = check(gate, sender=token, stamp_s=0.5, now=10.1)
+    assert older.verdict is Verdict.STALE and token not in older.reason
+    assert "'behavior_server'" in older.reason
+    bad = check(gate, sender=token, now=10.1, elbow=1.0)
+    assert bad.verdict is Verdict.MALFORMED and token not in bad.reason
 
 
 def test_stale_and_out_of_order_goals_are_dropped_zero_stamp_means_now() -> None:
@@ -85,25 +102,29 @@ def test_refused_goals_do_not_advance_the_stamp_order() -> None:
 
 def test_expiry_is_reported_once_and_locks_the_expired_holder_out_until_it_reacquires() -> None:
     gate = GoalGate()
-    gate.acquire("bt", 0.5, now=10.0)
+    old = gate.acquire("bt", 0.5, now=10.0).token
     assert gate.poll_expired(10.4) == ""
     # The expiry is noticed inside a goal check; the control loop still hears about it, exactly once.
     assert check(gate, now=10.6).verdict is Verdict.ACCEPTED  # anonymous: the lease is free again
     assert gate.holder == ""
     assert gate.poll_expired(10.6) == "bt" and gate.poll_expired(10.7) == ""
-    locked = check(gate, sender="bt", now=10.7)
-    assert locked.verdict is Verdict.LEASE and "expired" in locked.reason
-    assert gate.acquire("bt", 0.5, now=10.8).success
-    assert check(gate, sender="bt", now=10.9).verdict is Verdict.ACCEPTED
+    locked = check(gate, sender=old, now=10.7)
+    assert locked.verdict is Verdict.LEASE and "expired" in locked.reason and old not in locked.reason
+    new = gate.acquire("bt", 0.5, now=10.8).token
+    assert new != old
+    assert check(gate, sender=new, now=10.9).verdict is Verdict.ACCEPTED
+    assert check(gate, sender=old, now=10.9).verdict is Verdict.LEASE
 
 
 def test_heartbeats_keep_the_lease_and_release_frees_it() -> None:
     gate = GoalGate()
-    gate.acquire("bt", 0.5, now=0.0)
+    token = gate.acquire("bt", 0.5, now=0.0).token
     for t in (0.4, 0.8, 1.2):
-        assert gate.heartbeat("bt", now=t).success
+        assert gate.heartbeat("bt", token, now=t).success
     assert gate.holder == "bt" and gate.seconds_left(1.3) == pytest.approx(0.4)
-    assert gate.release("bt", now=1.3).success and gate.holder == ""
+    assert not gate.heartbeat("bt", "bt", now=1.25).success and gate.seconds_left(1.3) == pytest.approx(0.4)
+    assert not gate.release("bt", "", now=1.3).success and gate.holder == "bt"
+    assert gate.release("bt", token, now=1.3).success and gate.holder == ""
     assert gate.poll_expired(5.0) == ""  # a release is not an expiry: the arm is not stopped
 
 

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from salamander_control.kinematics import REST_POSTURE, ArmParams, project_to_feasible, within_limits
+from salamander_control.trajectory.clamp import BEAM_CUT_BACK, PROJECTION, beam_within_limits
 from salamander_control.trajectory.core import (
     ROUNDING,
     TrajectoryConfig,
@@ -192,8 +193,17 @@ def test_narrowing_while_moving_outwards_brakes_at_the_wall_then_returns() -> No
     assert 1.0 < before.position[2] - before.position[1] < 1.2 and abs(before.velocity[1]) > 0.5
     narrowed = TrajectoryConfig(ArmParams(alpha_max=1.1), LIMITS)
     outputs = run_core(core, narrowed, 2000)
-    walls = [out.clamp for out in outputs if out.clamp.clamped]
-    assert walls and all(c.active == ("alpha_max",) and c.amount > 0 for c in walls)  # Ruckig overshot
+    walls = [out for out in outputs if out.clamp.clamped]
+    assert walls and all(out.clamp.amount > 0 for out in walls)  # Ruckig overshot
+    # At the wall the beam is cut back onto alpha_max and the shoulder kept (the operating notes' rule);
+    # sliding down the wall, the arm can overshoot the corner (q1 = -1.1, q2 = 0), where no q2 fits q1
+    # and the projection takes over.
+    alpha_walls = [out for out in walls if out.clamp.active == ("alpha_max",)]
+    assert alpha_walls and all(
+        out.clamp.rule == BEAM_CUT_BACK and out.position[1] == out.requested[1] for out in alpha_walls
+    )
+    assert all(out in alpha_walls or (out.clamp.active == ("q2_min",) and out.clamp.rule == PROJECTION
+                                      and out.position[1:3] == (-1.1, 0.0)) for out in walls)
     worst = max(out.position[2] - out.position[1] for out in outputs)
     assert worst <= max(1.1, before.position[2] - before.position[1])  # never further out than it was
     rates = max_rates(outputs, before.position, DT)
@@ -301,6 +311,10 @@ def test_every_command_is_finite_limited_and_inside_the_limits(start, per_joint,
             for i in range(5):
                 assert abs(q[i] - prev[i]) <= vmax[i] * dt * (1 + VEL_TOL) + 1e-12
                 assert abs(out.velocity[i]) <= vmax[i] * (1 + VEL_TOL) + 1e-12
+            # The post-clamp keeps the shoulder wherever a beam angle fits it (the operating notes' rule).
+            r1, r2 = out.requested[1], out.requested[2]
+            if region.q1_min <= r1 <= region.q1_max and beam_within_limits(r1, r2, region) is not None:
+                assert q[1] == r1, (out.requested, q, out.clamp)
             prev = q
 
 

@@ -155,10 +155,13 @@ def test_a_stream_that_stops_midway_comes_to_rest_at_its_last_sample() -> None:
     overshoot = past / np.linalg.norm(np.array(target) - np.array(start))
     print(f"TCP overshoot past the last sample before returning to it: {overshoot * 1e3:.1f} mm")
     # No runaway: per joint, no further past the last sample than coasting until the timeout and then a
-    # jerk-limited stop from that speed (t = v/a + a/j) take it. It cannot stop on the spot at speed.
+    # jerk-limited stop from that speed (t = v/a + a/j) take it. It cannot stop on the spot at speed. The
+    # stop brakes along the streamed TCP line (issue 13.2), whose Cartesian limits are what every joint
+    # allows over the whole stretch, so no joint brakes at its own full rate: up to 1.25x the joint-space
+    # stop's excursion (measured here: 1.05x on the shoulder).
     v = np.abs(np.array(last_qd))
     a, j = np.array(LIMITS.max_acceleration), np.array(LIMITS.max_jerk)
-    bound = v * (CONFIG.stream_timeout + v / a + a / j)
+    bound = 1.25 * v * (CONFIG.stream_timeout + v / a + a / j)
     excursion = np.max(np.abs(commands - np.array(last_q)), axis=0)
     assert np.all(excursion <= bound + 1e-9), (excursion, bound)
     vmax = np.array(LIMITS.max_velocity)

@@ -3,7 +3,9 @@
 Two modes. **Manual** (the start): stick deflection jogs joints; the target is integrated from the last
 commanded one and always kept inside every limit, so anything the node publishes on /arm/joint_target is
 feasible. **Auto** (the behaviour tree drives the arm): holding the `place_jog` deadman turns the left
-stick into a base_link twist for the manual placement; letting go sends one zero twist.
+stick into a base_link twist for the manual placement; letting go sends one zero twist. In auto mode
+`run_start` asks the behaviour server for a pick-and-place run (`RunStart`); `run_cancel` cancels the
+running one in either mode (`RunCancel`: a stop is always at hand). Both act once per press.
 
 Timing: `feed` handles a Joy sample at once (edges, and an output right away unless the Joy-driven
 outputs exceed `joy_rate_limit_hz` on average, bursts of JOY_BURST allowed); `tick` runs on the node's timer,
@@ -13,14 +15,16 @@ leaves the arm moving.
 
 Bad input changes nothing: a Joy with arrays too short for the mapping, non-finite axes, a stamp older
 than `joy_timeout_s`, not newer than the last accepted one or ahead of the clock is answered with a single
-`Rejected(kind, reason)` for the node's throttled log.
+`Rejected(kind, reason)` for the node's throttled log. A stamp ahead of the clock by at most
+`joy_timeout_s` (clock skew) is accepted as received now, so it never makes the Joys after it look out of
+order (a clean press after a Joy fuzz is a press; test_core's fuzz property).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from salamander_control.kinematics import REST_POSTURE, ArmParams, violated_bounds
@@ -83,6 +87,16 @@ class Confirm:
 
 
 @dataclass(frozen=True)
+class RunStart:
+    """Send a RunPickPlace goal (every can not yet placed) to the behaviour server."""
+
+
+@dataclass(frozen=True)
+class RunCancel:
+    """Cancel the running RunPickPlace goal(s)."""
+
+
+@dataclass(frozen=True)
 class ModeChange:
     """The mode changed to `mode`."""
 
@@ -95,8 +109,8 @@ class Rejected:
 
     Attributes:
         kind: "joy_malformed" (arrays too short, NaN/inf, no stamp), "joy_stale" (stale, out of order
-            or ahead of the clock), "joint_states" (jog without a fresh measurement) or "watchdog" (the
-            Joy stream went stale while jogging).
+            or ahead of the clock), "joint_states" (jog without a fresh measurement), "watchdog" (the
+            Joy stream went stale while jogging) or "mode" (a control of the other mode pressed).
         reason: the sentence to log.
     """
 
@@ -104,7 +118,7 @@ class Rejected:
     reason: str
 
 
-Action = JointTarget | Jog | Confirm | ModeChange | Rejected
+Action = JointTarget | Jog | Confirm | RunStart | RunCancel | ModeChange | Rejected
 
 
 class Controller:
@@ -156,6 +170,10 @@ class Controller:
         problem = self._check(joy, now)
         if problem:
             return [Rejected(*problem)]
+        # A stamp a little ahead of this clock (another host's clock, within joy_timeout_s) counts as
+        # received now: kept as it came, it would refuse every correctly stamped Joy after it as out of
+        # order, a clean press included, until this clock caught up with it.
+        joy = replace(joy, stamp=min(joy.stamp, now))
         prev = self._last
         # Edges count only against a recent sample: after a gap (start-up, a reconnect) the buttons
         # already held are the baseline, so a thumb resting on SQUARE does not confirm anything.
@@ -184,6 +202,14 @@ class Controller:
             out.append(Confirm(True))
         if edge("abort"):
             out.append(Confirm(False))
+        if edge("run_cancel"):
+            out.append(RunCancel())
+        if edge("run_start"):
+            if self._mode is Mode.AUTO:
+                out.append(RunStart())
+            else:
+                out.append(Rejected("mode", f"run_start ({self._map.run_start}) starts a run in auto mode "
+                                            f"only: switch with auto_mode ({self._map.auto_mode}) first"))
         if self._mode is Mode.AUTO:
             out.extend(self._feed_auto(joy, now))
         else:

@@ -111,6 +111,10 @@ class JoyMapping:
         confirm: publishes operator/confirm = true, once per press. Spec: SQUARE.
         abort: publishes operator/confirm = false (abort the manual placement), once per press. CIRCLE.
         rest_preset: in manual mode, sends the rest posture as the joint target. TRIANGLE.
+        run_start: in auto mode, starts a pick-and-place run of every can not yet placed (a
+            RunPickPlace goal to the behaviour server). OPTIONS.
+        run_cancel: cancels the running pick-and-place run (in either mode: a stop is always at hand).
+            SHARE.
         place_jog_enable: the deadman of the `place_jog` binding in auto mode. Spec: R1.
         place_jog_axis_x, place_jog_axis_y: stick axes for base_link +x / +y (left stick up / left).
         place_jog_invert_x, place_jog_invert_y: flip a direction (an operator facing the arm).
@@ -134,6 +138,8 @@ class JoyMapping:
     confirm: Control = Control("button", 3)
     abort: Control = Control("button", 1)
     rest_preset: Control = Control("button", 2)
+    run_start: Control = Control("button", 9)
+    run_cancel: Control = Control("button", 8)
     place_jog_enable: Control = Control("button", 5)
     place_jog_axis_x: int = 1
     place_jog_axis_y: int = 0
@@ -183,6 +189,8 @@ class JoyMapping:
             "confirm": self.confirm,
             "abort": self.abort,
             "rest_preset": self.rest_preset,
+            "run_start": self.run_start,
+            "run_cancel": self.run_cancel,
             "place_jog.enable": self.place_jog_enable,
         }
 
@@ -254,6 +262,8 @@ class JoyMapping:
             confirm=_control(v["confirm"]),
             abort=_control(v["abort"]),
             rest_preset=_control(v["rest_preset"]),
+            run_start=_control(v["run_start"]),
+            run_cancel=_control(v["run_cancel"]),
             place_jog_enable=_control(v["place_jog.enable"]),
             place_jog_axis_x=int(v["place_jog.axis_x"]),
             place_jog_axis_y=int(v["place_jog.axis_y"]),

@@ -26,6 +26,9 @@ _DESCRIPTIONS = {
     "confirm": f"publishes operator/confirm = true once per press (spec: SQUARE); {_CONTROL_SYNTAX}",
     "abort": f"publishes operator/confirm = false once per press (CIRCLE); {_CONTROL_SYNTAX}",
     "rest_preset": f"manual mode: the rest posture as joint target (TRIANGLE); {_CONTROL_SYNTAX}",
+    "run_start": f"auto mode: start a pick-and-place run of every can not yet placed (OPTIONS); "
+    f"{_CONTROL_SYNTAX}",
+    "run_cancel": f"any mode: cancel the running pick-and-place run (SHARE); {_CONTROL_SYNTAX}",
     "place_jog.enable": f"auto mode: hold to jog the placement with the left stick (spec: R1); "
     f"{_CONTROL_SYNTAX}",
     "place_jog.axis_x": "axis for base_link +x in the place jog (left stick up = +1); -1 = none",

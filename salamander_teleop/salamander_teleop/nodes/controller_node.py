@@ -6,7 +6,13 @@ whose Joy stream went stale. The Joy callback publishes the core's answer itself
 microseconds of work, rate-limited by `joy_rate_limit_hz`) instead of waiting for the timer: that keeps
 stick-to-target latency at the DDS floor (bench/bench_teleop.py) rather than up to one timer period.
 Joint targets go out anonymously (header.frame_id ""), so the trajectory
-generator ignores them while the behaviour tree holds the arm lease, as intended.
+generator ignores them while the behaviour tree holds the arm lease (exactly while a run is active), as
+intended.
+
+Runs: `RunStart` sends a RunPickPlace goal (every can not yet placed) to the behaviour server's
+`run_pick_place` action and logs its acceptance and result; `RunCancel` calls the action's cancel
+service with a zero goal id and stamp, which cancels every goal of the server (the run may have been
+started by another client: the CLI, run_on_start). Both return at once; the answers arrive as callbacks.
 
 Parameters: `salamander_teleop.controller.params`. Run::
 
@@ -19,20 +25,23 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from action_msgs.srv import CancelGoal
 from geometry_msgs.msg import Twist
+from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
-from rclpy.time import Time
 from sensor_msgs.msg import JointState, Joy
 from std_msgs.msg import Bool, String
 
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES
-from salamander_control.ros.conversions import measured_joints
+from salamander_control.ros.conversions import measured_joints, stamp_to_ns
+from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.log import KindLogger
 from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
+from salamander_msgs.action import RunPickPlace
 from salamander_teleop.controller import params
 from salamander_teleop.controller.core import (
     Action,
@@ -44,6 +53,8 @@ from salamander_teleop.controller.core import (
     Measured,
     ModeChange,
     Rejected,
+    RunCancel,
+    RunStart,
 )
 from salamander_teleop.controller.params import ControllerConfig
 
@@ -64,11 +75,15 @@ class ControllerNode(Node):
         )
         config = self._params.snapshot
         self._core = Controller(config.mapping, config.arm)
+        self._limits = follow_coupled_limits(self)  # alpha_max/beta_max: one pair for the whole arm
         self._measured: Measured | None = None
         self._target_pub = self.create_publisher(JointState, names.JOINT_TARGET, 10)
         self._jog_pub = self.create_publisher(Twist, names.OPERATOR_JOG, 10)
         self._confirm_pub = self.create_publisher(Bool, names.OPERATOR_CONFIRM, 10)
         self._mode_pub = self.create_publisher(String, names.TELEOP_MODE, LATCHED)
+        self._run_client = ActionClient(self, RunPickPlace, names.RUN_PICK_PLACE)
+        self._run_name = self.resolve_topic_name(names.RUN_PICK_PLACE)  # for the logs
+        self._run_cancel = self.create_client(CancelGoal, f"{names.RUN_PICK_PLACE}/_action/cancel_goal")
         # Refusals throttled per kind: a flood of malformed Joys must not hide the watchdog's line.
         self._rejections = KindLogger(self.get_logger())
         # Reliable Joy (as joy_node publishes it): a lost message could be a lost button edge. The
@@ -82,7 +97,8 @@ class ControllerNode(Node):
         m = config.mapping
         self.get_logger().info(
             f"gamepad controller up in {self._core.mode} mode: auto={m.auto_mode}, manual={m.manual_mode}, "
-            f"confirm={m.confirm}, abort={m.abort}, rest={m.rest_preset}, place_jog={m.place_jog_enable}"
+            f"confirm={m.confirm}, abort={m.abort}, rest={m.rest_preset}, place_jog={m.place_jog_enable}, "
+            f"run_start={m.run_start}, run_cancel={m.run_cancel}"
         )
 
     def _now(self) -> float:
@@ -100,7 +116,9 @@ class ControllerNode(Node):
         sample = JoySample(
             tuple(float(a) for a in msg.axes),
             tuple(int(b) for b in msg.buttons),
-            Time.from_msg(msg.header.stamp).nanoseconds * 1e-9,
+            # Not rclpy's Time.from_msg: it raises on a negative stamp, and a raise here ends the node
+            # (a clean DPAD_DOWN after a Joy fuzz found no controller). The core refuses such a stamp.
+            stamp_to_ns(msg.header.stamp) * 1e-9,
         )
         with self._lock:
             actions = self._core.feed(sample, self._now(), self._measured)
@@ -134,11 +152,42 @@ class ControllerNode(Node):
             elif isinstance(action, Confirm):
                 self._confirm_pub.publish(Bool(data=action.value))
                 self.get_logger().info(f"operator/confirm = {str(action.value).lower()}")
+            elif isinstance(action, RunStart):
+                self._start_run()
+            elif isinstance(action, RunCancel):
+                self._cancel_run()
             elif isinstance(action, ModeChange):
                 self.get_logger().info(f"mode: {action.mode}")
                 self._publish_mode(action.mode)
             elif isinstance(action, Rejected):
                 self._rejections.warning(action.kind, action.reason)
+
+    def _start_run(self) -> None:
+        if not self._run_client.server_is_ready():
+            self.get_logger().warning(f"run_start: no {self._run_name} action server (no behaviour server?)")
+            return
+        self._run_client.send_goal_async(RunPickPlace.Goal()).add_done_callback(self._on_run_accepted)
+        self.get_logger().info(f"run_start: RunPickPlace goal sent to {self._run_name} (every can left)")
+
+    def _on_run_accepted(self, future: Any) -> None:
+        handle = future.result() if future.exception() is None else None
+        if handle is None or not handle.accepted:
+            self.get_logger().warning("run_start: goal rejected (the behaviour server's log says why)")
+            return
+        self.get_logger().info("run_start: goal accepted")
+        handle.get_result_async().add_done_callback(self._on_run_result)
+
+    def _on_run_result(self, future: Any) -> None:
+        if future.exception() is None:
+            result = future.result().result
+            self.get_logger().info(f"run ended: {', '.join(result.outcomes)}: {result.message}")
+
+    def _cancel_run(self) -> None:
+        if not self._run_cancel.service_is_ready():
+            self.get_logger().warning(f"run_cancel: no {self._run_name} action server (no behaviour server?)")
+            return
+        self._run_cancel.call_async(CancelGoal.Request())  # zero id and stamp: every goal of the server
+        self.get_logger().info(f"run_cancel: cancel of every {self._run_name} goal requested")
 
     def _publish_mode(self, mode: str) -> None:
         self._mode_pub.publish(String(data=str(mode)))

@@ -27,6 +27,8 @@ from salamander_teleop.controller.core import (
     Mode,
     ModeChange,
     Rejected,
+    RunCancel,
+    RunStart,
     limit_step,
 )
 from salamander_teleop.controller.mapping import Control, JoyMapping, apply_deadzone
@@ -177,6 +179,42 @@ def test_square_held_confirms_once_per_press_in_either_mode() -> None:
     assert of(rig.hold(0.3, pressed=(SQUARE,)), Confirm) == [Confirm(True)]
     rig.feed()
     assert of(rig.hold(0.3, pressed=(CIRCLE,)), Confirm) == [Confirm(False)]  # abort
+
+
+# -------------------------------------------------------------------------------------------- runs
+OPTIONS, SHARE = 9, 8
+
+
+def test_options_starts_a_run_in_auto_mode_once_per_press() -> None:
+    rig = Rig()
+    refused = rig.feed(pressed=(OPTIONS,))  # manual mode: no run, and the log says why
+    assert of(refused, RunStart) == [] and [r.kind for r in of(refused, Rejected)] == ["mode"]
+    assert "auto mode only" in of(refused, Rejected)[0].reason
+    rig.feed()
+    rig.to_auto()
+    assert of(rig.hold(0.5, pressed=(OPTIONS,)), RunStart) == [RunStart()]  # held: one goal
+    rig.feed()
+    assert of(rig.feed(pressed=(OPTIONS,)), RunStart) == [RunStart()]
+
+
+def test_share_cancels_the_run_in_either_mode() -> None:
+    rig = Rig()
+    assert of(rig.hold(0.3, pressed=(SHARE,)), RunCancel) == [RunCancel()]
+    rig.feed()
+    rig.to_auto()
+    assert of(rig.feed(pressed=(SHARE,)), RunCancel) == [RunCancel()]
+    assert of(rig.out, RunStart) == []
+
+
+def test_the_run_buttons_are_parameters_like_every_other_control() -> None:
+    mapping = JoyMapping.from_params({"run_start": "button 10", "run_cancel": "none"})
+    assert mapping.run_start == Control("button", 10) and mapping.run_cancel == Control()
+    rig = Rig(mapping)
+    rig.to_auto()
+    assert of(rig.feed(pressed=(10,)), RunStart) == [RunStart()]
+    assert of(rig.feed() + rig.feed(pressed=(SHARE,)), RunCancel) == []
+    with pytest.raises(ValueError, match="both bound"):
+        JoyMapping.from_params({"run_start": "button 3"})  # SQUARE confirms already
 
 
 def test_a_button_already_held_at_start_or_after_a_gap_is_not_a_press() -> None:
@@ -452,5 +490,42 @@ def test_config_file_declares_exactly_the_node_parameters_with_the_defaults() ->
     assert JoyMapping.from_params(flat) == M
     assert flat["alpha_max"] == ARM.alpha_max and flat["beta_max"] == ARM.beta_max
     assert ArmParams(**{k: flat[k] for k in arm_keys}) == ARM
-    assert M.needs() == (8, 6)
+    assert M.needs() == (8, 10)  # OPTIONS (run_start) is button 9
 
+
+# ---------------------------------------------------------------------- Joy fuzz (property test)
+wild_floats = st.one_of(
+    st.floats(-1.5, 1.5),  # a stick or a hat
+    st.sampled_from([-1.0, 0.0, 1.0]),  # a hat, a trigger at rest
+    st.floats(allow_nan=True, allow_infinity=True),  # NaN, inf, 1e308, -0.0, subnormals
+)
+wild_joy = st.tuples(
+    st.floats(0.0, 0.3, allow_nan=False),  # time step before it, s
+    # its stamp against the clock: in order, late, stale, a little or far ahead, or no time at all
+    st.one_of(st.floats(-0.5, 0.5), st.sampled_from([-1e9, -T0, 1e9, math.nan, math.inf, -math.inf])),
+    # axes and buttons: mostly the DS4's 8 and 13, sometimes too few or too many
+    st.one_of(st.lists(wild_floats, min_size=8, max_size=8), st.lists(wild_floats, max_size=12)),
+    st.one_of(
+        st.lists(st.integers(0, 1), min_size=13, max_size=13),
+        st.lists(st.integers(-(2**31), 2**31 - 1), max_size=16),
+    ),
+    st.booleans(),  # a timer tick too
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(wild_joy, max_size=30), st.floats(0.001, 0.5, allow_nan=False))
+def test_after_any_joy_fuzz_a_clean_neutral_then_dpad_down_enters_auto(fuzz, pause) -> None:
+    """A refused or weird Joy never leaves edge, order or rate state behind that hides a clean press."""
+    rig = Rig()
+    for dt, offset, axes, buttons, tick in fuzz:
+        rig.now += dt
+        sample = JoySample(tuple(axes), tuple(buttons), rig.now + offset)
+        for action in rig.c.feed(sample, rig.now, rig.measured()):
+            assert not isinstance(action, JointTarget) or within_limits(action.q, ARM)
+        if tick:
+            rig.c.tick(rig.now, rig.measured())
+    rig.now += pause  # the operator lets go of everything (a new Joy: 1 ms later at least)...
+    rig.feed(dt=0.0)
+    rig.feed({DPAD_Y: -1.0}, dt=0.05)  # ... and presses DPAD_DOWN, 50 ms later
+    assert rig.c.mode is Mode.AUTO

@@ -9,6 +9,9 @@ sim_hardware: the anonymous jog moves the simulated arm only while nobody holds 
 
 from __future__ import annotations
 
+import math
+import random
+
 import pytest
 
 from salamander_control.testing import REPO as REPO_ROOT
@@ -35,6 +38,7 @@ REPO = REPO_ROOT
 CONFIG = launch_param_files("controller_node")  # config/arm.yaml, then config/teleop.yaml
 LY, DPAD_Y = 1, 7
 CIRCLE, TRIANGLE, SQUARE, R1 = 1, 2, 3, 5
+SHARE, OPTIONS = 8, 9
 TIMEOUT = 25.0
 
 
@@ -192,6 +196,43 @@ def test_auto_mode_place_jog_zero_on_release_and_one_confirm_per_press(controlle
     assert probe.until(lambda: probe.modes[-1] == "manual")
 
 
+def test_options_in_auto_mode_sends_a_run_goal_and_share_cancels_it(controller, probe) -> None:
+    """A stand-in behaviour server (RunPickPlace) in the probe's node: OPTIONS starts, SHARE cancels."""
+    from rclpy.action import ActionServer, CancelResponse
+    from rclpy.task import Future
+
+    from salamander_msgs.action import RunPickPlace
+
+    goals, cancels = [], []
+    cancelled = Future()
+
+    async def execute(handle):
+        goals.append(list(handle.request.cans))
+        await cancelled  # a run: until cancelled (yields to the executor meanwhile)
+        handle.canceled()
+        return RunPickPlace.Result(success=False, message="cancelled", cans=["can_0"], outcomes=["aborted"])
+
+    def on_cancel(_handle):
+        cancels.append(True)
+        cancelled.set_result(None)
+        return CancelResponse.ACCEPT
+
+    ActionServer(probe.node, RunPickPlace, names.absolute(names.RUN_PICK_PLACE), execute_callback=execute,
+                 cancel_callback=on_cancel)  # fmt: skip
+    assert probe.ready(), controller.text()
+    probe.press(pressed=(OPTIONS,))  # manual mode: refused with the reason, no goal
+    assert probe.until(lambda: "starts a run in auto mode only" in controller.text()), controller.text()
+    probe.press({DPAD_Y: -1.0})
+    assert probe.until(lambda: probe.modes[-1] == "auto"), controller.text()
+    probe.press(pressed=(OPTIONS,))
+    assert probe.until(lambda: goals == [[]]), controller.text()  # every can not yet placed
+    assert probe.until(lambda: "run_start: goal accepted" in controller.text()), controller.text()
+    probe.press(pressed=(SHARE,))
+    assert probe.until(lambda: cancels == [True]), controller.text()
+    assert probe.until(lambda: "run ended: aborted: cancelled" in controller.text()), controller.text()
+    assert goals == [[]]
+
+
 def test_stale_or_malformed_joys_do_nothing_and_a_dead_stream_stops_the_jog(controller, probe) -> None:
     assert probe.ready(), controller.text()
     probe.press({DPAD_Y: -1.0})
@@ -215,6 +256,53 @@ def test_stale_or_malformed_joys_do_nothing_and_a_dead_stream_stops_the_jog(cont
     probe.watch(0.3)
     assert len(probe.jogs) == count
     assert "jog stopped" in controller.text()
+
+
+FUZZ = 300
+"""Joys of the fuzz below (issue 13, item 11: after a long Joy fuzz a clean DPAD_DOWN did nothing)."""
+
+
+def fuzz_joy(rng: random.Random, now) -> Joy:
+    """A Joy as a broken or hostile driver might send it: any length, NaN, inf, huge, any stamp."""
+    values = [0.0, 1.0, -1.0, 0.5, 3.0e38, -3.0e38, math.nan, math.inf, -math.inf]
+    n_axes = rng.choice([8, 8, 8, 0, 3, 7, 12])
+    axes = [rng.choice(values) if rng.random() < 0.3 else rng.uniform(-1.5, 1.5) for _ in range(n_axes)]
+    n_buttons = rng.choice([13, 13, 13, 0, 5, 9, 20])
+    buttons = [rng.choice([0, 1, -1, 2**31 - 1, -(2**31)]) for _ in range(n_buttons)]
+    msg = Joy(axes=axes, buttons=buttons)
+    sec, nanosec = now.seconds_nanoseconds()
+    msg.header.stamp.sec, msg.header.stamp.nanosec = rng.choice([
+        (sec, nanosec),  # now
+        (sec, min(nanosec + rng.randrange(150_000_000), 999_999_999)),  # a little ahead (clock skew)
+        (sec - 1, nanosec),  # stale
+        (sec + 100, nanosec),  # far ahead
+        (-5, 0),  # negative: rclpy's Time refuses it with an exception
+        (-(2**31), 0),
+        (0, 0),  # not stamped
+        (2**31 - 1, 2**32 - 1),
+    ])
+    return msg
+
+
+def test_after_a_joy_fuzz_the_controller_still_switches_modes(controller, probe) -> None:
+    assert probe.ready(), controller.text()
+    probe.streaming = False
+    rng = random.Random(13)
+    for _ in range(FUZZ):
+        probe.joy_pub.publish(fuzz_joy(rng, probe.now()))
+        probe.watch(0.002)
+    # A clean neutral stream first (a press needs a fresh baseline: the last accepted fuzz Joy may be
+    # older than joy_timeout_s on a loaded machine), then a clean DPAD_UP and a clean DPAD_DOWN: each
+    # switches (the fuzz may have left either mode).
+    probe.set()
+    probe.streaming = True
+    probe.watch(0.2)
+    probe.press({DPAD_Y: 1.0})
+    assert probe.until(lambda: probe.modes[-1] == "manual"), controller.text()
+    probe.press({DPAD_Y: -1.0})
+    assert probe.until(lambda: probe.modes[-1] == "auto"), controller.text()
+    assert controller.alive(), controller.text()
+    print(f"{FUZZ} fuzzed Joys, then DPAD_UP -> manual, DPAD_DOWN -> auto")
 
 
 def test_bindings_are_live_parameters_and_bad_ones_are_refused(controller, probe) -> None:
@@ -280,9 +368,13 @@ def test_jog_moves_the_simulated_arm_only_while_nobody_holds_the_lease(ros_conte
     probe.node.create_subscription(JointState, names.absolute(names.JOINT_STATES), measured.append, 10)
     lease = probe.node.create_client(ArmLease, names.absolute(names.LEASE_SERVICE))
 
+    tokens = [""]  # the token of the test's lease (ACQUIRE's answer), sent back with RELEASE
+
     def call_lease(operation: int) -> ArmLease.Response:
-        future = lease.call_async(ArmLease.Request(operation=operation, client_id="bt", timeout=30.0))
+        request = ArmLease.Request(operation=operation, client_id="bt", timeout=30.0, token=tokens[-1])
+        future = lease.call_async(request)
         assert probe.until(future.done)
+        tokens.append(future.result().token or tokens[-1])
         return future.result()
 
     def shoulder() -> float:

@@ -138,6 +138,22 @@ _NODE: tuple[ParamSpec, ...] = (
         10.0,
         True,
     ),
+    _param(
+        "part_present_delay_s",
+        0.03,
+        "the simulated vacuum switch reports a can gripped or gone this long after the cell model "
+        "decided it (s; the hose and switch response of a real one, sim/cell/switch.py)",
+        0.0,
+        2.0,
+        True,
+    ),
+    _param(
+        "part_present_rate_hz",
+        20.0,
+        "periodic part-present publications per second (Hz; and on every change)",
+        1.0,
+        500.0,
+    ),
 )
 
 _INFO = {p.name: p for p in (*_LAYOUT, *_SUCTION, *_NODE)}

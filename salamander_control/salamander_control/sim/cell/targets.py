@@ -17,13 +17,15 @@ Conventions (the config's `pick_dz`, `place_dz`, `release_dz`):
   clears the rim and the cans already placed (place_dz > can_height is enforced).
 - ``place_release``: straight below place_above, the can bottom release_dz above the floor:
   z = floor_top + release_dz + can_height, i.e.
-  **place_release z = place_above z + (release_dz - place_dz)**. The tree switches the vacuum off there,
-  waits `release_settle_s`, and the can drops release_dz onto the floor with side_clearance per side.
+  **place_release z = place_above z + (release_dz - place_dz)**. The tree switches the vacuum off there;
+  the simulated pad lets go `release_settle_s` later, and the can drops release_dz onto the floor with
+  side_clearance per side.
 - ``travel_z``: the lowest z at which a held can clears everything between the pick row and the box:
   the higher of every above and place_above. Move between them at or above it.
 
-Can i (``can_i``, config order) belongs in compartment i. The tree waits `attach_settle_s` after vacuum
-on and `release_settle_s` after vacuum off; both come from the same file, so tree and simulator agree.
+Can i (``can_i``, config order) belongs in compartment i. The settle times are the simulator's: the tree
+does not use them, it waits for the part-present switch of the gripper's hardware contract instead
+(salamander_behavior/behaviors/vacuum.py); the layout is the one thing tree and simulator share.
 """
 
 from __future__ import annotations

@@ -1,0 +1,200 @@
+"""The run's progress that outlives the behaviour server: which cans are done, which one was carried (pure).
+
+The behaviour server keeps, per cell, what became of each can and which can may be on the pad, in a
+small JSON file (parameter ``progress_file``; default ``$ROS_HOME/salamander/<node>/progress.json``,
+``~/.ros`` without ROS_HOME, `default_path`). A server restarted mid-run (the runner respawns it) reads
+it and resumes with the cans not yet placed; the tree's pad check (behaviors/pad.py) offers to place
+the can recorded as carried. The file::
+
+    {"version": 1, "cans": {"can_0": "placed", "can_1": "aborted"}, "carrying": "can_1"}
+
+Per-can states: ``placed`` (let go over its compartment: part-present dropped after the vacuum went
+off over it; kept even when the rise after it failed), ``missed``, ``skipped`` (never touched),
+``aborted`` (the run stopped with it touched), ``removed`` (taken off the pad by hand, or gone from
+the pad when the server started: not where the cell config says, so an empty goal does not pick it
+again; a goal naming it does). ``carrying`` is the can the vacuum was switched on for and that has not
+been let go yet (None: nothing recorded as carried).
+
+Invariants: the file is replaced atomically (written to a temporary file in the same folder, then
+`os.replace`), so a kill at any moment leaves the old or the new content, never a mix. A missing file
+is a fresh start; an unreadable, corrupt or unknown one is a fresh start with a warning (the caller
+logs it), never a crash. Can ids the cell config does not know are dropped with a warning.
+
+Where it is used: `nodes/behavior_server_node.py` (reads at start, writes on every change,
+`run_pick_place/reset_progress` clears it); docs/interfaces.md, "Behaviour server".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from salamander_behavior.behaviors.base import STAGE_LET_GO, STAGE_REMOVED
+from salamander_behavior.report import CanResult, RunReport
+
+VERSION = 1
+PLACED = "placed"
+MISSED = "missed"
+SKIPPED = "skipped"
+ABORTED = "aborted"
+REMOVED = "removed"
+STATES = frozenset({PLACED, MISSED, SKIPPED, ABORTED, REMOVED})
+DONE = frozenset({PLACED, MISSED, REMOVED})
+"""States after which a can is not at its place in the cell config: an empty goal does not pick it."""
+FINAL = frozenset({PLACED, MISSED})
+"""States after which a can is never picked again, not even by a goal naming it (it is in the box)."""
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """What the file holds: state by can id, and the can recorded as carried (None: none)."""
+
+    cans: Mapping[str, str] = field(default_factory=dict)
+    carrying: str | None = None
+
+    def done(self) -> frozenset[str]:
+        """Cans an empty goal leaves out (placed, missed, removed)."""
+        return frozenset(can for can, state in self.cans.items() if state in DONE)
+
+    def final(self) -> frozenset[str]:
+        """Cans no goal may name (placed or missed: in the box)."""
+        return frozenset(can for can, state in self.cans.items() if state in FINAL)
+
+    def with_state(self, can: str, state: str) -> RunProgress:
+        """A copy with `can` in `state` (a can in the box keeps that state: the box is what counts)."""
+        if state not in STATES:
+            raise ValueError(f"unknown can state {state!r}")
+        if self.cans.get(can) in FINAL and state not in FINAL:
+            return self
+        return RunProgress({**self.cans, can: state}, self.carrying)
+
+    def with_carrying(self, can: str | None) -> RunProgress:
+        """A copy with `can` recorded as carried (None: nothing carried)."""
+        return RunProgress(dict(self.cans), can)
+
+    def to_json(self) -> str:
+        """The file's text."""
+        return json.dumps({"version": VERSION, "cans": dict(self.cans), "carrying": self.carrying}, indent=1)
+
+    def describe(self) -> str:
+        """One line for the log, e.g. ``can_0 placed, can_1 aborted; carrying can_1``."""
+        cans = ", ".join(f"{can} {state}" for can, state in self.cans.items()) or "no can done yet"
+        return f"{cans}; carrying {self.carrying or 'nothing'}"
+
+
+def default_path(node_fqn: str, env: Mapping[str, str] | None = None) -> Path:
+    """``$ROS_HOME/salamander/<node fqn, '/' -> '_'>/progress.json`` (``~/.ros`` without ROS_HOME)."""
+    env = os.environ if env is None else env
+    home = Path(env["ROS_HOME"]) if env.get("ROS_HOME") else Path.home() / ".ros"
+    folder = node_fqn.strip("/").replace("/", "_") or "behavior_server_node"
+    return home / "salamander" / folder / "progress.json"
+
+
+def parse(text: str, known: Sequence[str]) -> tuple[RunProgress, list[str]]:
+    """The progress in `text` and warnings (unknown cans dropped).
+
+    Raises:
+        ValueError: not JSON, not this format or version, or a state that is not one of `STATES`.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc})") from exc
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        raise ValueError(f"not a version-{VERSION} progress file")
+    cans, carrying = data.get("cans"), data.get("carrying")
+    if not isinstance(cans, dict) or not (carrying is None or isinstance(carrying, str)):
+        raise ValueError("'cans' must be an object and 'carrying' a can id or null")
+    warnings = []
+    kept: dict[str, str] = {}
+    for can, state in cans.items():
+        if state not in STATES:
+            raise ValueError(f"can {can!r} has the unknown state {state!r}")
+        if can in known:
+            kept[can] = state
+        else:
+            warnings.append(f"can {can!r} is not in the cell config: dropped")
+    if carrying is not None and carrying not in known:
+        warnings.append(f"the carried can {carrying!r} is not in the cell config: dropped")
+        carrying = None
+    return RunProgress(kept, carrying), warnings
+
+
+def load(path: Path, known: Sequence[str]) -> tuple[RunProgress, list[str]]:
+    """The progress of `path` and warnings (never an exception).
+
+    A missing file is a fresh start; an unreadable or bad one is a fresh start with a warning saying why.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return RunProgress(), []
+    except (OSError, UnicodeDecodeError) as exc:
+        return RunProgress(), [f"cannot read the progress file {path} ({exc}): starting fresh"]
+    try:
+        return parse(text, known)
+    except ValueError as exc:
+        return RunProgress(), [f"the progress file {path} is unusable ({exc}): starting fresh"]
+
+
+def save(path: Path, progress: RunProgress) -> None:
+    """Write atomically (temporary file in the same folder, then `os.replace`).
+
+    Raises:
+        OSError: the folder cannot be made or written (the caller logs it; the run goes on).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".progress.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(progress.to_json())
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+_RESULT_STATE = {
+    CanResult.PLACED: PLACED,
+    CanResult.MISSED: MISSED,
+    CanResult.SKIPPED: SKIPPED,
+    CanResult.ABORTED: ABORTED,
+}
+
+
+def observe(
+    progress: RunProgress, cans: Sequence[str], stages: Mapping[str, str | None], report: RunReport,
+) -> RunProgress:
+    """The progress after what the run's tree shows now (called after every tick).
+
+    Args:
+        progress: the progress so far.
+        cans: the run's cans (the held can included).
+        stages: each can's blackboard stage (behaviors/base.py), None when untouched; "removed" for
+            the carried can the pad check saw taken off the pad by hand (or gone from it).
+        report: the run's report (outcomes).
+    """
+    out = progress
+    for can in cans:
+        stage = stages.get(can)
+        if stage == STAGE_REMOVED:
+            out = out.with_state(can, REMOVED)
+            if out.carrying == can:
+                out = out.with_carrying(None)
+            continue
+        if stage == STAGE_LET_GO:
+            out = out.with_state(can, PLACED)  # over its compartment, and part-present dropped
+            if out.carrying == can:
+                out = out.with_carrying(None)
+        elif stage is not None and out.cans.get(can) not in FINAL:
+            out = out.with_carrying(can)  # the vacuum came on for it: it may be on the pad
+        result = report.result_of(can)
+        if result is not None:
+            out = out.with_state(can, _RESULT_STATE[result])
+    return out

@@ -1,0 +1,82 @@
+"""The run's progress file: round trip, atomic write, bad content, and what a resumed run picks."""
+
+from __future__ import annotations
+
+import json
+
+from salamander_behavior import progress, runs
+from salamander_behavior.behaviors.base import STAGE_GRIPPED, STAGE_HOLDING, STAGE_LET_GO, STAGE_REMOVED
+from salamander_behavior.progress import RunProgress
+from salamander_behavior.report import CanResult, RunReport
+
+CANS = ("can_0", "can_1", "can_2")
+
+
+def test_round_trip_through_the_file(tmp_path) -> None:
+    path = tmp_path / "a" / "progress.json"
+    state = RunProgress({"can_0": "placed", "can_1": "aborted"}, "can_1")
+    progress.save(path, state)
+    assert progress.load(path, CANS) == (state, [])
+    assert [p.name for p in path.parent.iterdir()] == ["progress.json"]  # no temporary file left
+
+
+def test_a_missing_file_is_a_fresh_start_without_a_warning(tmp_path) -> None:
+    assert progress.load(tmp_path / "none.json", CANS) == (RunProgress(), [])
+
+
+def test_corrupt_or_unknown_content_starts_fresh_with_a_warning(tmp_path) -> None:
+    path = tmp_path / "progress.json"
+    for text in ("{not json", "[]", '{"version": 9}', json.dumps({"version": 1, "cans": {"can_0": "eaten"}}),
+                 json.dumps({"version": 1, "cans": [], "carrying": None}), "\xff"):  # fmt: skip
+        path.write_text(text)
+        state, warnings = progress.load(path, CANS)
+        assert state == RunProgress() and len(warnings) == 1 and "starting fresh" in warnings[0], text
+    path.write_bytes(b"\xff\xfe")
+    state, warnings = progress.load(path, CANS)
+    assert state == RunProgress() and "starting fresh" in warnings[0]
+
+
+def test_cans_the_cell_does_not_know_are_dropped_with_a_warning(tmp_path) -> None:
+    path = tmp_path / "progress.json"
+    data = {"version": 1, "cans": {"can_0": "placed", "can_7": "placed"}, "carrying": "can_7"}
+    path.write_text(json.dumps(data))
+    state, warnings = progress.load(path, CANS)
+    assert state == RunProgress({"can_0": "placed"}, None) and len(warnings) == 2
+
+
+def test_default_path_is_under_ros_home_per_node() -> None:
+    path = progress.default_path("/cell2/salamander/behavior_server_node", {"ROS_HOME": "/r"})
+    assert str(path) == "/r/salamander/cell2_salamander_behavior_server_node/progress.json"
+    assert str(progress.default_path("/x", {})).endswith(".ros/salamander/x/progress.json")
+
+
+def test_observe_records_carrying_let_go_outcomes_and_removal() -> None:
+    report = RunReport()
+    state = progress.observe(RunProgress(), CANS, {"can_0": STAGE_HOLDING}, report)
+    assert state.carrying == "can_0" and state.cans == {}
+    state = progress.observe(state, CANS, {"can_0": STAGE_GRIPPED}, report)
+    assert state.carrying == "can_0"
+    state = progress.observe(state, CANS, {"can_0": STAGE_LET_GO}, report)
+    assert state == RunProgress({"can_0": "placed"}, None)
+    report.record("can_0", CanResult.ABORTED, "the rise failed")  # let go over the box: stays placed
+    report.record("can_1", CanResult.SKIPPED, "IK")
+    state = progress.observe(state, CANS, {"can_0": STAGE_LET_GO}, report)
+    assert state == RunProgress({"can_0": "placed", "can_1": "skipped"}, None)
+    state = progress.observe(state, CANS, {"can_2": STAGE_HOLDING}, RunReport())
+    state = progress.observe(state, CANS, {"can_2": STAGE_REMOVED}, RunReport())
+    assert state.cans["can_2"] == "removed" and state.carrying is None
+
+
+def test_a_resumed_run_picks_only_the_cans_not_yet_done() -> None:
+    state = RunProgress({"can_0": "placed", "can_1": "aborted", "can_2": "skipped"}, "can_1")
+    assert runs.select_cans([], CANS, state.done(), state.final()) == ("can_1", "can_2")
+    removed = RunProgress({"can_0": "placed", "can_1": "removed"})
+    assert runs.select_cans([], CANS, removed.done(), removed.final()) == ("can_2",)
+    # A can removed by hand may be named again (put back at its spot); one in the box may not.
+    assert runs.select_cans(["can_1"], CANS, removed.done(), removed.final()) == ("can_1",)
+    try:
+        runs.select_cans(["can_0"], CANS, removed.done(), removed.final())
+    except ValueError as exc:
+        assert "already placed" in str(exc)
+    else:
+        raise AssertionError("can_0 is in the box")

@@ -1,0 +1,160 @@
+"""The ROS shell that keeps `alpha_max`/`beta_max` one pair across the nodes of a stack.
+
+Pure rules (who wins, the loop guard): `salamander_control.kinematics.coupled_limits`. Design and
+measurements: docs/design/coupled_limits.md. A node adds one line after its `ParamBinding`:
+
+- the trajectory generator: ``own_coupled_limits(self)``: it publishes the pair on
+  `names.COUPLED_LIMITS` (salamander_msgs/msg/CoupledLimits, latched) at start-up and after every
+  accepted change, whoever set it (an operator on the generator, or a forward from another node);
+- every other node carrying the pair: ``follow_coupled_limits(self)``:
+  - after this node accepted an operator's set of either value (its `ParamBinding` validated it, exactly
+    as before), the value is forwarded to the owner with an asynchronous
+    ``set_parameters_atomically`` call on `names.COUPLED_LIMITS_SET` (no callback ever blocks). If the
+    owner is not on the graph, the node keeps its value and says so once. If the owner refuses it, the
+    node returns to the owner's pair with a warning.
+  - it subscribes the latched pair and adopts it by setting its own parameters (so `ros2 param get`
+    shows it), inside the follower's loop guard so that an adoption is never forwarded back. A node
+    that starts later adopts the latched pair instead of its file's.
+
+Both hooks are rclpy post-set callbacks: they see only sets that every on-set callback accepted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rcl_interfaces.srv import SetParametersAtomically
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.task import Future
+
+from salamander_control import names
+from salamander_control.kinematics.coupled_limits import (
+    COUPLED_NAMES,
+    Limits,
+    LimitsFollower,
+    LimitsOwner,
+)
+from salamander_control.ros.qos import LATCHED
+from salamander_msgs.msg import CoupledLimits
+
+
+def _local(node: Node) -> dict[str, Any]:
+    return {name: node.get_parameter(name).value for name in COUPLED_NAMES}
+
+
+def _changed(params: list[Parameter]) -> dict[str, Any]:
+    return {p.name: p.value for p in params}
+
+
+class CoupledLimitsOwner:
+    """The generator's side: publish the pair, latched, on start-up and on every change."""
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+        self._owner = LimitsOwner(_local(node), node.get_fully_qualified_name())
+        self._pub = node.create_publisher(CoupledLimits, names.COUPLED_LIMITS, LATCHED)
+        node.add_post_set_parameters_callback(self._on_set)
+        self._publish(self._owner.current)
+
+    @property
+    def current(self) -> Limits:
+        """The pair in force and its revision."""
+        return self._owner.current
+
+    def _on_set(self, params: list[Parameter]) -> None:
+        limits = self._owner.accepted(_changed(params))
+        if limits is not None:
+            self._publish(limits)
+            self._node.get_logger().info(f"coupled limits for the whole arm: {limits.describe()}")
+
+    def _publish(self, limits: Limits) -> None:
+        msg = CoupledLimits(
+            alpha_max=limits.alpha_max, beta_max=limits.beta_max, source=limits.source,
+            revision=limits.revision,
+        )
+        msg.header.stamp = self._node.get_clock().now().to_msg()
+        self._pub.publish(msg)
+
+
+class CoupledLimitsFollower:
+    """Any other node's side: forward an operator's set to the owner, adopt what the owner publishes."""
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+        self._follower = LimitsFollower()
+        self._client = node.create_client(SetParametersAtomically, names.COUPLED_LIMITS_SET)
+        self._owner_name = self._client.service_name.rsplit("/", 1)[0]  # resolved and remapped, for the logs
+        node.add_post_set_parameters_callback(self._on_set)
+        node.create_subscription(CoupledLimits, names.COUPLED_LIMITS, self._on_limits, LATCHED)
+
+    @property
+    def owner(self) -> Limits | None:
+        """The owner's last published pair (None before the first one arrived)."""
+        return self._follower.owner
+
+    # An operator's set here -> the owner ------------------------------------------------------------
+
+    def _on_set(self, params: list[Parameter]) -> None:
+        forward = self._follower.to_forward(_changed(params))
+        if not forward:
+            return
+        text = ", ".join(f"{name}={value:.4f}" for name, value in forward.items())
+        if not self._client.service_is_ready():
+            if self._follower.say_alone():
+                self._node.get_logger().warning(
+                    f"coupled limits: {self._owner_name} (their owner) is not reachable: {text} applies to "
+                    "this node only (said once until the owner is back)"
+                )
+            return
+        request = SetParametersAtomically.Request(
+            parameters=[Parameter(name, value=value).to_parameter_msg() for name, value in forward.items()]
+        )
+        future = self._client.call_async(request)
+        future.add_done_callback(lambda done: self._on_forward_reply(done, text))
+        self._node.get_logger().info(f"coupled limits: {text} set here, forwarded to {self._owner_name}")
+
+    def _on_forward_reply(self, future: Future, text: str) -> None:
+        reply = future.result()
+        if reply is None or reply.result.successful:
+            return  # accepted: the owner's publication brings it back to every node
+        reason = reply.result.reason
+        restore = self._follower.to_restore(_local(self._node))
+        self._node.get_logger().warning(
+            f"coupled limits: {self._owner_name} refused {text} ({reason}); "
+            + ("returning to the owner's pair" if restore else "this node keeps it")
+        )
+        if restore:
+            self._adopt(restore, "the owner's pair")
+
+    # The owner's pair -> this node ------------------------------------------------------------------
+
+    def _on_limits(self, msg: CoupledLimits) -> None:
+        published = Limits(msg.alpha_max, msg.beta_max, msg.revision, msg.source)
+        changes = self._follower.to_adopt(published, _local(self._node))
+        if changes:
+            self._adopt(changes, published.describe())
+
+    def _adopt(self, values: dict[str, float], what: str) -> None:
+        with self._follower.adopting():
+            result = self._node.set_parameters_atomically(
+                [Parameter(name, value=value) for name, value in values.items()]
+            )
+        log = self._node.get_logger()
+        if result.successful:
+            log.info(f"coupled limits: adopted {what}")
+        else:  # this node's other arm parameters refuse the pair: it cannot follow, and says why
+            log.error(
+                f"coupled limits: cannot adopt {what}: {result.reason}; this node keeps "
+                + ", ".join(f"{k}={v:.4f}" for k, v in _local(self._node).items())
+            )
+
+
+def own_coupled_limits(node: Node) -> CoupledLimitsOwner:
+    """Make `node` (the trajectory generator) the owner of the stack's coupled limits."""
+    return CoupledLimitsOwner(node)
+
+
+def follow_coupled_limits(node: Node) -> CoupledLimitsFollower:
+    """Make `node` (any other node carrying alpha_max/beta_max) follow the owner's coupled limits."""
+    return CoupledLimitsFollower(node)

@@ -1,0 +1,203 @@
+"""A stop while a streamed Cartesian line is followed stays on the line (issue 13, item 2).
+
+The place descent into a box compartment has 1.95 mm of side clearance. When the stream stops mid-way
+(the Cartesian node died, or its goal was preempted by a sender whose targets the generator refuses),
+the generator's stream timeout brakes the TCP along the streamed line (`trajectory.line_brake`, IK per
+cycle) and returns along it to the newest sample; a lease expiry (`TrajectoryCore.stop`) brakes along
+it and holds. Before, a joint-space stop (Ruckig) swung the TCP 9 mm sideways (measured below), and a
+brake along the joint-space curve (`trajectory.path_brake`) up to 2.85 mm. Measured here: the TCP's
+distance from the line through the commands (FK), and how far it goes past either end of the line. The
+Cartesian node's own cancel brakes on its line already (`cartesian.goal`): checked too.
+
+Known limit (open): along the line the brake needs as much room as the plan's own deceleration (the
+plan uses `joint_limit_fraction` 0.9 of the joint limits, the brake all of them), and it starts only
+`stream_timeout_s` (60 ms) after the newest sample arrived, when the command (`stream_delay_s` behind the
+stream) has run 30 ms past it on the follower's extrapolation. So at speed the TCP passes the newest
+sample (up to ~130 mm for a stop while the plan still accelerates) and a stop near the moment the plan
+would begin to decelerate ends up to ~20 mm beyond the line's end (on the line, lower than the release
+point) before it comes back up the line. docs/design/stream_following.md ("Stopping on the path").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from salamander_control.cartesian.config import MotionConfig, parse_goal
+from salamander_control.cartesian.goal import start_goal
+from salamander_control.kinematics import ArmParams, forward_kinematics, solve_ik_pitched, within_limits
+from salamander_control.sim.cell.targets import load_cell_targets
+from salamander_control.testing.line_metrics import line_deviation
+from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore
+from salamander_control.trajectory.otg import MotionLimits
+
+DT = 0.002  # the generator's 500 Hz
+SAMPLE_EVERY = 5  # cycles: the Cartesian node's 100 Hz
+DESCENT = 0.145  # m: place_above -> the release height in the compartment
+RELEASE_SPEED = 0.5  # config/behavior.yaml release_speed (speed_scale of place_release)
+TOL = 1 + 1e-9
+CLEARANCE = 1.95e-3  # m per side in each compartment
+MAX_DEVIATION = 0.05e-3  # m, any stop moment and speed; measured up to 0.007 mm (the command's own
+# offset from the line when the brake starts, and the fade of its velocity's offset)
+MAX_BEYOND_END = 15e-3  # m; measured up to 13.2 mm for a stop at full speed mid-way
+MAX_BEYOND_END_ANY = 25e-3  # m, any stop moment; measured up to 19.8 mm (stop at 37.5%, speed_scale >= 0.5)
+
+
+def _descent(compartment: int) -> tuple[np.ndarray, np.ndarray, tuple[float, ...]]:
+    above = np.array(load_cell_targets("config/cell.yaml").places[compartment].place_above, dtype=float)
+    below = above - np.array([0.0, 0.0, DESCENT])
+    ik = solve_ik_pitched(above, 0.0, 0.0, ArmParams())
+    assert ik.ok
+    return above, below, tuple(ik.q)
+
+
+class Run:
+    """A linear descent streamed like the Cartesian node does (100 Hz, with velocities) into the core."""
+
+    def __init__(self, compartment: int, speed_scale: float) -> None:
+        self.above, self.below, q0 = _descent(compartment)
+        self.cfg = MotionConfig()
+        self.core_cfg = TrajectoryConfig(self.cfg.arm, MotionLimits(*self.cfg.joint_limits))
+        goal = parse_goal(tuple(self.below), 0.0, 0.0, "linear", speed_scale, "bt")
+        self.run, early = start_goal(goal, self.cfg, 0.0, q0, None)
+        assert early is None, early.message
+        self.core = TrajectoryCore(self.core_cfg, q0)
+        self.q0, self.sent, self.outputs = q0, [], []
+
+    @property
+    def samples(self) -> int:
+        return int(self.run.motion.plan.duration / (SAMPLE_EVERY * DT))
+
+    def drive(
+        self, stop_after: int | None = None, cancel_at: int | None = None, expire_at: int | None = None
+    ) -> Run:
+        """Stream until `stop_after` samples were sent (then silence), cancel the goal or expire the lease."""
+        q = self.q0
+        for k in range(int((self.run.motion.plan.duration + 1.5) / DT)):
+            if k % SAMPLE_EVERY == 0 and (stop_after is None or len(self.sent) < stop_after):
+                if cancel_at is not None and len(self.sent) == cancel_at and not self.run.cancelling:
+                    self.run.cancel(k * DT, self.cfg, q)
+                cycle = self.run.step(k * DT, self.cfg, q)
+                if cycle.target is not None:
+                    self.sent.append(cycle.target)
+                    self.core.set_goal(cycle.target[0], self.cfg.arm, cycle.target[1], stamp=k * DT)
+            if expire_at is not None and k == expire_at * SAMPLE_EVERY + 1:
+                self.core.stop()  # the lease expired (the node calls stop() on the next cycle)
+            out = self.core.step(self.core_cfg)
+            assert not out.error, out.error
+            self.outputs.append(out)
+            q = out.position
+        return self
+
+    def measure(self) -> tuple[float, float, float]:
+        """(max distance from the line, max distance beyond its end, max distance behind its start), m."""
+        tcp = np.array([forward_kinematics(o.position).tcp for o in self.outputs])
+        axis = (self.below - self.above) / np.linalg.norm(self.below - self.above)
+        along = (tcp - self.above) @ axis
+        return (
+            line_deviation(tcp, self.above, self.below),
+            max(float(np.max(along)) - DESCENT, 0.0),
+            max(-float(np.min(along)), 0.0),
+        )
+
+    def assert_within_limits(self) -> None:
+        limits = self.core_cfg.limits
+        vmax, amax = np.array(limits.max_velocity), np.array(limits.max_acceleration)
+        prev = np.array(self.q0)
+        for o in self.outputs:
+            assert within_limits(o.position, self.cfg.arm)
+            assert np.all(np.abs(np.array(o.position) - prev) <= vmax * DT * TOL)
+            assert np.all(np.abs(o.velocity) <= vmax * TOL)
+            prev = np.array(o.position)
+        accel = np.diff([o.velocity for o in self.outputs], axis=0) / DT
+        assert np.all(np.abs(accel) <= amax * 1.01)  # finite differences of the commanded velocities
+
+
+@pytest.mark.parametrize("compartment", [0, 1, 2])
+def test_a_stream_that_stops_at_full_release_speed_stays_on_the_line_and_returns_to_its_last_sample(
+    compartment: int,
+) -> None:
+    run = Run(compartment, RELEASE_SPEED)
+    stop_after = run.samples // 2  # mid-way: the plan cruises at full speed
+    run.drive(stop_after=stop_after)
+    last_q, last_qd = run.sent[-1]
+    assert max(abs(v) for v in last_qd) > 0.3  # it stopped at speed
+    events = [o.stream_event for o in run.outputs if o.stream_event]
+    assert len(events) == 1 and "braking along the streamed path" in events[0], events
+    deviation, beyond_end, behind_start = run.measure()
+    last_tcp = np.array(forward_kinematics(last_q).tcp)
+    past_last = float(np.max([
+        (np.array(forward_kinematics(o.position).tcp) - last_tcp) @ (run.below - run.above) / DESCENT
+        for o in run.outputs
+    ]))
+    print(
+        f"compartment {compartment}: stopped at {np.linalg.norm(last_tcp - run.above) * 1e3:.1f} mm of "
+        f"{DESCENT * 1e3:.0f}; max TCP deviation from the line {deviation * 1e3:.4f} mm, past the last "
+        f"sample {past_last * 1e3:.1f} mm, beyond the line's end {beyond_end * 1e3:.2f} mm"
+    )
+    assert deviation < MAX_DEVIATION
+    # Along the line it goes as far as braking within the joint limits takes it, after stream_timeout:
+    # at the worst moment (the plan about to decelerate) ~10 mm past the line's end (see the module doc).
+    assert behind_start < 1e-6 and beyond_end < MAX_BEYOND_END
+    assert run.outputs[-1].position == tuple(last_q) and run.outputs[-1].velocity == (0.0,) * 5
+    run.assert_within_limits()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    compartment=st.integers(0, 2),
+    speed_scale=st.floats(0.1, 1.0),
+    stop_share=st.floats(0.0, 1.0),
+)
+def test_a_stream_stopped_at_any_moment_and_speed_stays_on_the_line_within_the_limits(
+    compartment: int, speed_scale: float, stop_share: float
+) -> None:
+    run = Run(compartment, speed_scale)
+    stop_after = 1 + int(stop_share * (run.samples - 1))
+    run.drive(stop_after=stop_after)
+    deviation, beyond_end, behind_start = run.measure()
+    assert deviation < MAX_DEVIATION, deviation
+    assert behind_start < 1e-6 and beyond_end < MAX_BEYOND_END_ANY, (beyond_end, behind_start)
+    assert run.outputs[-1].position == tuple(run.sent[-1][0])  # at rest on the newest sample
+    assert run.outputs[-1].velocity == (0.0,) * 5
+    run.assert_within_limits()
+
+
+@pytest.mark.parametrize("compartment", [0, 2])
+def test_a_lease_expiry_during_the_descent_brakes_along_the_line_and_holds_where_it_stopped(
+    compartment: int,
+) -> None:
+    run = Run(compartment, RELEASE_SPEED)
+    stop_at = run.samples // 2
+    run.drive(stop_after=stop_at, expire_at=stop_at)
+    deviation, beyond_end, behind_start = run.measure()
+    print(f"lease expiry mid-descent: max TCP deviation {deviation * 1e3:.4f} mm")
+    assert deviation < MAX_DEVIATION and beyond_end < MAX_BEYOND_END and behind_start < 1e-6
+    assert sum(o.stop_finished for o in run.outputs) == 1
+    assert run.outputs[-1].velocity == (0.0,) * 5 and run.core.goal == run.outputs[-1].position
+    run.assert_within_limits()
+
+
+@pytest.mark.parametrize("cancel_share", [0.2, 0.5, 0.8])
+def test_the_cartesian_nodes_own_cancel_brakes_on_the_line(cancel_share: float) -> None:
+    """Verified, not changed: a cancelled (or preempted and braked) goal streams its brake on the line."""
+    run = Run(1, RELEASE_SPEED)
+    run.drive(cancel_at=int(cancel_share * run.samples))
+    deviation, beyond_end, behind_start = run.measure()
+    print(f"cancel at {cancel_share:.0%}: max TCP deviation {deviation * 1e3:.4f} mm")
+    assert not any(o.stream_event for o in run.outputs)  # followed to the end, never Ruckig's
+    assert deviation < 0.05e-3 and beyond_end < 1e-6 and behind_start < 1e-6
+    assert run.outputs[-1].velocity == (0.0,) * 5
+    run.assert_within_limits()
+
+
+def test_a_joint_space_stop_would_leave_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The measurement can fail: with the path brake disabled the old joint-space stop leaves the line."""
+    monkeypatch.setattr(TrajectoryCore, "_start_brake", lambda self, back_to: False)
+    run = Run(1, RELEASE_SPEED)
+    run.drive(stop_after=run.samples // 2)
+    deviation, _, _ = run.measure()
+    print(f"joint-space stop: max TCP deviation {deviation * 1e3:.3f} mm")
+    assert deviation > 0.2e-3

@@ -1,0 +1,125 @@
+"""The operator view's panel (viser GUI), one per browser tab. No rclpy.
+
+Each connected client gets its own panel (`Panel`), so a token typed in one tab is never shown in
+another and each tab's buttons are enabled for that tab alone. The node's frame timer calls
+`Panel.show(view)` with one `PanelView` for everyone (plus the tab's own authorisation); a widget is
+written only when its value changed. Clicks go to the node's `on_control(client_id, control, arg)`,
+which queues them (it never acts from viser's thread).
+
+Widgets (their labels are what the browser tests click): "start run", "cancel run", the checkbox
+"manual_place", the nudge buttons "+x" "-x" "+y" "-y", "confirm", "abort"; with a token: the text
+field "access token" and "unlock".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from salamander_view.controls import AXES
+from salamander_view.gauges import Gauge
+
+LEVEL_COLOURS = {"ok": "blue", "near": "orange", "over": "red"}
+
+
+@dataclass(frozen=True)
+class PanelView:
+    """Everything the panel shows, computed once per frame by the node."""
+
+    status_md: str = ""
+    gauges: tuple[Gauge, ...] = ()
+    reasons: dict[str, str] = field(default_factory=dict)  # control -> "" or why it is disabled
+    manual_place: bool | None = None
+
+
+def status_markdown(rows: list[tuple[str, str]]) -> str:
+    """A two-column markdown table of (what, value)."""
+    lines = ["| | |", "|---|---|"]
+    lines += [f"| {what} | {value} |" for what, value in rows]
+    return "\n".join(lines)
+
+
+def gauge_text(g: Gauge) -> str:
+    """One gauge's line: value, range and margin in degrees."""
+    deg = math.degrees
+    return (
+        f"**{g.label}** {deg(g.value):+.1f}° in [{deg(g.lo):+.1f}, {deg(g.hi):+.1f}], "
+        f"margin {deg(g.margin):.1f}°"
+    )
+
+
+class Panel:
+    """One client's panel (see the module docstring)."""
+
+    def __init__(self, client: Any, on_control: Callable[[int, str, object], None], token_needed: bool,
+                 address: str) -> None:
+        gui = client.gui
+        cid = client.client_id
+        self.client_id = cid
+        self._shown: dict[str, object] = {}
+        gui.configure_theme(control_width="large", show_share_button=False)
+        gui.add_markdown(f"**Salamander operator view** · {address}")
+        self.token = self.unlock = None
+        if token_needed:
+            with gui.add_folder("Access"):
+                self.token = gui.add_text("access token", initial_value="")
+                self.unlock = gui.add_button("unlock")
+                self.unlock.on_click(lambda _e: on_control(cid, "token", self.token.value))
+        with gui.add_folder("Run"):
+            self.start = gui.add_button("start run")
+            self.cancel = gui.add_button("cancel run")
+            self.manual = gui.add_checkbox("manual_place", initial_value=False)
+            self.start.on_click(lambda _e: on_control(cid, "start_run", None))
+            self.cancel.on_click(lambda _e: on_control(cid, "cancel_run", None))
+            self.manual.on_update(lambda _e: on_control(cid, "manual_place", self.manual.value))
+        with gui.add_folder("Place by hand (ManualAdjust)"):
+            self.nudges = {}
+            for direction in AXES:
+                button = gui.add_button(direction)
+                button.on_click(lambda _e, d=direction: on_control(cid, "nudge", d))
+                self.nudges[direction] = button
+            self.confirm = gui.add_button("confirm")
+            self.abort = gui.add_button("abort")
+            self.confirm.on_click(lambda _e: on_control(cid, "confirm", True))
+            self.abort.on_click(lambda _e: on_control(cid, "confirm", False))
+        self.reasons = gui.add_markdown("")
+        with gui.add_folder("Status"):
+            self.status = gui.add_markdown("")
+        with gui.add_folder("Limits"):
+            self.gauge_md: list[Any] = []
+            self.gauge_bars: list[Any] = []
+            for _ in range(7):
+                self.gauge_md.append(gui.add_markdown(""))
+                self.gauge_bars.append(gui.add_progress_bar(50.0, color="blue"))
+
+    def _set(self, key: str, handle: Any, attr: str, value: object) -> None:
+        if self._shown.get(key) != value:
+            self._shown[key] = value
+            setattr(handle, attr, value)
+
+    def show(self, view: PanelView) -> None:
+        """Bring the widgets up to `view` (only what changed is sent)."""
+        r = view.reasons
+        self._set("start", self.start, "disabled", bool(r.get("start_run")))
+        self._set("cancel", self.cancel, "disabled", bool(r.get("cancel_run")))
+        self._set("manual_dis", self.manual, "disabled", bool(r.get("manual_place")))
+        if view.manual_place is not None:
+            self._set("manual_val", self.manual, "value", view.manual_place)
+        for direction, button in self.nudges.items():
+            self._set(f"nudge{direction}", button, "disabled", bool(r.get("nudge")))
+        self._set("confirm", self.confirm, "disabled", bool(r.get("confirm")))
+        self._set("abort", self.abort, "disabled", bool(r.get("abort")))
+        label = {"start_run": "start run", "cancel_run": "cancel run", "manual_place": "manual_place",
+                 "nudge": "nudge", "confirm": "confirm", "abort": "abort"}  # fmt: skip
+        why = [f"- {label[c]}: {reason}" for c, reason in r.items() if reason and c in label]
+        self._set("reasons", self.reasons, "content", "\n".join(why) or "every control applies now")
+        self._set("status", self.status, "content", view.status_md)
+        for i, (md, bar) in enumerate(zip(self.gauge_md, self.gauge_bars, strict=True)):
+            if i >= len(view.gauges):
+                continue
+            g = view.gauges[i]
+            self._set(f"g{i}", md, "content", gauge_text(g))
+            self._set(f"b{i}", bar, "value", round(100.0 * g.fraction, 1))
+            self._set(f"c{i}", bar, "color", LEVEL_COLOURS[g.level])

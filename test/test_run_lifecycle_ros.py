@@ -1,0 +1,233 @@
+"""A run is something an operator starts, watches and stops (issue 9, section 1), over real processes.
+
+- The default launch through the runner (`./scripts/up.sh` / `run.sh`): the demo run places every can
+  by itself (`run_on_start`, on with `use_sim`), and right after "run complete" an anonymous joint goal
+  on /arm/joint_target (the gamepad's joint jog: header.frame_id "") moves the arm, because the
+  behaviour server gave the lease back before it said so.
+- The behaviour server alone with the arm and the simulated cell, `run_on_start` off: it starts idle
+  holding nothing; a RunPickPlace goal places its cans with feedback and per-can outcomes and frees the
+  lease; a second goal while a run is active, an unknown or repeated can, or a can already placed is
+  rejected with the reason in the log; a cancel mid-carry stops the arm, keeps the vacuum on (the can
+  stays on the pad), frees the lease and reports the can aborted; the next run does not pick over it
+  (the pad check waits for the operator to place or remove it).
+
+Every test has its own ROS_DOMAIN_ID; waits are on topics, action answers and log lines with deadlines.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from salamander_control import names
+from salamander_control.testing import REPO
+from salamander_control.testing.config_files import launch_param_files
+from salamander_control.testing.node_process import NodeProcess
+from salamander_control.testing.process import ChildProcess
+from salamander_control.testing.ros_helpers import RosPeer, next_domain_id, ros_env
+
+pytestmark = pytest.mark.ros
+
+LAUNCH = REPO / "launch" / "arm_control.launch.xml"
+RUNNER = [sys.executable, "-m", "salamander_control.bringup.runner"]
+DEMO_TIMEOUT = 240.0  # the whole three-can demo on a loaded 2-core machine (a pass takes ~60 s)
+RUN_TIMEOUT = 120.0
+STEP_TIMEOUT = 45.0
+RELEASE_BOUND_S = 5.0  # the lease is free this soon after the run's result (in fact before it)
+
+
+class Peer(RosPeer):
+    """The test's node: lease state, joint states, cell ground truth, the RunPickPlace action client."""
+
+    def __init__(self, domain_id: int, describe) -> None:
+        from rclpy.action import ActionClient
+        from rclpy.qos import qos_profile_sensor_data
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import String
+
+        from salamander_control.ros.qos import LATCHED
+        from salamander_msgs.action import RunPickPlace
+        from salamander_msgs.msg import LeaseState
+
+        at = names.absolute
+        bt = at(names.BEHAVIOR_SERVER)
+        super().__init__(domain_id, "run_lifecycle_operator", bt, describe, STEP_TIMEOUT)
+        self.lease: Any = None
+        self.joints: dict[str, float] = {}
+        self.state: dict[str, Any] | None = None
+        self.feedback: list[Any] = []
+        self.node.create_subscription(LeaseState, at(names.LEASE_STATE), self._on_lease, LATCHED)
+        self.node.create_subscription(
+            JointState, at(names.JOINT_STATES), self._on_joints, qos_profile_sensor_data
+        )
+        self.node.create_subscription(String, at(names.CELL_STATE), self._on_state, 10)
+        self.target_pub = self.node.create_publisher(JointState, at(names.JOINT_TARGET), 10)
+        self.action = ActionClient(self.node, RunPickPlace, at(names.RUN_PICK_PLACE))
+        self.Goal = RunPickPlace.Goal
+
+    def _on_lease(self, msg: Any) -> None:
+        self.lease = msg
+
+    def _on_joints(self, msg: Any) -> None:
+        self.joints = dict(zip(msg.name, msg.position, strict=False))
+
+    def _on_state(self, msg: Any) -> None:
+        self.state = json.loads(msg.data)
+
+    def holder(self) -> str | None:
+        return None if self.lease is None else self.lease.holder
+
+    def send(self, *cans: str) -> Any:
+        """Send a goal; its goal handle (accepted or not)."""
+        self.wait(self.action.server_is_ready, "the RunPickPlace action server")
+        future = self.action.send_goal_async(self.Goal(cans=list(cans)), feedback_callback=self._on_feedback)
+        return self.answer(future, f"the answer to the goal {list(cans)}")
+
+    def _on_feedback(self, msg: Any) -> None:
+        self.feedback.append(msg.feedback)
+
+    def result(self, handle: Any, timeout: float = RUN_TIMEOUT) -> Any:
+        """(status, result) of an accepted goal, waited for."""
+        future = handle.get_result_async()
+        self.wait(future.done, "the run's result", timeout)
+        return future.result().status, future.result().result
+
+
+def _stack(domain: int, log_dir: Path, **bt_params: Any) -> list[NodeProcess]:
+    """The arm, the simulated cell and the behaviour server as the launch file starts them."""
+    arm = (names.SIM_HARDWARE, names.TRAJECTORY_GENERATOR, names.CARTESIAN_MOTION_NODE, names.CELL_SIM)
+    procs = [NodeProcess(exe, exe, domain, log_dir, params_file=launch_param_files(exe)) for exe in arm]
+    params = {
+        "cell_config": str(REPO / "config" / "cell.yaml"),
+        "transit_speed": 1.0,
+        "approach_speed": 1.0,
+        "snapshot_rate_hz": 10.0,
+        **bt_params,
+    }
+    bt = names.BEHAVIOR_SERVER
+    procs.append(NodeProcess(bt, bt, domain, log_dir, params, params_file=launch_param_files(bt)))
+    return procs
+
+
+@pytest.fixture
+def stack(tmp_path):
+    """make(**bt_params) -> (peer, behaviour server process): a stack with run_on_start off (the robot's)."""
+    made: list[tuple[Peer, list[NodeProcess]]] = []
+
+    def make(**bt_params: Any) -> tuple[Peer, NodeProcess]:
+        domain = next_domain_id()
+        procs = _stack(domain, tmp_path, run_on_start=False, **bt_params)
+        peer = Peer(domain, lambda: "\n".join(p.describe() for p in procs))
+        made.append((peer, procs))
+        return peer, procs[-1]
+
+    yield make
+    for peer, procs in made:
+        peer.close()
+        for proc in procs:
+            proc.stop()
+        print(peer.describe())  # shown when the test failed
+
+
+def test_a_run_started_by_the_action_places_its_can_reports_and_frees_the_lease(stack):
+    from action_msgs.msg import GoalStatus
+
+    peer, bt = stack()
+    assert bt.wait_for_text("idle, holding no lease", timeout=STEP_TIMEOUT), bt.describe()
+    peer.wait(lambda: peer.holder() == "", "the lease free while idle")
+    handle = peer.send("can_0")
+    assert handle.accepted, bt.describe()
+    peer.wait(lambda: peer.holder() == "behavior_server", "the run holding the lease", RUN_TIMEOUT)
+    # One run at a time: a second goal is rejected, the reason in the server's log.
+    assert not peer.send("can_1").accepted
+    assert bt.wait_for_text("rejected: a run is active", timeout=STEP_TIMEOUT), bt.describe()
+    status, result = peer.result(handle)
+    finished = time.monotonic()
+    assert status == GoalStatus.STATUS_SUCCEEDED and result.success, (result, bt.describe())
+    assert list(result.cans) == ["can_0"] and list(result.outcomes) == ["placed"], result
+    assert "1 placed" in result.message
+    # The lease was given back before the result: free at once (the latched state may trail a little).
+    peer.wait(lambda: peer.holder() == "", "the lease free after the run", RELEASE_BOUND_S)
+    print(f"lease free {time.monotonic() - finished:.3f} s after the result arrived")
+    assert bt.wait_for_text("run complete: 1 placed", timeout=STEP_TIMEOUT), bt.describe()
+    steps = [f.step for f in peer.feedback]
+    assert {"above can_0", "vacuum on", "place_release", "vacuum off"} <= set(steps), steps
+    assert all(f.cans_total == 1 for f in peer.feedback) and {f.can for f in peer.feedback} >= {"can_0"}
+    assert peer.feedback[-1].cans_done in (0, 1) and peer.feedback[0].cans_done == 0
+    # Refused with the reason: a can already placed, an unknown one, a repeated one.
+    for cans, why in ((["can_0"], "already placed"), (["can_9"], "unknown can id"),
+                      (["can_1", "can_1"], "more than once")):  # fmt: skip
+        assert not peer.send(*cans).accepted
+        assert bt.wait_for_text(why, timeout=STEP_TIMEOUT), bt.describe()
+    assert peer.holder() == ""
+
+
+def test_cancel_mid_carry_keeps_the_can_on_the_pad_and_frees_the_lease(stack, tmp_path):
+    """Started and cancelled with the operator CLI (salamanderctl run start / run cancel), while the
+    run waits in ManualAdjust for the operator, holding can_1 (the tree keeps the lease there too)."""
+    peer, bt = stack(manual_place=True)
+    env = ros_env(peer.context.get_domain_id())
+    ctl = [sys.executable, "-m", "salamander_control.cli.ctl", "--timeout", str(STEP_TIMEOUT), "run"]
+    with ChildProcess([*ctl, "start", "can_1"], env, tmp_path / "start.log") as start:
+        assert start.wait_for_text("Goal accepted with ID: ", timeout=STEP_TIMEOUT), start.describe()
+        peer.wait(lambda: peer.holder() == "behavior_server", "the run holding the lease", RUN_TIMEOUT)
+        assert start.wait_for_text("step: ManualAdjust[place_can_1]", timeout=RUN_TIMEOUT), start.describe()
+        assert peer.holder() == "behavior_server"
+        mark = len(bt.lines)
+        with ChildProcess([*ctl, "cancel"], env, tmp_path / "cancel.log") as cancel:
+            assert cancel.wait() == 0, cancel.describe()
+        said = cancel.text()
+        assert "Goal canceling with ID: " in said and "Goal finished with status: CANCELED" in said, said
+        assert start.wait(timeout=STEP_TIMEOUT) == 1, start.describe()  # not every can placed
+    assert "outcomes: [aborted]" in start.text() and "Goal finished with status: CANCELED" in start.text()
+    peer.wait(lambda: peer.holder() == "", "the lease free after the cancel", RELEASE_BOUND_S)
+    assert bt.wait_for_text("run cancelled", since=mark, timeout=STEP_TIMEOUT), bt.describe()
+    # The can stays on the pad: the vacuum was never switched off.
+    peer.wait(lambda: peer.state is not None and peer.state["held"] == "can_1", "can_1 still held")
+    assert peer.state["vacuum"] and "vacuum off" not in bt.text()
+    # With a can on the pad the next run does not pick: it resumes with can_1 recorded as carried and
+    # waits at the pad check for the operator (place it or remove it); the log says so.
+    assert bt.wait_for_text("may still be on the pad", since=mark, timeout=STEP_TIMEOUT), bt.describe()
+    handle = peer.send()
+    assert handle.accepted, bt.describe()
+    waiting = "a can is on the pad before picking can_0: not picking; place it into can_1's compartment"
+    assert bt.wait_for_text(waiting, since=mark, timeout=RUN_TIMEOUT), bt.describe()
+    peer.wait(lambda: peer.state["held"] == "can_1" and peer.state["vacuum"], "can_1 still held")
+    assert "above can_0" not in bt.text()[bt.text().index(waiting):]
+    assert handle.cancel_goal_async() is not None
+    status, result = peer.result(handle)
+    assert list(result.cans)[0] == "can_1", result
+
+
+@pytest.fixture
+def demo(tmp_path):
+    """The default launch through the runner (what ./scripts/up.sh runs), in a domain of its own."""
+    domain = next_domain_id()
+    log = tmp_path / "runner.log"
+    runner = ChildProcess([*RUNNER, str(LAUNCH)], ros_env(domain), log, process_group=True)
+    peer = Peer(domain, runner.describe)
+    yield peer, runner
+    peer.close()
+    runner.stop(timeout=15.0)
+
+
+def test_after_the_demo_run_the_gamepad_joint_jog_moves_the_arm(demo):
+    from sensor_msgs.msg import JointState
+
+    peer, runner = demo
+    assert runner.wait_for_text("run complete: 3 placed", timeout=DEMO_TIMEOUT), runner.text()
+    # At once, like the gamepad: an anonymous goal (header.frame_id "") for one joint, stamp 0 = now.
+    peer.wait(lambda: "base_yaw" in peer.joints and peer.target_pub.get_subscription_count() > 0)
+    start = peer.joints["base_yaw"]
+    goal = start - 0.2 if start > 0.0 else start + 0.2
+    peer.target_pub.publish(JointState(name=["base_yaw"], position=[goal]))
+    moved = "the arm moving on the anonymous goal"
+    peer.wait(lambda: abs(peer.joints["base_yaw"] - start) > 0.1, moved, 15.0)
+    peer.wait(lambda: math.isclose(peer.joints["base_yaw"], goal, abs_tol=0.01), "the arm at the goal", 15.0)
+    assert peer.holder() == ""
