@@ -45,7 +45,7 @@ from ruckig import ControlInterface, InputParameter, OutputParameter, Result, Ru
 
 from salamander_control.kinematics import ArmParams, branch_of, forward_kinematics, solve_ik_pitched
 from salamander_control.trajectory.otg import MotionLimits
-from salamander_control.trajectory.path_brake import BrakePoint
+from salamander_control.trajectory.path_brake import BrakePoint, scalar_step
 from salamander_control.trajectory.stream_follow import BLEND_JERK_SHARE, _fade, _max_jerk, _poly
 
 LINE_TOLERANCE = 2e-5
@@ -265,18 +265,7 @@ class LineBrake:
 
     def step(self) -> BrakePoint:
         """The next cycle's command (one IK). Raises ValueError on an IK or Ruckig failure."""
-        try:
-            result = self._ruckig.update(self._inp, self._out)
-        except RuckigError as exc:
-            raise ValueError(f"ruckig: {str(exc).strip()}") from exc
-        if result not in (Result.Working, Result.Finished):
-            raise ValueError(f"ruckig returned {result.name}")
-        out = self._out
-        s, sd, sdd = out.new_position[0], out.new_velocity[0], out.new_acceleration[0]
-        out.pass_to_input(self._inp)
-        finished = result == Result.Finished
-        if finished:
-            sd = sdd = 0.0
+        s, sd, sdd, finished = scalar_step(self._ruckig, self._inp, self._out)
         q = self._ik(s, self._q)
         self._q = q
         g, k = self._derivatives(s)

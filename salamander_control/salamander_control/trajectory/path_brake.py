@@ -53,6 +53,26 @@ class BrakePoint(NamedTuple):
     finished: bool
 
 
+def scalar_step(
+    ruckig: Ruckig, inp: InputParameter, out: OutputParameter
+) -> tuple[float, float, float, bool]:
+    """One cycle of a one-axis Ruckig brake: (s, ds/dt, d2s/dt2, finished), rest exactly once finished.
+
+    Raises:
+        ValueError: Ruckig raised or returned an error (the caller falls back to a joint-space stop).
+    """
+    try:
+        result = ruckig.update(inp, out)
+    except RuckigError as exc:
+        raise ValueError(f"ruckig: {str(exc).strip()}") from exc
+    if result not in (Result.Working, Result.Finished):
+        raise ValueError(f"ruckig returned {result.name}")
+    s, sd, sdd = out.new_position[0], out.new_velocity[0], out.new_acceleration[0]
+    out.pass_to_input(inp)
+    finished = result == Result.Finished
+    return (s, 0.0, 0.0, True) if finished else (s, sd, sdd, False)
+
+
 class PathBrake:
     """Decelerate along the curve of the current motion (see the module docstring).
 
@@ -169,18 +189,7 @@ class PathBrake:
 
     def step(self) -> BrakePoint:
         """The next cycle's command. Raises ValueError if Ruckig fails (the caller stops in joint space)."""
-        try:
-            result = self._ruckig.update(self._inp, self._out)
-        except RuckigError as exc:
-            raise ValueError(f"ruckig: {str(exc).strip()}") from exc
-        if result not in (Result.Working, Result.Finished):
-            raise ValueError(f"ruckig returned {result.name}")
-        out = self._out
-        s, sd, sdd = out.new_position[0], out.new_velocity[0], out.new_acceleration[0]
-        out.pass_to_input(self._inp)
-        finished = result == Result.Finished
-        if finished:
-            sd = sdd = 0.0
+        s, sd, sdd, finished = scalar_step(self._ruckig, self._inp, self._out)
         tangent = [t + s * k for t, k in zip(self._t, self._k, strict=True)]
         position = self.curve(s)
         velocity = tuple(d * sd for d in tangent)
