@@ -76,6 +76,10 @@ class TrajectoryConfig:
             (`measurement_watch.MeasurementWatch`).
         joint_state_tolerance: rad; a measurement this far outside the range of the recent commands
             (on any joint) disagrees with the command: re-anchor at it.
+        hold_command_rate_hz: while the command stands still, it is sent again this often (a keep-alive;
+            every cycle when >= control_rate_hz); any change is sent at once (`output_rates`). Node only.
+        monitor_rate_hz: the measured joint states are republished for monitors at most this often
+            (`output_rates.MonitorGate`, names.JOINT_STATES_MONITOR). Node only.
     """
 
     arm: ArmParams
@@ -85,11 +89,15 @@ class TrajectoryConfig:
     stream_delay: float = 0.03
     joint_state_timeout: float = 0.5
     joint_state_tolerance: float = 0.05
+    hold_command_rate_hz: float = 50.0
+    monitor_rate_hz: float = 25.0
 
     def __post_init__(self) -> None:
         """Reject a rate, times or a tolerance that are not positive finite numbers, or delay >= timeout."""
-        if not (math.isfinite(self.control_rate_hz) and self.control_rate_hz > 0.0):
-            raise ValueError(f"control_rate_hz must be a positive number, got {self.control_rate_hz}")
+        for name in ("control_rate_hz", "hold_command_rate_hz", "monitor_rate_hz"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0.0):
+                raise ValueError(f"{name} must be a positive number, got {value}")
         for name in ("stream_timeout", "stream_delay", "joint_state_timeout", "joint_state_tolerance"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
@@ -203,7 +211,12 @@ class TrajectoryCore:
         # The stream's newest sample: (cycle-clock time, its stamp or arrival, position, velocity).
         self._stream_last: tuple[float, float, tuple[float, ...], tuple[float, ...]] | None = None
         self._stream_refused = False  # the running stream was handed to Ruckig: no re-join until it ends
+        self._stream_dead = False  # the stream timed out: the rest of it is ignored (`set_goal`)
+        self._stream_dead_note = ""  # said once, with the first ignored sample
         self._brake: LineBrake | PathBrake | None = None  # a stop along the streamed path
+        # The stream is late (no sample beyond the command): "brake" (braking on its curve, or at rest
+        # there) or "extrapolate" (no brake could start or run: the follower's extrapolation, as before).
+        self._late = ""
         self._brake_note = ""  # what the brake brakes along, for the stream event
         self._brake_event = ""  # a stop's warning, reported by the next cycle (`stream_event`)
         self._stream_samples: list[tuple[float, ...]] = []  # the stream's newest positions, oldest first
@@ -268,9 +281,21 @@ class TrajectoryCore:
         q = finite_vector(goal, NUM_JOINTS, "goal")
         v = None if velocity is None else finite_vector(velocity, NUM_JOINTS, "velocity")
         projected = clamp_joints(q, arm, self._goal)
+        if self._stream_dead:
+            gap = self._time - self._stream_arrival
+            if v is not None and gap <= self._config.stream_timeout:
+                # The timed-out stream goes on (or ends: a sample at rest): none of it moves the arm. A new
+                # stream begins at rest at the arm: its first sample is lost, the next one starts it.
+                self._stream_arrival = self._time
+                self._stream_dead = any(v)
+                if self._stream_dead_note:
+                    self._brake_event, self._stream_dead_note = self._stream_dead_note, ""
+                return projected
+            self._stream_dead = False
         self._goal, self._goal_arm = projected.q, arm
         self._stopping = False
         self._brake = None  # Ruckig (kept in step with every brake cycle) or a new stream takes over
+        self._late = ""
         moved = projected.clamped and projected.amount > ROUNDING
         if self._stream_refused and (
             v is None or not any(v) or self._time - self._stream_arrival > self._config.stream_timeout
@@ -323,6 +348,7 @@ class TrajectoryCore:
         along_path = self._stream is not None or self._brake is not None
         self._stream = None
         self._brake = None
+        self._late = ""
         if not along_path:
             self._otg.stop()
         elif not self._start_brake(None) or not isinstance(self._brake, LineBrake):
@@ -348,6 +374,8 @@ class TrajectoryCore:
         self._stream_refused = False
         self._stream_velocity = _ZERO
         self._brake = None
+        self._late = ""
+        self._stream_dead = False
 
     def _start_brake(self, back_to: tuple[float, ...] | None, line_first: bool = True) -> bool:
         """Brake along the path to `back_to` (the stream's newest sample) at rest, or to rest anywhere.
@@ -445,9 +473,21 @@ class TrajectoryCore:
         if waited > config.stream_timeout and any(self._stream_velocity):
             why = f"timeout: no streamed goal for {waited:.3f} s (stream_timeout {config.stream_timeout} s); "
             self._end_stream("")
+            # A stream that stopped this long is over: samples that come after all are not followed
+            # (from a braking command they could only be rejoined with a detour off the path).
+            self._stream_dead, self._stream_arrival = True, self._time
+            self._stream_dead_note = (
+                "ignoring the rest of the stream that timed out, its end included (the arm stays where it "
+                "stopped on its path; a sample at rest, a goal without velocities or a pause of "
+                "stream_timeout ends this)"
+            )
             if self._start_brake(self._goal):
                 return None, why + f"braking {self._brake_note}, back to its newest sample"
             return None, why + f"coming to rest at its newest sample {self._brake_note}"
+        if point.late and not point.at_rest and any(self._stream_velocity):
+            out = self._late_cycle(config)
+            if out is not None:
+                return out, ""
 
         problem = stream_limit_problem(
             point.position, point.velocity, point.acceleration, self._command, self._acceleration,
@@ -473,6 +513,39 @@ class TrajectoryCore:
             clamp.q, point.velocity, point.position, clamp, outside, 0.0, "", False, True, ""
         )
         return out, ""
+
+    def _late_cycle(self, config: TrajectoryConfig) -> CycleOutput | None:
+        """One cycle while the stream is late: brake along the motion's curve, or hold once at rest.
+
+        The command does not run on into the follower's extrapolation: it brakes from the moment it
+        reaches the newest sample (docs/design/stream_following.md, "Stopping on the path"), so a
+        stream that has stopped for good is already slowing down when its timeout ends it, and never
+        runs past where its sender would have stopped. A sample that comes late after all rejoins from
+        the braking command (`StreamFollower.take_over`). None: no brake could start or run (the
+        follower's extrapolation is commanded, as before, until the timeout).
+        """
+        assert self._stream is not None
+        if not self._late:
+            try:
+                self._brake = PathBrake(
+                    self._command, self._velocity, self._acceleration, self._limits, self._dt, None
+                )
+                self._late = "brake"
+            except ValueError:  # too slow to have a direction along the curve
+                self._brake, self._late = None, "extrapolate"
+        if self._late == "extrapolate":
+            return None
+        if self._brake is not None:
+            out, _ = self._brake_cycle(config, "")
+            if out is None:  # the brake would break a limit: extrapolate (checked) until the timeout
+                self._late = "extrapolate"
+                return None
+        else:  # the brake has come to rest on the path: hold there
+            self._velocity, self._acceleration = _ZERO, _ZERO
+            held = ClampResult(self._command, False, (), 0.0)
+            out = CycleOutput(self._command, _ZERO, self._command, held, 0.0, 0.0, "", False)
+        self._stream.take_over(self._time, self._command, self._velocity, self._acceleration)
+        return out._replace(streaming=True)
 
     def _brake_cycle(self, config: TrajectoryConfig, event: str) -> tuple[CycleOutput | None, str]:
         """One cycle of a brake along the path; (None, why) hands the arm to Ruckig this very cycle."""
@@ -528,6 +601,7 @@ class TrajectoryCore:
         """
         self._stream = None
         self._stream_refused = True
+        self._late = ""
         return why
 
     def _on_error(self, why: str, arm: ArmParams) -> CycleOutput:
