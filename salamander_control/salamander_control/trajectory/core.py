@@ -214,9 +214,6 @@ class TrajectoryCore:
         self._stream_dead = False  # the stream timed out: the rest of it is ignored (`set_goal`)
         self._stream_dead_note = ""  # said once, with the first ignored sample
         self._brake: LineBrake | PathBrake | None = None  # a stop along the streamed path
-        # The stream is late (no sample beyond the command): "brake" (braking on its curve, or at rest
-        # there) or "extrapolate" (no brake could start or run: the follower's extrapolation, as before).
-        self._late = ""
         self._brake_note = ""  # what the brake brakes along, for the stream event
         self._brake_event = ""  # a stop's warning, reported by the next cycle (`stream_event`)
         self._stream_samples: list[tuple[float, ...]] = []  # the stream's newest positions, oldest first
@@ -295,7 +292,6 @@ class TrajectoryCore:
         self._goal, self._goal_arm = projected.q, arm
         self._stopping = False
         self._brake = None  # Ruckig (kept in step with every brake cycle) or a new stream takes over
-        self._late = ""
         moved = projected.clamped and projected.amount > ROUNDING
         if self._stream_refused and (
             v is None or not any(v) or self._time - self._stream_arrival > self._config.stream_timeout
@@ -348,7 +344,6 @@ class TrajectoryCore:
         along_path = self._stream is not None or self._brake is not None
         self._stream = None
         self._brake = None
-        self._late = ""
         if not along_path:
             self._otg.stop()
         elif not self._start_brake(None) or not isinstance(self._brake, LineBrake):
@@ -374,7 +369,6 @@ class TrajectoryCore:
         self._stream_refused = False
         self._stream_velocity = _ZERO
         self._brake = None
-        self._late = ""
         self._stream_dead = False
 
     def _start_brake(self, back_to: tuple[float, ...] | None, line_first: bool = True) -> bool:
@@ -484,10 +478,6 @@ class TrajectoryCore:
             if self._start_brake(self._goal):
                 return None, why + f"braking {self._brake_note}, back to its newest sample"
             return None, why + f"coming to rest at its newest sample {self._brake_note}"
-        if point.late and not point.at_rest and any(self._stream_velocity):
-            out = self._late_cycle(config)
-            if out is not None:
-                return out, ""
 
         problem = stream_limit_problem(
             point.position, point.velocity, point.acceleration, self._command, self._acceleration,
@@ -513,39 +503,6 @@ class TrajectoryCore:
             clamp.q, point.velocity, point.position, clamp, outside, 0.0, "", False, True, ""
         )
         return out, ""
-
-    def _late_cycle(self, config: TrajectoryConfig) -> CycleOutput | None:
-        """One cycle while the stream is late: brake along the motion's curve, or hold once at rest.
-
-        The command does not run on into the follower's extrapolation: it brakes from the moment it
-        reaches the newest sample (docs/design/stream_following.md, "Stopping on the path"), so a
-        stream that has stopped for good is already slowing down when its timeout ends it, and never
-        runs past where its sender would have stopped. A sample that comes late after all rejoins from
-        the braking command (`StreamFollower.take_over`). None: no brake could start or run (the
-        follower's extrapolation is commanded, as before, until the timeout).
-        """
-        assert self._stream is not None
-        if not self._late:
-            try:
-                self._brake = PathBrake(
-                    self._command, self._velocity, self._acceleration, self._limits, self._dt, None
-                )
-                self._late = "brake"
-            except ValueError:  # too slow to have a direction along the curve
-                self._brake, self._late = None, "extrapolate"
-        if self._late == "extrapolate":
-            return None
-        if self._brake is not None:
-            out, _ = self._brake_cycle(config, "")
-            if out is None:  # the brake would break a limit: extrapolate (checked) until the timeout
-                self._late = "extrapolate"
-                return None
-        else:  # the brake has come to rest on the path: hold there
-            self._velocity, self._acceleration = _ZERO, _ZERO
-            held = ClampResult(self._command, False, (), 0.0)
-            out = CycleOutput(self._command, _ZERO, self._command, held, 0.0, 0.0, "", False)
-        self._stream.take_over(self._time, self._command, self._velocity, self._acceleration)
-        return out._replace(streaming=True)
 
     def _brake_cycle(self, config: TrajectoryConfig, event: str) -> tuple[CycleOutput | None, str]:
         """One cycle of a brake along the path; (None, why) hands the arm to Ruckig this very cycle."""
@@ -601,7 +558,6 @@ class TrajectoryCore:
         """
         self._stream = None
         self._stream_refused = True
-        self._late = ""
         return why
 
     def _on_error(self, why: str, arm: ArmParams) -> CycleOutput:

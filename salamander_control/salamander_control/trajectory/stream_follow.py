@@ -8,9 +8,7 @@ jerk-limited sender):
   command continues without a jump; a position offset fades out by a quintic blend (`_join`).
 - Late sample: beyond the newest sample the curve is extrapolated with the newest segment's end
   velocity and acceleration (continuous), until a new sample arrives (the extrapolation's error is then
-  faded out by a blend) or the caller's timeout ends it. The trajectory core does not command that
-  extrapolation: it brakes from the late moment on (`take_over` tells the follower what it commands
-  instead, so a sample that comes late after all rejoins from the braking command).
+  faded out by a blend) or the caller's timeout ends it.
 - End: a sample with zero velocity ends the stream: the curve arrives there at rest and holds it.
 
 `stream_limit_problem` says when a followed command breaks the velocity, acceleration or (beyond
@@ -135,18 +133,6 @@ class StreamFollower:
                 [x - y for x, y in zip(before.acceleration, after.acceleration, strict=True)],
             )
             self._last = (te, after)  # what the curve part is now (several late samples in one cycle)
-
-    def take_over(self, t: float, position: Sequence[float], velocity: Sequence[float],
-                  acceleration: Sequence[float]) -> None:
-        """The caller commands something else at time `t` (it brakes while the stream is late).
-
-        A sample that arrives now rejoins the stream from that command: the difference between it and
-        the curve through the new sample is faded out by a blend, as for a late sample's
-        extrapolation error (`push`). Earlier blends are dropped (the command already contains them).
-        """
-        point = FollowPoint(tuple(position), tuple(velocity), tuple(acceleration), True, False)
-        self._blends = []
-        self._last = (t - self._delay, point)
 
     def _join(self, first: StreamSample) -> StreamSample:
         """The curve's start before the first sample, and the blend of the command's offset from it.

@@ -9,14 +9,16 @@ brake along the joint-space curve (`trajectory.path_brake`) up to 2.85 mm. Measu
 distance from the line through the commands (FK), and how far it goes past either end of the line. The
 Cartesian node's own cancel brakes on its line already (`cartesian.goal`): checked too.
 
-Along the line: the command brakes from the moment it reaches the newest sample (the stream is late),
-not only at `stream_timeout_s`, so it never runs on into the follower's extrapolation; the plan's own
-deceleration uses `joint_limit_fraction` 0.9 of the joint limits, the brake all of them, so a stopped
-stream ends before the line's end (measured at most 0.73 mm beyond it, over 96 stop moments; 19.8 mm
-when braking began at the timeout). It still passes the newest sample by what braking from that speed
-takes (up to ~100 mm for a stop while the plan accelerates), then returns up the line to it. A sample
-that was only late (a stalled sender, within the timeout) rejoins from the braking command: tested
-below. docs/design/stream_following.md ("Stopping on the path").
+Known limit (open): along the line the brake needs as much room as the plan's own deceleration (the
+plan uses `joint_limit_fraction` 0.9 of the joint limits, the brake all of them), and it starts only
+`stream_timeout_s` (60 ms) after the newest sample arrived, when the command (`stream_delay_s` behind the
+stream) has run 30 ms past it on the follower's extrapolation. So at speed the TCP passes the newest
+sample (up to ~130 mm for a stop while the plan still accelerates) and a stop near the moment the plan
+would begin to decelerate ends up to ~20 mm beyond the line's end (on the line, lower than the release
+point) before it comes back up the line. Braking from the late moment instead was tried and measured
+worse: with samples often late under load (in order, up to 40 ms) the rejoins left the line by up to
+115 mm (docs/design/stream_following.md). A stream that comes back after its timeout is ignored (tested
+below). docs/design/stream_following.md ("Stopping on the path").
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ TOL = 1 + 1e-9
 CLEARANCE = 1.95e-3  # m per side in each compartment
 MAX_DEVIATION = 0.05e-3  # m, any stop moment and speed; measured up to 0.007 mm (the command's own
 # offset from the line when the brake starts, and the fade of its velocity's offset)
-MAX_BEYOND_END = 1e-3  # m, any stop moment; measured up to 0.73 mm (19.8 mm when braking began only at
-# the stream timeout, on the follower's extrapolation)
+MAX_BEYOND_END = 15e-3  # m; measured up to 13.2 mm for a stop at full speed mid-way
+MAX_BEYOND_END_ANY = 25e-3  # m, any stop moment; measured up to 19.8 mm (stop at 37.5%, speed_scale >= 0.5)
 STALL = 0.045  # s: a sender stalled longer than stream_delay (30 ms), shorter than stream_timeout (60 ms)
 
 
@@ -167,7 +169,7 @@ def test_a_stream_stopped_at_any_moment_and_speed_stays_on_the_line_within_the_l
     run.drive(stop_after=stop_after)
     deviation, beyond_end, behind_start = run.measure()
     assert deviation < MAX_DEVIATION, deviation
-    assert behind_start < 1e-6 and beyond_end < MAX_BEYOND_END, (beyond_end, behind_start)
+    assert behind_start < 1e-6 and beyond_end < MAX_BEYOND_END_ANY, (beyond_end, behind_start)
     assert run.outputs[-1].position == tuple(run.sent[-1][0])  # at rest on the newest sample
     assert run.outputs[-1].velocity == (0.0,) * 5
     run.assert_within_limits()
@@ -177,10 +179,9 @@ def test_a_stream_stopped_at_any_moment_and_speed_stays_on_the_line_within_the_l
 def test_a_sender_stalled_beyond_the_delay_but_not_the_timeout_is_rejoined_on_the_line(
     stall_share: float,
 ) -> None:
-    """Late, not stopped: the command brakes while the stream is late, then rejoins it and ends the line.
+    """Late, not stopped: the command runs on into the follower's extrapolation and the stream is rejoined.
 
-    Measured: max TCP deviation 0.17 mm for a stall at 20 % (the plan still accelerating, high above the
-    box), <= 0.003 mm at 40-70 %; 0.004-0.29 mm when the command ran on into the extrapolation instead.
+    Measured: max TCP deviation 0.004 / 0.29 / 0.11 / 0.007 mm for a stall at 20 / 40 / 50 / 70 %.
     """
     run = Run(1, RELEASE_SPEED)
     start = round(stall_share * run.run.motion.plan.duration / (SAMPLE_EVERY * DT)) * SAMPLE_EVERY * DT
@@ -188,7 +189,7 @@ def test_a_sender_stalled_beyond_the_delay_but_not_the_timeout_is_rejoined_on_th
     deviation, beyond_end, behind_start = run.measure()
     print(f"stall at {stall_share:.0%}: max TCP deviation {deviation * 1e3:.4f} mm")
     assert not any(o.stream_event for o in run.outputs)  # never handed to Ruckig: rejoined
-    assert deviation < 0.3e-3 and beyond_end < 1e-6 and behind_start < 1e-6
+    assert deviation < 0.5e-3 and beyond_end < 0.5e-3 and behind_start < 1e-6
     assert run.outputs[-1].position == tuple(run.sent[-1][0]) and run.outputs[-1].velocity == (0.0,) * 5
     run.assert_within_limits()
 
@@ -200,7 +201,8 @@ def test_a_stream_that_comes_back_after_its_timeout_is_ignored_and_the_arm_holds
     """Stalled past stream_timeout: the rest of that stream (its end too) moves nothing; a new goal does.
 
     Before, the samples after the stall started a new stream from the braking command, which could not
-    be followed within the limits and went to Ruckig: up to 2.5 mm off the line inside the box.
+    be followed within the limits and went to Ruckig in joint space: 1.7 mm off the line (stall 55 ms at
+    40 %).
     """
     run = Run(1, RELEASE_SPEED)
     start = round(stall_share * run.run.motion.plan.duration / (SAMPLE_EVERY * DT)) * SAMPLE_EVERY * DT
@@ -208,7 +210,7 @@ def test_a_stream_that_comes_back_after_its_timeout_is_ignored_and_the_arm_holds
     events = [o.stream_event for o in run.outputs if o.stream_event]
     assert len(events) == 2 and events[0].startswith("timeout") and "ignoring the rest" in events[1], events
     deviation, beyond_end, behind_start = run.measure()
-    assert deviation < MAX_DEVIATION and beyond_end < 1e-3 and behind_start < 1e-6
+    assert deviation < MAX_DEVIATION and beyond_end < MAX_BEYOND_END_ANY and behind_start < 1e-6
     run.assert_within_limits()
     # Braked, back at the newest sample before the stall and at rest there; the rest went by unfollowed.
     newest = run.sent[round(start / (SAMPLE_EVERY * DT))][0]
