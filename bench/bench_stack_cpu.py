@@ -36,6 +36,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -50,7 +51,7 @@ TITLE = "Salamander whole-stack CPU benchmark"
 GOAL_IDLE, GOAL_RUN = 35.0, 60.0  # % of one core, issue 12
 
 RUN_START = re.compile(r"\[behavior_server_node\].*(\brun started\b|\bstarting (a )?run\b)")
-RUN_END = re.compile(r"\[behavior_server_node\].*\brun complete\b")
+RUN_END = re.compile(r"\[behavior_server_node\].*\brun (complete|stopped|cancelled)\b")
 CAN_DONE = re.compile(r"\[behavior_server_node\].*\b(can_\d+)\b.*\bplaced\b")
 NODE_ARG = re.compile(r"__node:=(\S+)")
 
@@ -62,6 +63,19 @@ def cpu_seconds(proc: psutil.Process) -> float:
     except psutil.Error:
         return 0.0
     return times.user + times.system
+
+
+def wakeups(proc: psutil.Process) -> float:
+    """Voluntary context switches of all the process's threads so far (each is a thread going to sleep:
+    an executor's wait, a DDS thread's); 0 when it is gone or where /proc lacks them."""
+    total = 0
+    try:
+        for status in Path(f"/proc/{proc.pid}/task").glob("*/status"):
+            match = re.search(r"^voluntary_ctxt_switches:\s+(\d+)", status.read_text(), re.M)
+            total += int(match.group(1)) if match else 0
+    except OSError:  # gone (or a thread gone while reading)
+        pass
+    return float(total)
 
 
 def psi_some_us() -> float | None:
@@ -76,21 +90,33 @@ def psi_some_us() -> float | None:
 
 @dataclass
 class Sample:
-    """CPU seconds per labelled process, wall time and PSI at one moment."""
+    """CPU seconds and wake-ups per labelled process, wall time and PSI at one moment."""
 
     wall: float
     cpu: dict[str, float]
     psi: float | None
+    wakes: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def take(cls, procs: dict[str, psutil.Process]) -> Sample:
-        return cls(time.monotonic(), {k: cpu_seconds(p) for k, p in procs.items()}, psi_some_us())
+        wakes = {k: wakeups(p) for k, p in procs.items()}
+        return cls(time.monotonic(), {k: cpu_seconds(p) for k, p in procs.items()}, psi_some_us(), wakes)
 
 
 def percent(a: Sample, b: Sample) -> dict[str, float]:
     """% of one core per process between two samples."""
     span = b.wall - a.wall
     return {k: 100.0 * (b.cpu[k] - a.cpu.get(k, 0.0)) / span for k in b.cpu}
+
+
+def wake_rate(a: Sample, b: Sample) -> dict[str, float]:
+    """Wake-ups (voluntary context switches, all threads) per second per process between two samples.
+
+    Unlike CPU time, the count hardly depends on how loaded the machine is (as long as timers do not
+    skip periods): the steadier measure of what a node's subscriptions and timers make it do.
+    """
+    span = b.wall - a.wall
+    return {k: (b.wakes[k] - a.wakes.get(k, 0.0)) / span for k in b.wakes}
 
 
 def pressure(a: Sample, b: Sample) -> str:
@@ -107,6 +133,7 @@ def measure_floors(domain: int, seconds: float) -> tuple[dict[str, float], str]:
         "timer 500 Hz (EventsExecutor)": ["timer", "--rate", "500", "--events"],
         "publisher 250 Hz": ["pub", "--rate", "250"],
         "its subscriber": ["sub"],
+        "its subscriber (EventsExecutor)": ["sub", "--events"],
     }
     procs = {
         label: subprocess.Popen([sys.executable, str(FLOOR), *args], env=env, stdout=subprocess.DEVNULL,
@@ -143,6 +170,7 @@ class StackRun:
     cans: list[tuple[str, float]] = field(default_factory=list)
     procs: dict[str, psutil.Process] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    ending: str = ""  # "run complete", "run stopped" or "run cancelled"
 
     def find_nodes(self) -> None:
         """Label every child process of the runner by its node name (``__node:=``)."""
@@ -163,8 +191,9 @@ class StackRun:
                 self.lines.append(line.rstrip("\n"))
                 if "run_start" not in self.events and RUN_START.search(line):
                     self.events["run_start"] = (now, Sample.take(self.procs))
-                elif "run_end" not in self.events and RUN_END.search(line):
+                elif "run_end" not in self.events and (match := RUN_END.search(line)):
                     self.events["run_end"] = (now, Sample.take(self.procs))
+                    self.ending = f"run {match.group(1)}"
                 elif (match := CAN_DONE.search(line)) and "run_start" in self.events:
                     self.cans.append((match.group(1), now))
 
@@ -179,22 +208,42 @@ class StackRun:
 
 
 def measure_stack(
-    domain: int, launch_args: list[str], idle_s: float, run_timeout: float
+    domain: int, launch_args: list[str], idle_s: float, run_timeout: float, log: Path | None = None
 ) -> dict[str, object]:
-    env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "PYTHONUNBUFFERED": "1"}
+    # A private ROS_HOME: the behaviour server keeps the run's progress there (a run left unfinished by
+    # another stack on this machine would otherwise shorten this one's demo run).
+    with tempfile.TemporaryDirectory(prefix="bench_stack_cpu_") as ros_home:
+        try:
+            return _measure_stack(domain, launch_args, idle_s, run_timeout, ros_home)
+        finally:
+            if log is not None:
+                log.write_text("\n".join(_LINES) + "\n")
+
+
+_LINES: list[str] = []  # the stack's output of the last measurement (for --log)
+
+
+def _measure_stack(
+    domain: int, launch_args: list[str], idle_s: float, run_timeout: float, ros_home: str
+) -> dict[str, object]:
+    env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "PYTHONUNBUFFERED": "1", "ROS_HOME": ros_home}
     cmd = [sys.executable, "-m", "salamander_control.bringup.runner", str(LAUNCH), *launch_args]
     proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, process_group=0)
-    run = StackRun(proc)
+    run = StackRun(proc, _LINES)
     reader = threading.Thread(target=run.watch, daemon=True)
     try:
-        deadline = time.monotonic() + 30.0
-        while time.monotonic() < deadline and len(run.procs) < 6:  # the nodes start within a second
+        reader.start()  # reads (and times) the lines from the start; samples the nodes found so far
+        # Every node: the runner starts them one after another (seconds apart on a loaded machine), so
+        # look until no new one appeared for 2 s.
+        deadline, last_new = time.monotonic() + 30.0, time.monotonic()
+        while time.monotonic() < deadline and (len(run.procs) < 6 or time.monotonic() - last_new < 2.0):
             time.sleep(0.2)
-            run.find_nodes()
-        time.sleep(0.5)
-        run.find_nodes()
-        reader.start()
+            with run.lock:
+                count = len(run.procs)
+                run.find_nodes()
+                if len(run.procs) > count:
+                    last_new = time.monotonic()
         if not run.wait_for("run_end", run_timeout):
             tail = "\n".join(run.lines[-30:])
             raise RuntimeError(f"the run did not complete within {run_timeout:g} s; last lines:\n{tail}")
@@ -211,9 +260,11 @@ def measure_stack(
             "run_s": end_t - start_t,
             "run_pressure": pressure(start, end),
             "idle": percent(idle_a, idle_b),
+            "idle_wakes": wake_rate(idle_a, idle_b),
             "idle_pressure": pressure(idle_a, idle_b),
             "cans": [(can, t - (cans[i - 1][1] if i else start_t)) for i, (can, t) in enumerate(cans)],
             "started": "run_start" in run.events,
+            "ending": run.ending,
         }
     finally:
         stop_group(proc)
@@ -238,6 +289,7 @@ def main() -> int:
     parser.add_argument("--run-timeout", type=float, default=120.0)
     parser.add_argument("--domain", type=int, default=103, help="private ROS_DOMAIN_ID (floors use +1)")
     parser.add_argument("--launch-arg", action="append", default=[], metavar="NAME:=VALUE")
+    parser.add_argument("--log", type=Path, help="write the stack's output to this file")
     args = parser.parse_args()
     floor_s, idle_s = (3.0, 4.0) if args.quick else (args.floor_seconds, args.idle_seconds)
     print(f"# {TITLE}\n")
@@ -245,7 +297,7 @@ def main() -> int:
           f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}\n")
     try:
         floors, floor_pressure = measure_floors(args.domain + 1, floor_s)
-        stack = measure_stack(args.domain, args.launch_arg, idle_s, args.run_timeout)
+        stack = measure_stack(args.domain, args.launch_arg, idle_s, args.run_timeout, args.log)
     except RuntimeError as exc:
         print(f"measurement failed: {exc}", file=sys.stderr)
         return 1
@@ -255,13 +307,16 @@ def main() -> int:
         print(f"| {label} | {value:.1f} |")
     run_cpu, idle_cpu = stack["run"], stack["idle"]
     assert isinstance(run_cpu, dict) and isinstance(idle_cpu, dict)
-    print(f"\n## Stack (run {stack['run_s']:.1f} s, CPU pressure {stack['run_pressure']}; idle {idle_s:g} s, "
-          f"CPU pressure {stack['idle_pressure']})\n")
-    print("| node | run, % of one core | idle, % of one core |\n|---|---:|---:|")
+    print(f"\n## Stack (run {stack['run_s']:.1f} s, ended '{stack['ending']}', CPU pressure "
+          f"{stack['run_pressure']}; idle {idle_s:g} s, CPU pressure {stack['idle_pressure']})\n")
+    wakes = stack["idle_wakes"]
+    assert isinstance(wakes, dict)
+    print("| node | run, % of one core | idle, % of one core | idle, wake-ups/s |\n|---|---:|---:|---:|")
     for node in sorted(idle_cpu):
-        print(f"| {node} | {run_cpu.get(node, float('nan')):.1f} | {idle_cpu[node]:.1f} |")
+        print(f"| {node} | {run_cpu.get(node, float('nan')):.1f} | {idle_cpu[node]:.1f} | "
+              f"{wakes.get(node, float('nan')):.0f} |")
     run_total, idle_total = sum(run_cpu.values()), sum(idle_cpu.values())
-    print(f"| **total** | **{run_total:.1f}** | **{idle_total:.1f}** |")
+    print(f"| **total** | **{run_total:.1f}** | **{idle_total:.1f}** | **{sum(wakes.values()):.0f}** |")
     sub_floor = floors["publisher 250 Hz"] + floors["its subscriber"]
     print("\n## Against the floors and the goals\n")
     print("| metric | value | goal | result |\n|---|---:|---:|---|")

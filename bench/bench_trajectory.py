@@ -215,14 +215,22 @@ class Subject:
                 self.proc.wait(10)
 
 
-def start_subjects(domain: int, log_dir: Path) -> dict[str, Subject]:
-    """sim_hardware and trajectory_generator (console scripts, config files) and the baseline."""
+def start_subjects(domain: int, log_dir: Path, rest_pace: bool = False) -> dict[str, Subject]:
+    """sim_hardware and trajectory_generator (console scripts, config files) and the baseline.
+
+    Without `rest_pace` the generator gets hold_command_rate_hz = its control rate: it then runs and
+    sends every 2 ms cycle at rest too, so the period error measures the control loop itself; with its
+    configured keep-alive rate it slows down and sends a standing command less often at rest
+    (nodes/trajectory_generator.py), and those gaps would count as period errors.
+    """
     path = os.pathsep.join(p for p in (str(REPO / "salamander_control"), os.environ.get("PYTHONPATH")) if p)
     env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
     subjects = {}
     for exe in ("sim_hardware", "trajectory_generator"):
         cmd = [str(EXECUTABLES / exe), "--ros-args", *stack_ros_args(exe)]  # placed as the launch does
         cmd += [arg for path in launch_param_files(exe) for arg in ("--params-file", str(path))]
+        if exe == "trajectory_generator" and not rest_pace:
+            cmd += ["-p", f"hold_command_rate_hz:={1e9 / PERIOD_NS!r}"]
         subjects[exe] = Subject(exe, cmd, env, log_dir)
     subjects["baseline"] = Subject("baseline", [sys.executable, baseline.__file__], env, log_dir)
     return subjects
@@ -321,10 +329,10 @@ def run_phase(
 
 
 def measure(
-    domain: int, seconds: float, log_dir: Path
+    domain: int, seconds: float, log_dir: Path, rest_pace: bool = False
 ) -> tuple[Phase | None, Phase | None, Probe, dict[str, Subject], str]:
     """Start the subjects, run both phases; (idle, moving, probe, subjects, failure or "")."""
-    subjects = start_subjects(domain, log_dir)
+    subjects = start_subjects(domain, log_dir, rest_pace)
     probe = Probe(domain)
     idle = moving = None
     failure = ""
@@ -434,17 +442,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=30.0, help="length of each phase, s (idle, then moving)")
     ap.add_argument("--quick", action="store_true", help="smoke run: 2.5 s per phase, fewer Ruckig calls")
     ap.add_argument("--domain", type=int, default=101, help="private ROS_DOMAIN_ID (tests use 1..100)")
+    ap.add_argument("--rest-pace", action="store_true",
+                    help="the generator with its configured hold_command_rate_hz (slower loop and keep-alive "
+                    "commands at rest: the period rows then count those gaps; the latency rows are the "
+                    "goal-to-command latency from rest as shipped)")
     args = ap.parse_args(argv)
     seconds = 2.5 if args.quick else args.seconds
     calls, repeats = (2_000, 3) if args.quick else (20_000, 7)
     versions = ", ".join(f"{p} {importlib.metadata.version(p)}" for p in ("ros-rclpy", "ruckig", "psutil"))
     print(f"python {platform.python_version()}, {versions}, {platform.machine()} x{os.cpu_count()}")
     print(f"load average at start: {load()}")
+    pace = "as configured (rest pace)" if args.rest_pace else "at its full rate throughout (hold=control)"
     print(f"mode={'quick' if args.quick else 'full'}: {seconds:g} s idle + {seconds:g} s moving, "
-          f"ROS_DOMAIN_ID {args.domain}")
+          f"ROS_DOMAIN_ID {args.domain}; generator {pace}")
 
     with tempfile.TemporaryDirectory(prefix="bench_trajectory_") as tmp:
-        idle, moving, probe, subjects, failure = measure(args.domain, seconds, Path(tmp))
+        idle, moving, probe, subjects, failure = measure(args.domain, seconds, Path(tmp), args.rest_pace)
         if failure:
             print(f"MEASUREMENT FAILED: {failure}")
             for s in subjects.values():

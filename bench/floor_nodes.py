@@ -50,8 +50,8 @@ class FloorPublisher(Node):
 class FloorSubscriber(Node):
     """One /bench/floor_states subscription whose callback only counts."""
 
-    def __init__(self) -> None:
-        super().__init__("floor_sub")
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
         self.count = 0
         self.create_subscription(JointState, TOPIC, self._on_state, qos_profile_sensor_data)
 
@@ -66,7 +66,8 @@ def main() -> None:
     parser.add_argument("--events", action="store_true", help="spin the EventsExecutor")
     args = parser.parse_args()
     if args.shape == "sub":
-        run_node(FloorSubscriber, [], events_executor=args.events)
+        name = "floor_sub_events" if args.events else "floor_sub"
+        run_node(lambda: FloorSubscriber(name), [], events_executor=args.events)
     else:
         name = f"floor_{args.shape}"
         run_node(lambda: FloorPublisher(name, args.rate), [], events_executor=args.events)

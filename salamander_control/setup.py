@@ -45,6 +45,7 @@ setup(
             "arm_cartesian_motion_node = salamander_control.nodes.arm_cartesian_motion_node:main",
             "ik_ghost_node = salamander_control.nodes.ik_ghost_node:main",
             "cell_sim = salamander_control.nodes.cell_sim:main",
+            "sim_operator = salamander_control.nodes.sim_operator:main",
             "salamanderctl = salamander_control.cli.ctl:main",
             "workspace_plot = salamander_control.tools.workspace_plot:main",
         ],

@@ -40,7 +40,7 @@ from salamander_control.trajectory.params import motion_limit_specs
 ROOT = REPO_ROOT
 LAUNCH = ROOT / "launch" / "arm_control.launch.xml"
 SETUP_PY = ROOT / "salamander_control" / "setup.py"
-ALL_ON = {"gamepad": "true"}  # every node of the launch file (the gamepad node is off by default)
+ALL_ON = {"gamepad": "true", "sim_operator": "true"}  # every node of the launch file (both off by default)
 RUNNER = [sys.executable, "-m", "salamander_control.bringup.runner"]
 
 # (fully qualified name, executable, parameter files in load order) of the default bring-up: the arm
@@ -107,7 +107,7 @@ def test_plan_has_exactly_the_arm_stack_and_use_sim_false_drops_only_the_sim():
     plan = load_plan(LAUNCH)
     assert plan_summary(plan) == ARM_STACK
     defaults = {"use_sim": "true", "autonomy": "true", "run_on_start": "true", "teleop": "true",
-                "gamepad": "false", "cell": "", "rviz": "false", "view": "true"}
+                "gamepad": "false", "cell": "", "rviz": "false", "view": "true", "sim_operator": "false"}
     assert plan.values == defaults
     real = load_plan(LAUNCH, {"use_sim": "false"})
     assert plan_summary(real) == [entry for entry in ARM_STACK if entry[0] not in SIMULATED]
@@ -123,7 +123,7 @@ def test_plan_has_exactly_the_arm_stack_and_use_sim_false_drops_only_the_sim():
 # file says why for each. Not the generator (the safety core, its lease), nor the simulators.
 RESPAWNING = {"/arm/arm_kinematics_node", "/arm/arm_cartesian_motion_node", "/salamander/ik_ghost_node",
               "/salamander/behavior_server_node", "/salamander/controller_node", "/salamander/gamepad_node",
-              "/salamander/operator_view"}
+              "/salamander/operator_view", "/salamander/sim_operator"}
 
 
 def test_the_respawning_nodes_are_the_safe_ones_and_each_says_why():
@@ -355,7 +355,7 @@ def test_every_node_placed_by_the_launch_file_uses_only_names_of_its_own_stack(r
     if cell:
         assert all(n.startswith("/cell2/") for n in used)
         assert {n.fqn for n in plan.nodes} == {"/cell2" + fqn for fqn, *_ in ARM_STACK} | {
-            "/cell2/salamander/gamepad_node"
+            "/cell2/salamander/gamepad_node", "/cell2/salamander/sim_operator"
         }
     else:
         assert set(PINNED_NODES) <= {n.fqn for n in plan.nodes}

@@ -102,4 +102,4 @@ def test_every_node_binds_its_params_module() -> None:
             "params.build_config, ...)"
         )
         assert re.search(r"^from \S+ import params$", text, re.M), f"{path.name}: import its params module"
-    assert bound == 10  # every node of the stack
+    assert bound == 11  # every node of the stack

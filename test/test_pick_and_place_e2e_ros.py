@@ -5,7 +5,10 @@ simply starts each test where the last one left it); each test starts its own ce
 from a two-can or one-can test cell) and behaviour server, and plays the operator over the spec's
 topics. Speeds are raised to what the stack allows (transit/approach/nudge 1.0) and the cell's
 settle times shortened, to keep the file short; the place_release descent runs at the spec's 0.5 (the
-node's default), into compartments with 1.95 mm of side clearance.
+node's default), into compartments with 1.95 mm of side clearance. The cell is the default physics cell
+with its uncertainty pinned to zero (`testing.cell.NO_UNCERTAINTY`): these tests are about the tree, so
+the true cell is the believed one (what the uncertainty does to autonomous placements is measured by
+the simulated operator's benchmark and end-to-end test).
 
 The tests wait on state topics (the tree snapshot, the cell state, the lease state, the action's goal
 status); log lines are asserted where the line itself is what is required (the spec's
@@ -26,6 +29,7 @@ import yaml
 
 from salamander_behavior.plan import load_jobs
 from salamander_control import names
+from salamander_control.testing.cell import NO_UNCERTAINTY
 from salamander_control.testing.node_process import NodeProcess
 from salamander_control.testing.ros_helpers import RosPeer, next_domain_id
 
@@ -92,6 +96,7 @@ class Run(RosPeer):
             "attach_settle_s": 0.2,
             "release_settle_s": 0.2,
             "state_rate_hz": 10.0,
+            **NO_UNCERTAINTY,
         }
         self.cell_file.write_text(yaml.safe_dump({CELL_SIM: {"ros__parameters": section}}))
         self.jobs = load_jobs(self.cell_file)

@@ -27,6 +27,7 @@ import pytest
 
 from salamander_control import names
 from salamander_control.testing import REPO
+from salamander_control.testing.cell import cell_config_without_uncertainty
 from salamander_control.testing.config_files import launch_param_files
 from salamander_control.testing.node_process import NodeProcess
 from salamander_control.testing.process import ChildProcess
@@ -210,7 +211,8 @@ def demo(tmp_path):
     """The default launch through the runner (what ./scripts/up.sh runs), in a domain of its own."""
     domain = next_domain_id()
     log = tmp_path / "runner.log"
-    runner = ChildProcess([*RUNNER, str(LAUNCH)], ros_env(domain), log, process_group=True)
+    cell = f"cell_config:={cell_config_without_uncertainty(tmp_path)}"  # every can lands clear
+    runner = ChildProcess([*RUNNER, str(LAUNCH), cell], ros_env(domain), log, process_group=True)
     peer = Peer(domain, runner.describe)
     yield peer, runner
     peer.close()

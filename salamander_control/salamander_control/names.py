@@ -43,6 +43,7 @@ SIM_HARDWARE = _at(ARM_NS, "sim_hardware")  # /arm/sim_hardware
 IK_GHOST_NODE = _at(SALAMANDER_NS, "ik_ghost_node")  # /salamander/ik_ghost_node
 BEHAVIOR_SERVER = _at(SALAMANDER_NS, "behavior_server_node")  # (spec) /salamander/behavior_server_node
 CELL_SIM = _at(SALAMANDER_NS, "cell_sim")  # /salamander/cell_sim
+SIM_OPERATOR = _at(SALAMANDER_NS, "sim_operator")  # /salamander/sim_operator: simulated operator
 CONTROLLER_NODE = _at(SALAMANDER_NS, "controller_node")  # /salamander/controller_node
 GAMEPAD_NODE = _at(SALAMANDER_NS, "gamepad_node")  # /salamander/gamepad_node
 # The rviz view (launch argument rviz:=true, full ROS 2 install): robot_state_publisher and rviz2 nodes.
@@ -56,6 +57,10 @@ OPERATOR_VIEW = _at(SALAMANDER_NS, "operator_view")  # /salamander/operator_view
 JOINT_STATES = _at(ROOT_NS, "joint_states")  # (spec) /joint_states: sensor_msgs/JointState, measured
 JOINT_TARGET = _at(ARM_NS, "joint_target")  # (spec) /arm/joint_target: JointState, the generator's goal
 JOINT_COMMAND = _at(ARM_NS, "joint_command")  # /arm/joint_command: JointState, generator -> hardware
+# /joint_states again at the monitors' rate: the generator republishes the valid ones it receives at most
+# monitor_rate_hz (25) times a second, for the nodes that look at the arm 20-50 times a second (the IK
+# ghost, the behaviour server, the teleop controller, the operator view; docs/design/cpu.md).
+JOINT_STATES_MONITOR = _at(ARM_NS, "joint_states_monitor")  # /arm/joint_states_monitor: JointState
 
 # Trajectory generator.
 LEASE_SERVICE = _at(ARM_NS, "lease")  # /arm/lease: salamander_msgs/srv/ArmLease

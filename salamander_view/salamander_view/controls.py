@@ -12,6 +12,9 @@ page shows beside the disabled control ("start run: a run is active"). The rules
 The nudge train: a click on a nudge button (or a key) asks for `step` metres along one axis; the node
 then publishes operator/jog twists of `speed` along it at `jog_rate_hz` for step/speed seconds, then one
 zero twist. Another click in the same direction extends the train; one in another direction replaces it.
+A key (`hold`, the page's I/K/J/L hotkeys) starts the same step, but the browser's auto-repeat of a held
+key only keeps the train going (it never queues more): a held key jogs while held and stops at most one
+step after its release, like the gamepad's stick.
 So the page sends exactly what the gamepad's place jog sends, and ManualAdjust's bounds (0.3 s staleness,
 50 mm/s, 30 mm) apply unchanged: if the view stops, the twists stop, and the tree stops the nudge.
 """
@@ -79,6 +82,15 @@ class NudgeTrain:
             self._until += duration
         else:
             self._axis, self._until = axis, now + duration
+
+    def hold(self, direction: str, now: float) -> None:
+        """A key press (or its auto-repeat) towards `direction`: move until `now` + one step, no further."""
+        axis = AXES[direction]
+        end = now + self.step / self.speed
+        if axis == self._axis and self._until > now:
+            self._until = max(self._until, end)
+        else:
+            self._axis, self._until = axis, end
 
     def stop(self) -> None:
         """End the train now (the next `twist` is one zero twist)."""

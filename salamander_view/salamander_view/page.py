@@ -8,7 +8,13 @@ which queues them (it never acts from viser's thread).
 
 Widgets (their labels are what the browser tests click): "start run", "cancel run", the checkbox
 "manual_place", the nudge buttons "+x" "-x" "+y" "-y", "confirm", "abort"; with a token: the text
-field "access token" and "unlock".
+field "access token" and "unlock". The nudges also have keys (viser's command hotkeys, `NUDGE_KEYS`:
+I/K = +x/-x, J/L = +y/-y, not the camera's WASDQE and arrows; ignored while typing in a field), sent
+as "nudge_key" (`controls.NudgeTrain.hold`: a held key jogs while held).
+
+In the DOM (viser 1.1.1, Mantine): a button is a <button> whose text is its label; an input's label is
+a <label for=...> (split by <wbr> after "_"), whose `for` is the checkbox's id but not the text field's
+(find that one as the <input> in the label's row).
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from salamander_view.controls import AXES
 from salamander_view.gauges import Gauge
 
 LEVEL_COLOURS = {"ok": "blue", "near": "orange", "over": "red"}
+NUDGE_KEYS = {"+x": "I", "-x": "K", "+y": "J", "-y": "L"}
+"""The nudge hotkeys (an inverted T on the right hand, clear of viser's camera keys)."""
 
 
 @dataclass(frozen=True)
@@ -73,13 +81,24 @@ class Panel:
             self.manual = gui.add_checkbox("manual_place", initial_value=False)
             self.start.on_click(lambda _e: on_control(cid, "start_run", None))
             self.cancel.on_click(lambda _e: on_control(cid, "cancel_run", None))
-            self.manual.on_update(lambda _e: on_control(cid, "manual_place", self.manual.value))
+            # Only the tab's own clicks (client_id set): not our own writes of the polled value, which
+            # would send the value back to the server (and, without a token, log a refusal).
+            self.manual.on_update(
+                lambda e: e.client_id is None or on_control(cid, "manual_place", self.manual.value)
+            )
         with gui.add_folder("Place by hand (ManualAdjust)"):
             self.nudges = {}
             for direction in AXES:
                 button = gui.add_button(direction)
                 button.on_click(lambda _e, d=direction: on_control(cid, "nudge", d))
                 self.nudges[direction] = button
+            self.keys = {}
+            for direction, key in NUDGE_KEYS.items():
+                command = gui.add_command(
+                    f"nudge {direction}", hotkey=key, description=f"key {key}: jog the placement {direction}"
+                )
+                command.on_trigger(lambda _e, d=direction: on_control(cid, "nudge_key", d))
+                self.keys[direction] = command
             self.confirm = gui.add_button("confirm")
             self.abort = gui.add_button("abort")
             self.confirm.on_click(lambda _e: on_control(cid, "confirm", True))
@@ -109,6 +128,7 @@ class Panel:
             self._set("manual_val", self.manual, "value", view.manual_place)
         for direction, button in self.nudges.items():
             self._set(f"nudge{direction}", button, "disabled", bool(r.get("nudge")))
+            self._set(f"key{direction}", self.keys[direction], "disabled", bool(r.get("nudge")))
         self._set("confirm", self.confirm, "disabled", bool(r.get("confirm")))
         self._set("abort", self.abort, "disabled", bool(r.get("abort")))
         label = {"start_run": "start run", "cancel_run": "cancel run", "manual_place": "manual_place",

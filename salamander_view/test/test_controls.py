@@ -56,15 +56,30 @@ def test_same_direction_extends_other_direction_replaces_stop_zeroes():
         train.press("up", now=1.0)
 
 
+def test_a_held_key_jogs_while_repeated_and_stops_one_step_after_the_last_repeat():
+    train = NudgeTrain(step=0.005, speed=0.025)
+    for i in range(30):  # auto-repeat at 30 Hz for 1 s: never queued beyond one step (0.2 s) ahead
+        train.hold("+x", now=i / 30.0)
+    last = 29 / 30.0
+    assert train.twist(last + 0.19) == (0.025, 0.0, 0.0)
+    assert train.twist(last + 0.21) == (0.0, 0.0, 0.0) and not train.active
+    train.press("-y", now=5.0)
+    train.press("-y", now=5.0)  # a click queues: 0.4 s
+    train.hold("-y", now=5.1)  # a key does not shorten it
+    assert train.twist(5.35) == (0.0, -0.025, 0.0)
+    train.hold("+y", now=5.36)  # another direction replaces
+    assert train.twist(5.37) == (0.0, 0.025, 0.0) and train.twist(5.57) == (0.0, 0.0, 0.0)
+
+
 @given(
-    st.lists(st.tuples(st.sampled_from(sorted(AXES)), st.floats(0.0, 5.0)), max_size=20),
+    st.lists(st.tuples(st.sampled_from(sorted(AXES)), st.floats(0.0, 5.0), st.booleans()), max_size=20),
     st.floats(0.0005, 0.03),
     st.floats(0.001, MAX_NUDGE_SPEED),
 )
 def test_twists_never_exceed_the_speed_and_the_train_always_ends_with_zero(presses, step, speed):
     train = NudgeTrain(step, speed)
-    for direction, t in sorted(presses, key=lambda p: p[1]):
-        train.press(direction, t)
+    for direction, t, key in sorted(presses, key=lambda p: p[1]):
+        (train.hold if key else train.press)(direction, t)
     last = None
     t = 0.0
     while train.active:

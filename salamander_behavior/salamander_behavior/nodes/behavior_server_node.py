@@ -37,8 +37,10 @@ gamepad's anonymous joint jog moves the arm. The snapshot (`snapshot_rate_hz`, s
 /salamander/behavior/tree, latched) shows the current or last run's summary, one line per finished can
 and ``py_trees.display.unicode_tree`` with every behaviour's status.
 
-Executor: the node runs on rclpy's SingleThreadedExecutor (`run_node`), so the goal, cancel and timer
-callbacks never run at the same time and share state without locks. The action's execute callback is a
+Executor: the node runs on rclpy's EventsExecutor (`run_node`: one thread, less CPU per wake-up than the
+SingleThreadedExecutor, docs/design/cpu.md), so the goal, cancel and timer callbacks never run at the
+same time and share state without locks. The measured joints (guard, readiness) come at the monitors'
+rate, `names.JOINT_STATES_MONITOR`. The action's execute callback is a
 coroutine that awaits an rclpy Future which the tick timer completes when the run has ended: while it
 waits it yields to the executor (the executor resumes it after each wake-up), so nothing ever blocks.
 
@@ -159,7 +161,11 @@ class BehaviorServerNode(Node):
             self.get_logger().fatal(f"cannot load the cell config: {exc}")
             raise SystemExit(1) from exc
         self.jobs: dict[str, CanJob] = {job.can: job for job in jobs}
-        self._core = ArmMotionCore(self, settings.client_id, settings.lease_timeout_s)
+        # The measured joints at the monitors' rate (25 Hz): the guard ticks at tick_rate_hz (20 Hz), and
+        # every message costs this process a wake-up (docs/design/cpu.md).
+        self._core = ArmMotionCore(
+            self, settings.client_id, settings.lease_timeout_s, joint_states_topic=names.JOINT_STATES_MONITOR
+        )
         self._gripper = GripperIO(self, time.monotonic, lambda: self._binding.snapshot.part_present_timeout_s)
         self._tree_pub = self.create_publisher(String, names.BEHAVIOR_TREE, LATCHED)
         self.run: ActiveRun | None = None  # the active run, or the last one once it is done
@@ -184,7 +190,9 @@ class BehaviorServerNode(Node):
             cancel_callback=self._on_cancel,
         )
         self._self_client = ActionClient(self, RunPickPlace, names.RUN_PICK_PLACE)  # run_on_start's goal
-        self.create_timer(1.0 / settings.tick_rate_hz, self._on_tick)
+        # The tick runs while there is something to tick: a run, the start-up pad check, run_on_start's
+        # wait; idle between runs it stops (`_on_tick`) and `_start_run` starts it again.
+        self._tick_timer = self.create_timer(1.0 / settings.tick_rate_hz, self._on_tick)
         self.create_timer(1.0 / settings.snapshot_rate_hz, self._publish_snapshot)
         start = (
             "run_on_start: one run of every can once the stack is ready"
@@ -204,8 +212,10 @@ class BehaviorServerNode(Node):
         return self._binding.snapshot.arm
 
     def _guard(self, child: py_trees.behaviour.Behaviour, can: str) -> py_trees.behaviour.Behaviour:
-        """The limit guard of a can's cycle (conditions subscribe /joint_states in setup)."""
-        conditions = guard_conditions(GuardSettings(), arm=self._arm, prefix=f"{can}.")
+        """The limit guard of a can's cycle (conditions share the node's one joint state cache in setup)."""
+        conditions = guard_conditions(
+            GuardSettings(), arm=self._arm, topic=names.JOINT_STATES_MONITOR, prefix=f"{can}."
+        )
         return guarded(child, conditions, name=f"Guarded[{can}]")
 
     def _make_ports(self, report: RunReport) -> Ports:
@@ -298,6 +308,8 @@ class BehaviorServerNode(Node):
         run = ActiveRun(cans, root, report, goal_handle)
         run.tree.setup(node=self, ports=self._make_ports(report))
         self.run = run
+        if self._tick_timer.is_canceled():
+            self._tick_timer.reset()
         self._run_on_start = False  # a run started: run_on_start has done its job
         self._core.acquire_lease()
         self.get_logger().info(f"run started: {', '.join(cans)} (arm lease requested)")
@@ -343,6 +355,8 @@ class BehaviorServerNode(Node):
         if run is None or run.done:
             if self._run_on_start and not self._reserved:
                 self._start_on_ready()
+            elif self._secured:
+                self._tick_timer.cancel()  # nothing to tick until the next run starts
             return
         if run.end is not None:  # the tree stopped; waiting for the RELEASE answer
             if (run.release is None or run.release.done()
@@ -490,7 +504,7 @@ class BehaviorServerNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     """Console-script entry point (`behavior_server_node`)."""
-    run_node(BehaviorServerNode, args)
+    run_node(BehaviorServerNode, args, events_executor=True)
 
 
 if __name__ == "__main__":

@@ -234,10 +234,12 @@ class ArmMotionCore:
         node: the behaviour server.
         client_id: lease identity; every goal carries it.
         lease_timeout: heartbeat timeout asked for, s.
-        joint_states: the cache that tells whether /joint_states flow (default: the node's shared one,
-            which the guard conditions read too).
+        joint_states: the cache that tells whether joint states flow (default: the node's shared one of
+            `joint_states_topic`, which the guard conditions read too).
         clock: monotonic seconds.
         joint_state_max_age: older joint states mean "not ready".
+        joint_states_topic: the measured joint states' topic (the behaviour server reads
+            `names.JOINT_STATES_MONITOR`, the monitors' rate).
     """
 
     def __init__(
@@ -248,6 +250,7 @@ class ArmMotionCore:
         joint_states: JointStateCache | None = None,
         clock: Clock = time.monotonic,
         joint_state_max_age: float = 0.5,
+        joint_states_topic: str = names.JOINT_STATES,
     ) -> None:
         self.node = node
         self.client_id = client_id
@@ -258,14 +261,16 @@ class ArmMotionCore:
         self._last_handle: RosMotionHandle | None = None
         self._lock = threading.Lock()
         self._max_age = joint_state_max_age
-        self.joint_states = joint_states or shared_joint_state_cache(node)
+        self.joint_states = joint_states or shared_joint_state_cache(node, joint_states_topic)
         self.action = ActionClient(node, MoveCartesian, names.MOVE_CARTESIAN)
         self.lease_client = node.create_client(ArmLease, names.LEASE_SERVICE)
         self.retarget_client = node.create_client(RetargetCartesian, names.RETARGET_CARTESIAN)
         # The names as resolved in the node's namespace and remapped (by the launch file), for messages.
         self.move_name = node.resolve_topic_name(names.MOVE_CARTESIAN)
-        self.joint_states_name = node.resolve_topic_name(names.JOINT_STATES)
-        self._timer = node.create_timer(lease_timeout / 8.0, self._on_lease_timer)  # keeper.period / 2
+        self.joint_states_name = node.resolve_topic_name(joint_states_topic)
+        # keeper.period / 2; it runs only while a keeper keeps the lease (a run), see `_on_lease_timer`
+        self._timer = node.create_timer(lease_timeout / 8.0, self._on_lease_timer)
+        self._timer.cancel()
 
     # MotionPort ---------------------------------------------------------------------------------------
 
@@ -317,6 +322,8 @@ class ArmMotionCore:
         with self._lock:
             if self.keeper is None:
                 self.keeper = LeaseKeeper(self.client_id, self.lease_timeout)
+        if self._timer.is_canceled():
+            self._timer.reset()
         self._on_lease_timer()
 
     def release_lease(self) -> Future | None:
@@ -365,6 +372,7 @@ class ArmMotionCore:
         with self._lock:
             keeper = self.keeper
             if keeper is None:
+                self._timer.cancel()  # no run: nothing to keep until `acquire_lease`
                 return
             op = keeper.next_request(self.clock())
             if op is None:

@@ -57,7 +57,7 @@ class ArmKinematicsNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     """Console-script entry point (`arm_kinematics_node`)."""
-    run_node(ArmKinematicsNode, args)
+    run_node(ArmKinematicsNode, args, events_executor=True)
 
 
 if __name__ == "__main__":

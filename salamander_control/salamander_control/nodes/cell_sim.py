@@ -1,6 +1,8 @@
 """`/salamander/cell_sim`: cans, a compartment box and a suction pad, simulated for a robot-less laptop.
 
-A thin shell around `salamander_control.sim.cell.CellModel` (parameters: `sim.cell.params`). Run it
+A thin shell around a cell engine (`salamander_control.sim.cell.engine`: the MuJoCo physics cell by
+default, the kinematic model with ``engine: kinematic``; parameters: `sim.cell.params`), run on the
+true cell drawn from the configured uncertainty (the tree keeps the configured, believed one). Run it
 with the arm model and the cell config::
 
     cell_sim --ros-args --params-file config/arm.yaml --params-file config/cell.yaml
@@ -8,8 +10,12 @@ with the arm model and the cell config::
         --params-file config/cell.yaml
 
 - subscribes `/joint_states`: the callback only files the newest message (by stamp) in a one-slot
-  mailbox; the step timer reads it, refuses a malformed one with a throttled warning, and computes the
-  TCP with the kinematics library (the arm model is a parameter set, as in the other nodes);
+  mailbox, with the time it was measured (its stamp on the node's monotonic clock: `_clock_offset`); the
+  step timer reads it, refuses a malformed one with a throttled
+  warning, computes the TCP with the kinematics library (the arm model is a parameter set, as in the
+  other nodes) and steps the engine to the time of that measurement, so the physics moves the pad
+  between measurements at the pace they were taken (it runs behind the clock by the joint states'
+  latency; with no fresh joint state it catches up with the pad at rest);
 - implements the gripper's hardware contract exactly as the robot must (docs/interfaces.md, "Hardware
   contract"): serves `names.GRIPPER_VACUUM` (std_srvs/SetBool, true = valve open, vacuum on; the
   command is queued with its time and applied by the next step, within 1/update_rate_hz s; the reply
@@ -53,11 +59,15 @@ from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.ros.run import run_node
 from salamander_control.sim.cell import params
-from salamander_control.sim.cell.model import CellModel
+from salamander_control.sim.cell.engine import build_engine
 from salamander_control.sim.cell.scene import Shape, scene
 from salamander_control.sim.cell.switch import DelayedSwitch
 
 _KINDS = {"cylinder": Marker.CYLINDER, "cube": Marker.CUBE, "text": Marker.TEXT_VIEW_FACING}
+CLOCK_BRACKET_S = 0.0005
+"""s: the longest read of the ROS clock taken for the offset between the clocks."""
+STATS_PERIOD_S = 60.0
+"""s: how often the physics engine's step time and real-time factor are logged."""
 
 
 def shape_marker(shape: Shape, stamp: Any) -> Marker:
@@ -66,14 +76,18 @@ def shape_marker(shape: Shape, stamp: Any) -> Marker:
     m.header.frame_id = BASE_FRAME
     m.header.stamp = stamp
     m.pose.position.x, m.pose.position.y, m.pose.position.z = shape.position
-    m.pose.orientation.z, m.pose.orientation.w = math.sin(shape.yaw / 2), math.cos(shape.yaw / 2)
+    if shape.quat is not None:
+        o = m.pose.orientation
+        o.w, o.x, o.y, o.z = shape.quat
+    else:
+        m.pose.orientation.z, m.pose.orientation.w = math.sin(shape.yaw / 2), math.cos(shape.yaw / 2)
     m.scale.x, m.scale.y, m.scale.z = shape.size
     m.color.r, m.color.g, m.color.b, m.color.a = shape.rgba
     return m
 
 
 class CellSimNode(Node):
-    """Steps the cell model at `update_rate_hz` on the newest joint state and the queued vacuum commands."""
+    """Steps the cell engine at `update_rate_hz` on the newest joint state and the queued vacuum commands."""
 
     def __init__(self, **node_kwargs: Any) -> None:
         """`node_kwargs` go to rclpy's Node (e.g. namespace= for a test that builds it in-process)."""
@@ -85,12 +99,13 @@ class CellSimNode(Node):
         settings = self._params.snapshot
         config = settings.config
         self._t0 = time.monotonic()
-        self._model = CellModel(config.layout, config.suction, t=self._now())
+        self._model = build_engine(config, t=self._now())  # ValueError (an impossible draw): the node stops
         self._latest: LatestSample[tuple[JointState, float]] = LatestSample()
         self._lock = threading.Lock()
         self._vacuum_commands: list[tuple[bool, float]] = []
         self._q: tuple[float, ...] | None = None
         self._q_time = -math.inf
+        self._offset: float | None = None  # node clock - ROS clock (s), see _clock_offset
         self._next_state = self._next_markers = 0.0
         self._warnings = KindLogger(self.get_logger())
         self._summary: tuple[bool, str | None, str | None] = (False, None, None)
@@ -107,13 +122,20 @@ class CellSimNode(Node):
         ).topic_name  # resolved and remapped, for the logs
         self.create_service(SetBool, names.GRIPPER_VACUUM, self._on_vacuum, qos_profile=SERVICE_QOS)
         self.create_timer(1.0 / config.node["update_rate_hz"], self._on_timer)
+        true = self._model.layout
         ids = ", ".join(
-            f"{cid} at ({x:.3f}, {y:.3f})"
-            for cid, (x, y) in zip(config.layout.can_ids, config.layout.can_xy, strict=True)
+            f"{cid} at ({x:.4f}, {y:.4f})" for cid, (x, y) in zip(true.can_ids, true.can_xy, strict=True)
         )
+        believed = config.layout
+        dx, dy = (true.box_x - believed.box_x) * 1000, (true.box_y - believed.box_y) * 1000
+        dyaw = math.degrees(math.remainder(true.box_yaw - believed.box_yaw, 2 * math.pi))
         self.get_logger().info(
-            f"cell ready: {ids}; box at ({config.layout.box_x:.3f}, {config.layout.box_y:.3f})"
+            f"cell ready ({config.engine} engine, uncertainty_seed {config.uncertainty.seed}): {ids}; box at "
+            f"({true.box_x:.4f}, {true.box_y:.4f}, yaw {true.box_yaw:.4f}), {dx:+.1f} mm, {dy:+.1f} mm, "
+            f"{dyaw:+.2f} deg off the configured pose"
         )
+        self._stats_at = (time.monotonic(), 0.0, 0, 0.0, 0.0)  # wall, simulated, steps, step wall, skipped
+        self._next_stats = time.monotonic() + STATS_PERIOD_S
 
     def _now(self) -> float:
         """Seconds since the simulator started, monotonic (the model's and the state's clock)."""
@@ -121,8 +143,27 @@ class CellSimNode(Node):
 
     # --- callbacks: file the input, decide nothing ------------------------------------------------------
 
+    def _clock_offset(self) -> float:
+        """The node's clock minus the ROS clock (s).
+
+        One read of the ROS clock between two of the node's: a read preempted for longer than
+        `CLOCK_BRACKET_S` is not taken (the last good offset stays), so a busy machine does not shift
+        the time of a measurement.
+        """
+        before = self._now()
+        ros = self.get_clock().now().nanoseconds * 1e-9
+        after = self._now()
+        if after - before <= CLOCK_BRACKET_S or self._offset is None:
+            self._offset = (before + after) / 2 - ros
+        return self._offset
+
     def _on_joint_state(self, msg: JointState) -> None:
-        if self._latest.put(stamp_to_ns(msg.header.stamp), (msg, self._now())) is PutResult.OUT_OF_ORDER:
+        stamp = stamp_to_ns(msg.header.stamp)
+        now = self._now()
+        measured = stamp * 1e-9 + self._clock_offset()
+        if not now - 1.0 <= measured <= now:  # a stamp from another clock: its arrival
+            measured = now
+        if self._latest.put(stamp, (msg, measured)) is PutResult.OUT_OF_ORDER:
             self._warn("out_of_order", f"skipped a {self._js_topic} stamped before the newest one received")
 
     def _on_vacuum(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
@@ -157,12 +198,14 @@ class CellSimNode(Node):
                 self._q, self._q_time = joint_vector(msg.name, msg.position).positions, received
             except JointStateError as exc:
                 self._warn(exc.problem.value, f"skipped a {self._js_topic}: {exc}")
-        pose = None
+        pose, at = None, now
         if self._q is not None and now - self._q_time <= settings.config.node["joint_state_timeout_s"]:
             pose = forward_kinematics(self._q, settings.arm)
+            at = min(now, self._q_time)
         elif self._q is not None and model.held is not None:
             self._warn("stale", f"no fresh {self._js_topic}: the held can stays where it was")
-        model.step(pose, now)
+        model.step(pose, max(at, model.t))
+        self._log_stats()
         events = model.drain_events()
         for event in events:
             self.get_logger().info(event.text)
@@ -187,9 +230,29 @@ class CellSimNode(Node):
             self._next_markers = now + 1.0 / node["marker_rate_hz"]
 
 
+    def _log_stats(self) -> None:
+        """Every STATS_PERIOD_S: the physics step's wall time and the real-time factor since the last line."""
+        stats = getattr(self._model, "stats", None)
+        wall = time.monotonic()
+        if stats is None or wall < self._next_stats:
+            return
+        self._next_stats = wall + STATS_PERIOD_S
+        w0, sim0, n0, busy0, skip0 = self._stats_at
+        steps, busy = stats.steps - n0, stats.step_wall_s - busy0
+        self._stats_at = (wall, stats.simulated_s, stats.steps, stats.step_wall_s, stats.skipped_s)
+        rtf = (stats.simulated_s - sim0) / (wall - w0)
+        per_step = f"{busy / steps * 1e6:.0f} us per step (with the seal checks)" if steps else "all at rest"
+        self.get_logger().info(
+            f"physics: {steps} steps of {self._model.timestep * 1000:.1f} ms in {wall - w0:.0f} s, "
+            f"{per_step}, "
+            f"{busy / (wall - w0) * 100:.1f} % of a core, real-time factor {rtf:.3f}, "
+            f"{stats.skipped_s - skip0:.2f} s skipped"
+        )
+
+
 def main(args: list[str] | None = None) -> None:
-    """Console-script entry point (`cell_sim`)."""
-    run_node(CellSimNode, args)
+    """Console-script entry point (`cell_sim`): on rclpy's EventsExecutor (less CPU per /joint_states)."""
+    run_node(CellSimNode, args, events_executor=True)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 """`/salamander/ik_ghost_node`: shows whether the autonomous IK could reach the arm's current pose.
 
-A thin shell around `salamander_control.ghost.core`. The `/joint_states` callback only files the message in
-a one-slot mailbox (newest stamp wins, late ones are dropped); a timer at `max_rate_hz` takes the newest
-one, so however fast joint states come, the ghost works at most that often and always on the latest.
+A thin shell around `salamander_control.ghost.core`. It reads the measured joints at the monitors' rate
+(`names.JOINT_STATES_MONITOR`, /joint_states republished by the trajectory generator at 25 Hz: a display
+needs no more, and every message costs this process a wake-up; docs/design/cpu.md). The callback only
+files the message in a one-slot mailbox (newest stamp wins, late ones are dropped); a timer at
+`max_rate_hz` takes the newest one, so however fast joint states come, the ghost works at most that often
+and always on the latest. It spins on the EventsExecutor (`run_node`), which wakes for less CPU.
 Per processed joint state it publishes, stamped with that joint state's stamp:
 
 - `names.GHOST_STATUS` (salamander_msgs/IkStatus): status, reason, TCP, tool pitch and yaw;
@@ -68,9 +71,9 @@ class IkGhostNode(Node):
         self._status_pub = self.create_publisher(IkStatusMsg, names.GHOST_STATUS, 10)
         self._joints_pub = self.create_publisher(JointState, names.GHOST_JOINT_STATE, 10)
         self._markers_pub = self.create_publisher(MarkerArray, names.GHOST_MARKERS, 10)
-        # Best effort matches reliable and best-effort /joint_states publishers; only the newest counts.
+        # Best effort matches reliable and best-effort publishers; only the newest counts.
         self.create_subscription(
-            JointState, names.JOINT_STATES, self._on_joint_state, qos_profile_sensor_data
+            JointState, names.JOINT_STATES_MONITOR, self._on_joint_state, qos_profile_sensor_data
         )
         self._timer = self.create_timer(1.0 / self._params.snapshot.max_rate_hz, self._on_timer)
         self._publish_anchor()
@@ -129,7 +132,7 @@ class IkGhostNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     """Console-script entry point (`ik_ghost_node`)."""
-    run_node(IkGhostNode, args)
+    run_node(IkGhostNode, args, events_executor=True)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,19 @@ trajectory, never by a jump, with a WARN that says how far outside it is. Goals 
 stream, followed `stream_delay_s` behind and brought to rest at the newest sample after
 `stream_timeout_s` of silence.
 
+What it sends how often (`trajectory.output_rates`, docs/design/cpu.md): the command of every control
+cycle that changes it; a command that stands still (at rest, holding) only every 1/`hold_command_rate_hz`
+as a keep-alive. And every valid /joint_states it receives at most `monitor_rate_hz` times a second on
+`names.JOINT_STATES_MONITOR`, for the monitors that need the arm's state 20 to 50 times a second.
+
+The loop's pace: at `control_rate_hz` while anything moves. Once the command has stood still for
+`REST_AFTER_S` (no stop, no Ruckig error) the timer slows to the keep-alive period and each
+call runs that many control cycles one by one (the cycle clock stays on real time); the first cycle
+whose command changes (a re-anchored goal resuming, a lease-expiry stop) ends the batch, is sent, and
+the timer is back at the full rate. A goal accepted and a parameter change put it back at once, so the
+next cycle comes within one control period as before. `hold_command_rate_hz` >= `control_rate_hz`
+keeps the full rate throughout.
+
 Interface: docs/interfaces.md; why it works this way: docs/design/trajectory_generator.md and
 docs/design/stream_following.md.
 """
@@ -44,13 +57,15 @@ from salamander_control.trajectory.clamp import clamp_joints, describe_clamp
 from salamander_control.trajectory.core import ROUNDING, CycleOutput, TrajectoryConfig, TrajectoryCore
 from salamander_control.trajectory.goal_gate import GoalGate, Verdict
 from salamander_control.trajectory.lease import LeaseReply
-from salamander_control.trajectory.measurement_watch import MeasurementWatch
+from salamander_control.trajectory.measurement_watch import MAX_SILENCE_STEP, MeasurementWatch
 from salamander_control.trajectory.measurement_watch import Verdict as Watch
+from salamander_control.trajectory.output_rates import HoldThrottle, MonitorGate, hold_cycles
 from salamander_msgs.msg import ClampReport, LeaseState
 from salamander_msgs.srv import ArmLease
 
 LEASE_STATE_PERIOD = 0.5  # s; LeaseState is also published on every change
 MAX_CATCH_UP = 5  # control cycles run in one late timer call at most (10 ms at 500 Hz)
+REST_AFTER_S = 0.1  # the command stood still this long: the loop slows to the keep-alive period
 _LEASE_OPS = {
     ArmLease.Request.ACQUIRE: "ACQUIRE",
     ArmLease.Request.HEARTBEAT: "HEARTBEAT",
@@ -74,12 +89,17 @@ class TrajectoryGenerator(Node):
         self._lease_warnings = KindLogger(self.get_logger())
         self._clamp_count = 0
         self._next_cycle: float | None = None  # monotonic time the next control cycle is due
+        self._hold = HoldThrottle()  # whether a cycle's command goes out (a standing one: as a keep-alive)
+        self._resting = False  # the control timer runs at the keep-alive period (see the module docstring)
+        self._still = 0  # control cycles the command has stood still (at the full rate)
         self._params = ParamBinding(
             self, params.param_specs(), params.build_config, warn=params.config_warnings,
             on_change=self._on_params,
         )
         self._limits = own_coupled_limits(self)  # publishes alpha_max/beta_max for every other node
+        self._monitor = MonitorGate(1.0 / self._params.snapshot.monitor_rate_hz)
         self._cmd_pub = self.create_publisher(JointState, names.JOINT_COMMAND, 10)
+        self._monitor_pub = self.create_publisher(JointState, names.JOINT_STATES_MONITOR, 10)
         self._clamp_pub = self.create_publisher(ClampReport, names.CLAMP_REPORT, 10)
         self._lease_pub = self.create_publisher(LeaseState, names.LEASE_STATE, LATCHED)
         self._js_sub = self.create_subscription(
@@ -89,7 +109,7 @@ class TrajectoryGenerator(Node):
         self.create_subscription(JointState, names.JOINT_TARGET, self._on_goal, 10)
         self.create_service(ArmLease, names.LEASE_SERVICE, self._on_lease, qos_profile=SERVICE_QOS)
         self._cmd_msg = JointState(name=list(JOINT_NAMES))
-        self.create_timer(1.0 / self._params.snapshot.control_rate_hz, self._on_cycle)
+        self._timer = self.create_timer(1.0 / self._params.snapshot.control_rate_hz, self._on_cycle)
         self.create_timer(LEASE_STATE_PERIOD, self._publish_lease)
         self._publish_lease()
         self.get_logger().info(
@@ -103,6 +123,10 @@ class TrajectoryGenerator(Node):
         if measured is not None:
             with self._lock:
                 self._measured, self._measured_new = measured, True
+        monitor = self._monitor
+        monitor.period = 1.0 / self._params.snapshot.monitor_rate_hz
+        if monitor.due(time.monotonic(), measured is not None):  # only this callback touches the gate
+            self._monitor_pub.publish(msg)
 
     def _on_goal(self, msg: JointState) -> None:
         now, now_ns = time.monotonic(), self.get_clock().now().nanoseconds
@@ -129,6 +153,8 @@ class TrajectoryGenerator(Node):
                     decision.goal, self._params.snapshot.arm, None if holding else decision.velocity, age,
                     stamp_ns * 1e-9 if stamp_ns else None,
                 )
+        if projected is not None:
+            self._wake()  # the next control cycle within one period, as at the full rate
         log = self.get_logger()
         if holding and decision.verdict is Verdict.ACCEPTED:
             what = "streamed goal dropped" if moving else "goal kept pending"
@@ -179,6 +205,7 @@ class TrajectoryGenerator(Node):
         return response
 
     def _on_params(self, old: TrajectoryConfig, new: TrajectoryConfig) -> None:
+        self._wake()  # new limits may move the arm; a new hold rate takes effect from the full rate
         with self._lock:
             command = self._core.command if self._core is not None else None
         if command is not None and new.arm is not old.arm:
@@ -203,19 +230,37 @@ class TrajectoryGenerator(Node):
             config = self._params.snapshot
             fresh = self._measured if self._measured_new else None
             self._measured_new = False
+            cycles = hold_cycles(config.control_rate_hz, config.hold_command_rate_hz)
+            resting = self._resting
+            max_step = MAX_SILENCE_STEP  # a call at rest stands for `cycles` cycles: a little more
+            if resting:
+                max_step = max(MAX_SILENCE_STEP, 1.5 * cycles / config.control_rate_hz)
             watch = self._watch.cycle(
-                now - self._last_cycle, fresh, config.joint_state_timeout, config.joint_state_tolerance
+                now - self._last_cycle, fresh, config.joint_state_timeout, config.joint_state_tolerance,
+                max_step,
             )
             self._last_cycle = now
             outs: list[CycleOutput] = []
+            send = False
             if watch.verdict is Watch.HOLD:
                 self._next_cycle = None  # resume on a schedule from then, without a catch-up
+                self._hold.forget()  # the first command after the hold goes out, whatever it is
             else:
                 if watch.anchor is not None:
                     self._reanchor(watch.anchor, watch.keep_goal, config)
-                outs = [self._core.step(config) for _ in range(self._cycles_due(now, config))]
+                if resting:  # the keep-alive period's cycles, one by one, until one moves
+                    previous = self._core.command
+                    for _ in range(cycles):
+                        outs.append(self._core.step(config))
+                        if not self._standing(outs[-1], previous):
+                            break
+                else:
+                    previous = self._core.command
+                    outs = [self._core.step(config) for _ in range(self._cycles_due(now, config))]
                 for each in outs:
                     self._watch.commanded(each.position)
+                send = self._hold.due(outs[-1].position, outs[-1].velocity, cycles, len(outs))
+                self._pace(previous, outs, cycles, config)
         if watch.warning:  # not throttled: each is an event, at most one per joint_state_timeout_s
             self.get_logger().warning(watch.warning)
         if watch.info:
@@ -227,16 +272,57 @@ class TrajectoryGenerator(Node):
             return
         out = outs[-1]
         stamp = self.get_clock().now().to_msg()
-        msg = self._cmd_msg
-        msg.header.stamp = stamp
-        msg.position = list(out.position)
-        msg.velocity = list(out.velocity)
-        self._cmd_pub.publish(msg)
+        if send:
+            msg = self._cmd_msg
+            msg.header.stamp = stamp
+            msg.position = list(out.position)
+            msg.velocity = list(out.velocity)
+            self._cmd_pub.publish(msg)
         if expired:
             self.get_logger().warning(f"lease of {expired!r} expired (missed heartbeat): stopping the arm")
             self._publish_lease()
         for each in outs:
             self._report(each, stamp)
+
+    def _standing(self, out: CycleOutput, previous: tuple[float, ...]) -> bool:
+        """Whether `out` keeps the command standing where `previous` left it (under the lock).
+
+        A stream at rest counts: its next sample is a goal, which wakes the loop (`_wake`), and anything
+        the core starts on its own (a stream's timeout braking back to its newest sample) is a change
+        that ends the batch at rest in the cycle it happens.
+        """
+        core = self._core
+        assert core is not None
+        return out.position == previous and not any(out.velocity) and not out.error and not core.stopping
+
+    def _pace(
+        self, previous: tuple[float, ...], outs: list[CycleOutput], cycles: int, config: TrajectoryConfig
+    ) -> None:
+        """Full rate while anything moves, the keep-alive period once it stood still (under the lock)."""
+        still = True
+        for out in outs:
+            still = still and self._standing(out, previous)
+            previous = out.position
+        if self._resting:
+            if not still:
+                self._set_pace(False, config)
+        elif cycles > 1:
+            self._still = self._still + len(outs) if still else 0
+            if self._still >= REST_AFTER_S * config.control_rate_hz:
+                self._set_pace(True, config)
+
+    def _set_pace(self, resting: bool, config: TrajectoryConfig) -> None:
+        """The control timer at the keep-alive period (`resting`) or at the control rate (under the lock)."""
+        cycles = hold_cycles(config.control_rate_hz, config.hold_command_rate_hz) if resting else 1
+        self._resting, self._still, self._next_cycle = resting, 0, None
+        self._timer.timer_period_ns = round(1e9 * cycles / config.control_rate_hz)
+        self._timer.reset()
+
+    def _wake(self) -> None:
+        """Back to the full control rate now: the next cycle comes within one control period."""
+        with self._lock:
+            if self._resting:
+                self._set_pace(False, self._params.snapshot)
 
     def _reanchor(self, anchor: tuple[float, ...], keep_goal: bool, config: TrajectoryConfig) -> None:
         """Restart the core at the measured state (under the lock): the next command is `anchor` itself.

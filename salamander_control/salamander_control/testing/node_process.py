@@ -23,7 +23,8 @@ REPO = REPO_ROOT
 INSTALL = REPO / "install"
 """The colcon install tree: console scripts are in install/<package>/lib/<package>/."""
 LAUNCH = REPO / "launch" / "arm_control.launch.xml"
-EVERY_NODE = {"use_sim": "true", "autonomy": "true", "teleop": "true", "gamepad": "true"}
+EVERY_NODE = {"use_sim": "true", "autonomy": "true", "teleop": "true", "gamepad": "true",
+              "sim_operator": "true"}
 
 
 @functools.cache

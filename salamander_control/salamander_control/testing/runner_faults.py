@@ -7,6 +7,8 @@ crash the issue's campaign used) and waits until the runner has logged the exit,
 respawn 1)"). The pid comes from the runner's own "started"/"respawned" lines and is checked to be a
 child of the runner, so a test never signals a process it did not start. A node without ``respawn`` is
 killed the same way with ``expect_respawn=False`` (the runner then stops the stack).
+`kill_nodes(runner, [...])` kills several respawning nodes at the same moment and waits for every
+restart.
 """
 
 from __future__ import annotations
@@ -58,12 +60,7 @@ def kill_node(
         AssertionError: the node is not running under the runner, or the runner's lines did not come
             in time (the message holds the runner's output).
     """
-    pid = node_pid(runner, fqn)
-    assert pid is not None, f"{fqn} was never started by the runner:\n{runner.describe()}"
-    try:
-        assert psutil.Process(pid).ppid() == runner.proc.pid, f"pid {pid} is not the runner's child"
-    except psutil.NoSuchProcess:
-        raise AssertionError(f"{fqn} (pid {pid}) is not running:\n{runner.describe()}") from None
+    pid = _running_pid(runner, fqn)
     since = len(runner.lines)
     os.kill(pid, signum)
     code = -signum if exit_code is None else exit_code
@@ -78,3 +75,32 @@ def kill_node(
     new_pid = node_pid(runner, fqn)
     assert new_pid is not None and new_pid != pid, runner.describe()
     return new_pid
+
+
+def kill_nodes(
+    runner: ChildProcess, fqns: list[str], signum: int = signal.SIGKILL, timeout: float = 60.0
+) -> None:
+    """Send `signum` to the processes of every node of `fqns` at once; wait until the runner restarted each.
+
+    Raises:
+        AssertionError: a node is not running under the runner, or a respawn did not come in time.
+    """
+    pids = {fqn: _running_pid(runner, fqn) for fqn in fqns}
+    since = len(runner.lines)
+    for pid in pids.values():
+        os.kill(pid, signum)
+    lines = [f"[runner] respawned {fqn} (pid" for fqn in fqns]
+    assert runner.wait_for_text(*lines, timeout=timeout, since=since), runner.describe()
+    for fqn, pid in pids.items():
+        assert node_pid(runner, fqn) not in (None, pid), runner.describe()
+
+
+def _running_pid(runner: ChildProcess, fqn: str) -> int:
+    """The pid of `fqn`'s current process, checked to be alive and a child of `runner`."""
+    pid = node_pid(runner, fqn)
+    assert pid is not None, f"{fqn} was never started by the runner:\n{runner.describe()}"
+    try:
+        assert psutil.Process(pid).ppid() == runner.proc.pid, f"pid {pid} is not the runner's child"
+    except psutil.NoSuchProcess:
+        raise AssertionError(f"{fqn} (pid {pid}) is not running:\n{runner.describe()}") from None
+    return pid

@@ -32,6 +32,7 @@ NODES: tuple[tuple[str, str | tuple[str, ...]], ...] = (
     ("/arm/sim_hardware", "salamander_control.sim.params:param_specs"),
     ("/salamander/ik_ghost_node", "salamander_control.ghost.params:param_specs"),
     ("/salamander/cell_sim", "salamander_control.sim.cell.params:param_specs"),
+    ("/salamander/sim_operator", "salamander_control.sim.operator.params:param_specs"),
     ("/salamander/behavior_server_node", "salamander_behavior.params:param_specs"),
     ("/salamander/controller_node", "salamander_teleop.controller.params:param_specs"),
     ("/salamander/gamepad_node", "salamander_teleop.gamepad.params:param_specs"),

@@ -25,8 +25,9 @@ once per control cycle, whether the generator may command the arm:
 
 Invariants: no `RUN` while the newest measurement is older than `timeout`; after a `HOLD` the next
 command-producing verdict is a `REANCHOR`. The silence is counted in the generator's own running time
-(each cycle adds at most `MAX_SILENCE_STEP`), so a stall of the generator itself (a loaded machine) is
-not taken for a silent driver. Cost per cycle: a few comparisons; the window is kept as per-bucket
+(each cycle adds at most `MAX_SILENCE_STEP`, or the `max_step` of a call that stands for several
+cycles: the generator's loop at rest), so a stall of the generator itself (a loaded machine) is not
+taken for a silent driver. Cost per cycle: a few comparisons; the window is kept as per-bucket
 ranges (`BUCKET_CYCLES` commands each), not as a list of commands.
 
 Pure: no rclpy, no clock (the caller passes the elapsed time). Tests:
@@ -124,19 +125,26 @@ class MeasurementWatch:
         )
 
     def cycle(
-        self, elapsed: float, measured: Sequence[float] | None, timeout: float, tolerance: float
+        self,
+        elapsed: float,
+        measured: Sequence[float] | None,
+        timeout: float,
+        tolerance: float,
+        max_step: float = MAX_SILENCE_STEP,
     ) -> WatchDecision:
         """Decide this cycle.
 
         Args:
-            elapsed: s since the previous cycle (clipped to [0, MAX_SILENCE_STEP]).
+            elapsed: s since the previous cycle (clipped to [0, max_step]).
             measured: a measurement that arrived since the previous cycle (the newest), or None.
             timeout: s without a measurement before holding (`joint_state_timeout_s`).
             tolerance: rad a measurement may lie outside the recent commands' range
                 (`joint_state_tolerance`).
+            max_step: the most this call adds to the silence (`MAX_SILENCE_STEP`; a caller whose cycle
+                is longer on purpose, the generator's loop at rest, passes a little more than it).
         """
         if measured is None:
-            step = min(max(elapsed, 0.0), MAX_SILENCE_STEP) if math.isfinite(elapsed) else MAX_SILENCE_STEP
+            step = min(max(elapsed, 0.0), max_step) if math.isfinite(elapsed) else max_step
             self._silence += step
             if self._holding:
                 return WatchDecision(Verdict.HOLD)

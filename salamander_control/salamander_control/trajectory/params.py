@@ -89,7 +89,21 @@ def param_specs() -> list[ParamSpec]:
         "a measured joint this far outside the range of the last 0.25 s of commands disagrees with the "
         "command: re-anchor at the measured state (rad)", 0.001, 1.0,
     )
-    return [*arm_param_specs(), *motion_limit_specs(), rate, timeout, delay, js_timeout, js_tolerance]
+    hold_rate = ParamSpec(
+        "hold_command_rate_hz", 50.0,
+        "while the command stands still (arm at rest, holding), it is sent again only this often, as a "
+        "keep-alive; any change goes out in the cycle that computed it; >= control_rate_hz sends every cycle "
+        "(Hz; the driver holds its last command between them, docs/interfaces.md)", 1.0, 2000.0,
+    )
+    monitor_rate = ParamSpec(
+        "monitor_rate_hz", 25.0,
+        "the measured joint states received are republished on joint_states_monitor at most this often, "
+        "for the monitors (ghost, behaviour server, teleop controller, operator view) (Hz)", 1.0, 1000.0,
+    )
+    return [
+        *arm_param_specs(), *motion_limit_specs(), rate, timeout, delay, js_timeout, js_tolerance, hold_rate,
+        monitor_rate,
+    ]
 
 
 def build_config(values: dict[str, Any]) -> TrajectoryConfig:
@@ -102,6 +116,8 @@ def build_config(values: dict[str, Any]) -> TrajectoryConfig:
         stream_delay=float(values["stream_delay_s"]),
         joint_state_timeout=float(values["joint_state_timeout_s"]),
         joint_state_tolerance=float(values["joint_state_tolerance"]),
+        hold_command_rate_hz=float(values["hold_command_rate_hz"]),
+        monitor_rate_hz=float(values["monitor_rate_hz"]),
     )
 
 

@@ -1,7 +1,8 @@
 """`/salamander/cell_sim` as a real process: joint states and vacuum calls in, can state and markers out.
 
-Each test starts the node with its launch files (config/arm.yaml, config/cell.yaml) in a DDS domain of
-its own. A peer node streams `/joint_states` at 50 Hz for the joints the test sets (IK of the cell's own
+Each test starts the node with its launch files (config/arm.yaml, config/cell.yaml; the default physics
+engine, uncertainty pinned to zero so the true cell is the configured one) in a DDS domain of its own. A
+peer node streams `/joint_states` at 50 Hz for the joints the test sets (IK of the cell's own
 pick/place targets), calls the gripper's vacuum service, and reads the part-present switch (the
 hardware contract), the JSON state, the markers and the latched vacuum state (the ground truth).
 """
@@ -23,11 +24,12 @@ from std_srvs.srv import SetBool
 from visualization_msgs.msg import Marker, MarkerArray
 
 from salamander_control import names
-from salamander_control.kinematics import JOINT_NAMES, solve_ik_pitched
+from salamander_control.kinematics import JOINT_NAMES, forward_kinematics, solve_ik_pitched
 from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.sim.cell import load_cell_config, load_cell_targets
 from salamander_control.sim.cell.scene import GREEN
 from salamander_control.testing import REPO as REPO_ROOT
+from salamander_control.testing.cell import NO_UNCERTAINTY
 from salamander_control.testing.config_files import launch_param_files
 from salamander_control.testing.node_process import NodeProcess
 from salamander_control.testing.ros_helpers import RosPeer, next_domain_id
@@ -55,6 +57,7 @@ class CellPeer(RosPeer):
         cell_sim = names.absolute(names.CELL_SIM)
         super().__init__(domain_id, "cell_sim_test_peer", cell_sim, sim.describe, TIMEOUT)
         self.q: tuple[float, ...] | list[float] = joints_for(TARGETS.picks[0].above)
+        self._ramp: tuple[float, float, tuple[float, ...], tuple[float, ...]] | None = None  # t0, T, TCP a, b
         self.names = list(JOINT_NAMES)
         self.state: dict[str, Any] | None = None
         self.markers: MarkerArray | None = None
@@ -71,6 +74,13 @@ class CellPeer(RosPeer):
         assert self.spin_until(lambda: self.state is not None and self.vacuum is not None), sim.describe()
 
     def _publish_joints(self) -> None:
+        if self._ramp is not None:  # a smooth straight move, as the arm makes (a held can rides on a seal)
+            t0, duration, start, goal = self._ramp
+            s = min(1.0, (time.monotonic() - t0) / duration)
+            s = 10 * s**3 - 15 * s**4 + 6 * s**5
+            self.q = joints_for(tuple(a + s * (b - a) for a, b in zip(start, goal, strict=True)))  # type: ignore[arg-type]
+            if s >= 1.0:
+                self._ramp = None
         msg = JointState(name=self.names, position=[float(v) for v in self.q])
         msg.header.stamp = self.node.get_clock().now().to_msg()
         self.js_pub.publish(msg)
@@ -102,8 +112,10 @@ class CellPeer(RosPeer):
         return future.result()
 
     def move_to(self, tcp: tuple[float, float, float], can_id: str) -> None:
-        """Put the pad at `tcp` and wait until the held can's position shows it (bottom = tcp - height)."""
-        self.q = joints_for(tcp)
+        """Move the pad to `tcp` (smoothly, ~0.2 m/s) and wait until the held can's position shows it there
+        (bottom = tcp - height)."""
+        here = forward_kinematics(self.q).tcp
+        self._ramp = (time.monotonic(), max(0.2, math.dist(here, tcp) / 0.2), here, tcp)
         want = (tcp[0], tcp[1], tcp[2] - LAYOUT.can_height)
         assert self.spin_until(lambda: math.dist(self.can(can_id)["position"], want) < 1e-4), (
             self.can(can_id),
@@ -116,7 +128,7 @@ class CellPeer(RosPeer):
 def peer(tmp_path: Path) -> Iterator[CellPeer]:
     domain = next_domain_id()
     files = launch_param_files("cell_sim")  # config/arm.yaml, then config/cell.yaml
-    sim = NodeProcess("cell_sim", names.CELL_SIM, domain, tmp_path, params_file=files)
+    sim = NodeProcess("cell_sim", names.CELL_SIM, domain, tmp_path, params=NO_UNCERTAINTY, params_file=files)
     peer = None
     try:
         peer = CellPeer(domain, sim)
@@ -132,6 +144,9 @@ def peer(tmp_path: Path) -> Iterator[CellPeer]:
 def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None:
     pick, place = TARGETS.pairs()[0]
     assert peer.can("can_0")["on"] == "table" and peer.vacuum is False
+    # The true box pose: the configured one, with the uncertainty pinned to zero.
+    assert peer.state["box"] == {"xy": pytest.approx([LAYOUT.box_x, LAYOUT.box_y]), "yaw": LAYOUT.box_yaw}
+    assert peer.sim.wait_for_text("cell ready (physics engine", timeout=10.0), peer.sim.describe()
     # The part-present switch: false with nothing on the pad, at part_present_rate_hz (20) and on change.
     assert peer.spin_until(lambda: len(peer.part) >= 5), peer.sim.describe()
     assert peer.part_present() is False

@@ -1,6 +1,7 @@
 """`/salamander/ik_ghost_node` as a real process: joint states in, status / ghost joints / markers out.
 
-One ghost process serves the module (own DDS domain). A test node publishes `/joint_states` with unique,
+One ghost process serves the module (own DDS domain). A test node publishes the joint states the ghost
+reads (`/arm/joint_states_monitor`, which the trajectory generator fills in the stack) with unique,
 increasing stamps and matches every output to its input by stamp, so a test never confuses an answer to
 an earlier message with the answer it waits for.
 """
@@ -45,7 +46,7 @@ class GhostPeer(RosPeer):
         super().__init__(domain_id, "ik_ghost_test_peer", target, proc.describe, TIMEOUT)
         self.proc = proc
         at = names.absolute  # the default launch's names (the peer lives at /)
-        self.pub = self.node.create_publisher(JointState, at(names.JOINT_STATES), 10)
+        self.pub = self.node.create_publisher(JointState, at(names.JOINT_STATES_MONITOR), 10)
         self.statuses: dict[tuple[int, int], IkStatusMsg] = {}
         self.status_order: list[tuple[int, int]] = []
         self.ghost_joints: dict[tuple[int, int], JointState] = {}

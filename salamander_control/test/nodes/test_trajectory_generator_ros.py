@@ -445,6 +445,63 @@ def test_heartbeat_loss_brakes_the_arm_smoothly_and_frees_the_lease(arm) -> None
 
 
 @pytest.mark.ros
+def test_at_rest_the_command_is_a_keep_alive_and_a_goal_brings_the_full_rate_back_at_once(arm) -> None:
+    """The rest pace (docs/design/cpu.md): a standing command at hold_command_rate_hz, the measured state
+    for the monitors at monitor_rate_hz; a goal is answered at the control rate from its first cycle."""
+    config = node_config("trajectory_generator")
+    hold, monitor, rate = (config[k] for k in ("hold_command_rate_hz", "monitor_rate_hz", "control_rate_hz"))
+    assert hold < rate  # the shipped config rests
+    commands: list[tuple[float, JointState]] = []  # (header stamp, message): the sender's time
+    monitored: list[float] = []  # header stamps (the measurement's time)
+
+    def now() -> float:
+        return arm.now().nanoseconds * 1e-9
+
+    def stamp(msg: JointState) -> float:
+        return Time.from_msg(msg.header.stamp).nanoseconds * 1e-9
+
+    at = names.absolute
+    node = arm.node
+    subs = [
+        node.create_subscription(
+            JointState, at(names.JOINT_COMMAND), lambda m: commands.append((stamp(m), m)), 1000
+        ),
+        node.create_subscription(
+            JointState, at(names.JOINT_STATES_MONITOR), lambda m: monitored.append(stamp(m)), 1000
+        ),
+    ]
+    try:
+        start = REST_POSTURE
+        arm.send(full(start))
+        arm.wait_settled(start)
+        t0 = now() + 0.2  # past REST_AFTER_S: the loop rests
+        arm.wait(lambda: commands and commands[-1][0] > t0 + 2.0 and monitored[-1] > t0 + 2.0, "2 s at rest")
+        # By stamp (late deliveries do not count). Not 500 Hz: a keep-alive, at most at its rate (a late
+        # timer call on a loaded machine skips a keep-alive, it does not add one).
+        window = [m for t, m in commands if t0 <= t < t0 + 2.0]
+        assert hold / 3 <= len(window) / 2.0 <= hold * 1.1
+        assert {tuple(m.position) for m in window} == {tuple(window[0].position)}
+        assert all(not any(m.velocity) for m in window)
+        assert monitor / 3 <= len([t for t in monitored if t0 <= t < t0 + 2.0]) / 2.0 <= monitor * 1.1
+
+        commands.clear()
+        goal = (start[0] + 0.3, *start[1:])
+        arm.send(full(goal))
+        arm.wait_settled(goal)
+        moving = [(t, m) for t, m in commands if any(m.velocity)]
+        assert moving, "no command moved the arm"
+        # The motion is commanded every control cycle (stamps 1/rate apart, now and then two cycles in one
+        # late call on a loaded machine). How soon the first one follows the goal: bench_trajectory.py
+        # --rest-pace (goal-to-command latency from rest).
+        stamps = [Time.from_msg(m.header.stamp).nanoseconds * 1e-9 for _, m in moving]
+        gaps = sorted(b - a for a, b in zip(stamps, stamps[1:], strict=False))
+        assert gaps[len(gaps) // 2] == pytest.approx(1.0 / rate, rel=0.1)
+    finally:
+        for sub in subs:
+            node.destroy_subscription(sub)
+
+
+@pytest.mark.ros
 def test_a_params_file_sets_the_per_joint_limits(tmp_path) -> None:
     text = MOTION_LIMITS_YAML.read_text().replace("wrist_yaw: 2.0}", "wrist_yaw: 0.7}", 1)
     custom = tmp_path / "motion_limits.yaml"

@@ -2,7 +2,10 @@
 
 Thin shell around `controller.Controller`: callbacks convert messages and hand them to the core under a
 lock, the core says what to publish, a timer at `target_rate_hz` keeps a held jog flowing and stops a jog
-whose Joy stream went stale. The Joy callback publishes the core's answer itself (a few tens of
+whose Joy stream went stale. The timer runs only while a jog runs (without one it has nothing to do, and
+each call would wake the process); the measured joints come at the monitors' rate
+(`names.JOINT_STATES_MONITOR`, 25 Hz: the jog's lead window needs no more), and the node spins on the
+EventsExecutor (docs/design/cpu.md). The Joy callback publishes the core's answer itself (a few tens of
 microseconds of work, rate-limited by `joy_rate_limit_hz`) instead of waiting for the timer: that keeps
 stick-to-target latency at the DDS floor (bench/bench_teleop.py) rather than up to one timer period.
 Joint targets go out anonymously (header.frame_id ""), so the trajectory
@@ -90,9 +93,10 @@ class ControllerNode(Node):
         # measured joints are best effort, which matches a reliable or a best-effort publisher.
         self.create_subscription(Joy, names.JOY, self._on_joy, 10)
         self._js_topic = self.create_subscription(
-            JointState, names.JOINT_STATES, self._on_joint_states, qos_profile_sensor_data
+            JointState, names.JOINT_STATES_MONITOR, self._on_joint_states, qos_profile_sensor_data
         ).topic_name  # resolved and remapped, for the logs
         self._timer = self.create_timer(1.0 / config.mapping.target_rate_hz, self._on_timer)
+        self._timer.cancel()  # no jog yet (`_sync_timer`)
         self._publish_mode(self._core.mode)
         m = config.mapping
         self.get_logger().info(
@@ -111,6 +115,8 @@ class ControllerNode(Node):
             self._timer.cancel()
             self.destroy_timer(self._timer)
             self._timer = self.create_timer(1.0 / new.mapping.target_rate_hz, self._on_timer)
+            self._timer.cancel()
+            self._sync_timer()
 
     def _on_joy(self, msg: Joy) -> None:
         sample = JoySample(
@@ -123,6 +129,7 @@ class ControllerNode(Node):
         with self._lock:
             actions = self._core.feed(sample, self._now(), self._measured)
         self._publish(actions)
+        self._sync_timer()
 
     def _on_joint_states(self, msg: JointState) -> None:
         q = measured_joints(msg, self._js_topic, self.get_logger().warning)
@@ -135,6 +142,16 @@ class ControllerNode(Node):
         with self._lock:
             actions = self._core.tick(self._now(), self._measured)
         self._publish(actions)
+        self._sync_timer()
+
+    def _sync_timer(self) -> None:
+        """Run the timer exactly while a jog runs: without one `Controller.tick` does nothing."""
+        with self._lock:
+            jogging = self._core.jogging
+        if jogging and self._timer.is_canceled():
+            self._timer.reset()
+        elif not jogging and not self._timer.is_canceled():
+            self._timer.cancel()
 
     def _publish(self, actions: list[Action]) -> None:
         for action in actions:
@@ -195,7 +212,7 @@ class ControllerNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     """Console-script entry point (`controller_node`)."""
-    run_node(ControllerNode, args)
+    run_node(ControllerNode, args, events_executor=True)
 
 
 if __name__ == "__main__":

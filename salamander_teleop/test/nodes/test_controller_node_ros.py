@@ -1,6 +1,7 @@
 """The real controller_node and gamepad_node processes, driven over real topics in a domain of their own.
 
-A probe node plays joy_node (Joy at 20 Hz autorepeat, stamped) and the arm (/joint_states at rest), and
+A probe node plays joy_node (Joy at 20 Hz autorepeat, stamped) and the arm (the measured joints at rest on
+/arm/joint_states_monitor, which the trajectory generator republishes from /joint_states), and
 watches /arm/joint_target, /salamander/operator/jog, /salamander/operator/confirm and the mode topic.
 The controller is started with its launch files (config/arm.yaml, config/teleop.yaml), so the shipped
 files are what is tested. The last test runs the chain controller_node -> trajectory_generator ->
@@ -56,7 +57,7 @@ class Probe:
         self.node, self.executor = node, executor
         at = names.absolute  # the default launch's names (the probe lives at /)
         self.joy_pub = node.create_publisher(Joy, at(names.JOY), 10)
-        self.js_pub = node.create_publisher(JointState, at(names.JOINT_STATES), 10)
+        self.js_pub = node.create_publisher(JointState, at(names.JOINT_STATES_MONITOR), 10)
         self.targets: list[JointState] = []
         self.jogs: list[Twist] = []
         self.confirms: list[bool] = []

@@ -115,7 +115,7 @@ class OperatorViewNode(Node):
         self._coupled = (ArmParams().alpha_max, ArmParams().beta_max)
 
         sub = self.create_subscription
-        sub(JointState, names.JOINT_STATES, self._keep("joints"), qos_profile_sensor_data)
+        sub(JointState, names.JOINT_STATES_MONITOR, self._keep("joints"), qos_profile_sensor_data)  # 25 Hz
         sub(JointState, names.GHOST_JOINT_STATE, self._keep("ghost_q"), 10)
         sub(IkStatus, names.GHOST_STATUS, self._keep("ghost_status"), 10)
         sub(LeaseState, names.LEASE_STATE, self._keep("lease"), LATCHED)
@@ -249,6 +249,7 @@ class OperatorViewNode(Node):
 
     def _run_request(self, client: int, control: str, arg: object, reasons: dict[str, str]) -> None:
         key = ("confirm" if arg else "abort") if control == "confirm" else control
+        key = "nudge" if key == "nudge_key" else key
         why = reasons.get(key, "unknown control")
         if why:
             self.get_logger().warning(f"operator view: {control} from client {client} not done: {why}")
@@ -267,8 +268,9 @@ class OperatorViewNode(Node):
             p = Parameter(name=MANUAL_PLACE, value=ParameterValue(type=ParameterType.PARAMETER_BOOL,
                                                                    bool_value=value))
             self._set_params.call_async(SetParameters.Request(parameters=[p]))
-        elif control == "nudge":
-            self._train.press(str(arg), time.monotonic())
+        elif control in ("nudge", "nudge_key"):
+            press = self._train.press if control == "nudge" else self._train.hold
+            press(str(arg), time.monotonic())
             self._on_jog()
         elif control == "confirm":
             self._train.stop()

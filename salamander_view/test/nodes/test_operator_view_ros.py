@@ -71,7 +71,7 @@ class Peer:
         self.node = make_node("operator_view_peer")
         at = names.absolute
         self.tree = self.node.create_publisher(String, at(names.BEHAVIOR_TREE), LATCHED)
-        self.joints = self.node.create_publisher(JointState, at(names.JOINT_STATES), 10)
+        self.joints = self.node.create_publisher(JointState, at(names.JOINT_STATES_MONITOR), 10)
         self.jogs: list[tuple[float, float, float, float]] = []
         self.confirms: list[bool] = []
         self.logs: list[str] = []

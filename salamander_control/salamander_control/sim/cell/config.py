@@ -48,6 +48,7 @@ _LAYOUT: tuple[ParamSpec, ...] = (
     _param("table_z", -0.18, "height of the table surface in base_link (m)", -1.0, 1.0),
     _param("can_diameter", 0.0662, "can diameter (m); a 330 ml can is 66.2 mm", 0.01, 0.3),
     _param("can_height", 0.115, "can height (m); a 330 ml can is 115 mm", 0.01, 0.5),
+    _param("can_mass", 0.35, "mass of a full can (kg; physics engine); a 330 ml can: ~0.35 kg", 0.01, 5.0),
     _param(
         "can_xy",
         [0.30, 0.18, 0.38, 0.18, 0.46, 0.18],
@@ -124,10 +125,107 @@ _SUCTION: tuple[ParamSpec, ...] = (
         0.01,
         True,
     ),
+    _param(
+        "suction_force_n",
+        25.0,
+        "holding force of the sealed pad along its axis (N; physics engine: pressure difference times pad "
+        "area, -60 kPa on a 23 mm pad); a can pulled off harder than this is torn off",
+        0.1,
+        1000.0,
+        True,
+    ),
+    _param(
+        "pad_radius",
+        0.0115,
+        "radius of the pad's sealing lip (m; physics engine): a moment on the can larger than "
+        "(holding force - pull) * this peels the seal",
+        0.001,
+        0.05,
+        True,
+    ),
+    _param(
+        "pad_friction",
+        0.5,
+        "friction coefficient of the pad's lip on a can lid (physics engine): a sideways load larger "
+        "than this * (holding force - pull) shears the can off",
+        0.0,
+        2.0,
+        True,
+    ),
+)
+
+# Uncertainty (read-only: the true cell is drawn once, when the simulator starts). Defaults and why:
+# docs/design/cell_model.md, "Uncertainty".
+_UNCERTAINTY: tuple[ParamSpec, ...] = (
+    _param(
+        "uncertainty_seed",
+        0,
+        "seed of every random draw of the cell (true box pose, can spots, grip offsets): the same seed and "
+        "the same sequence of grips give the same cell",
+        0,
+        2**31 - 1,
+    ),
+    _param(
+        "box_error_sigma_xy",
+        0.0015,
+        "standard deviation of the box's true x and y about the configured box_x, box_y (m; each axis, "
+        "drawn once, clipped at 3 sigma)",
+        0.0,
+        0.05,
+    ),
+    _param(
+        "box_error_sigma_yaw",
+        0.004,
+        "standard deviation of the box's true yaw about the configured box_yaw (rad; clipped at 3 sigma)",
+        0.0,
+        0.2,
+    ),
+    _param(
+        "box_error",
+        [0.0, 0.0, 0.0],
+        "a fixed error [dx (m), dy (m), dyaw (rad)] of the box's true pose, added to the drawn one "
+        "(the believed pose, which the behaviour tree's targets use, stays box_x, box_y, box_yaw)",
+    ),
+    _param(
+        "can_spot_sigma_xy",
+        0.0005,
+        "standard deviation of each can's true x and y about its can_xy spot (m; each axis, clipped at 3 "
+        "sigma)",
+        0.0,
+        0.02,
+    ),
+    _param(
+        "grip_sigma_xy",
+        0.0005,
+        "standard deviation of the shift of a can against the pad when the seal forms (m; each axis of the "
+        "pad frame, a new draw per grip; the can's total offset from the pad axis stays within "
+        "attach_tol_xy)",
+        0.0,
+        0.01,
+    ),
+)
+
+ENGINES = ("physics", "kinematic")
+"""The cell's engines: MuJoCo rigid-body physics (`sim.cell.physics`), or the kinematic model (`model`)."""
+
+_ENGINE: tuple[ParamSpec, ...] = (
+    _param(
+        "engine",
+        "physics",
+        "the cell's engine: physics (MuJoCo rigid bodies, the default) or kinematic (the fast "
+        "hand-written model, for tests where the physics is not the point)",
+    ),
 )
 
 _NODE: tuple[ParamSpec, ...] = (
     _param("update_rate_hz", 50.0, "cell simulation steps per second (Hz)", 1.0, 500.0),
+    _param(
+        "physics_timestep_s",
+        0.002,
+        "physics engine time step (s); each update runs as many steps as the time since the last one needs",
+        0.0005,
+        0.005,
+    ),
     _param("state_rate_hz", 4.0, "periodic /salamander/cell/state publications per second (Hz)", 0.1, 50.0),
     _param("marker_rate_hz", 10.0, "marker publications per second (Hz)", 0.1, 50.0),
     _param(
@@ -156,14 +254,17 @@ _NODE: tuple[ParamSpec, ...] = (
     ),
 )
 
-_INFO = {p.name: p for p in (*_LAYOUT, *_SUCTION, *_NODE)}
+STANDARD_GRAVITY = 9.81
+"""m/s^2, the physics engine's gravity."""
+
+_INFO = {p.name: p for p in (*_LAYOUT, *_SUCTION, *_UNCERTAINTY, *_ENGINE, *_NODE)}
 _ARM_NAMES = frozenset(f.name for f in fields(ArmParams))
 MAX_CANS = 20
 
 
 def cell_param_specs() -> list[ParamSpec]:
-    """Every cell parameter (layout, suction, simulator; read-only unless live), in cell.yaml's order."""
-    return [*_LAYOUT, *_SUCTION, *_NODE]
+    """Every cell parameter (layout, suction, uncertainty, simulator; read-only unless live), file order."""
+    return [*_LAYOUT, *_SUCTION, *_UNCERTAINTY, *_ENGINE, *_NODE]
 
 
 @dataclass(frozen=True)
@@ -184,6 +285,7 @@ class CellLayout:
     pick_dz: float
     place_dz: float
     release_dz: float
+    can_mass: float = 0.35
 
     def __post_init__(self) -> None:
         """Refuse layouts the cycle cannot run in: overlapping cans, a lifted can that hits something."""
@@ -287,6 +389,30 @@ class SuctionParams:
     attach_settle_s: float = 0.5
     release_settle_s: float = 0.7
     touch_tolerance: float = 0.0001
+    suction_force_n: float = 25.0
+    pad_radius: float = 0.0115
+    pad_friction: float = 0.5
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """How the true cell differs from the believed one (drawn by `sim.cell.uncertainty`).
+
+    Attributes:
+        seed: seed of every draw.
+        box_error_sigma_xy: sigma of the box's true x and y about the configured pose (m, each axis).
+        box_error_sigma_yaw: sigma of its true yaw (rad).
+        box_error: a fixed (dx, dy, dyaw) added to the drawn box error (m, m, rad).
+        can_spot_sigma_xy: sigma of each can's true x and y about its configured spot (m, each axis).
+        grip_sigma_xy: sigma of the can's shift against the pad when the seal forms (m, each axis).
+    """
+
+    seed: int = 0
+    box_error_sigma_xy: float = 0.0
+    box_error_sigma_yaw: float = 0.0
+    box_error: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    can_spot_sigma_xy: float = 0.0
+    grip_sigma_xy: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -296,6 +422,8 @@ class CellConfig:
     layout: CellLayout
     suction: SuctionParams
     node: Mapping[str, float]  # the simulator's own settings (rates, joint_state_timeout_s), read-only view
+    uncertainty: Uncertainty = Uncertainty()
+    engine: str = "physics"
 
 
 def _checked(values: Mapping[str, Any], specs: tuple[ParamSpec, ...]) -> dict[str, Any]:
@@ -328,6 +456,25 @@ def suction_from_values(values: Mapping[str, Any]) -> SuctionParams:
     return SuctionParams(**{k: float(x) for k, x in _checked(values, _SUCTION).items()})
 
 
+def uncertainty_from_values(values: Mapping[str, Any]) -> Uncertainty:
+    """Uncertainty from parameter values (defaults for missing names).
+
+    Raises:
+        ValueError: a value out of range, a seed that is not an integer, a box_error that is not three
+            numbers (or one larger than 0.1 m or 0.5 rad).
+    """
+    v = _checked(values, _UNCERTAINTY)
+    seed = v.pop("uncertainty_seed")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"uncertainty_seed must be an integer, got {seed!r}")
+    error = tuple(float(x) for x in v.pop("box_error"))
+    if len(error) != 3:
+        raise ValueError(f"box_error must be [dx, dy, dyaw], three numbers, got {len(error)}")
+    if max(abs(error[0]), abs(error[1])) > 0.1 or abs(error[2]) > 0.5:
+        raise ValueError(f"box_error {list(error)}: at most 0.1 m in x and y and 0.5 rad in yaw")
+    return Uncertainty(seed=seed, box_error=error, **{k: float(x) for k, x in v.items()})  # type: ignore[arg-type]
+
+
 def config_from_values(values: Mapping[str, Any]) -> CellConfig:
     """The whole CellConfig from one params-file section (the arm's own parameters may appear too).
 
@@ -338,7 +485,18 @@ def config_from_values(values: Mapping[str, Any]) -> CellConfig:
     if unknown:
         raise ValueError(f"unknown cell parameter(s): {', '.join(unknown)}")
     node = MappingProxyType({k: float(x) for k, x in _checked(values, _NODE).items()})
-    return CellConfig(layout_from_values(values), suction_from_values(values), node)
+    engine = _checked(values, _ENGINE)["engine"]
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    suction = suction_from_values(values)
+    layout = layout_from_values(values)
+    weight = layout.can_mass * STANDARD_GRAVITY
+    if engine == "physics" and suction.suction_force_n <= weight:
+        raise ValueError(
+            f"suction_force_n {suction.suction_force_n} N cannot lift a can of {layout.can_mass} kg "
+            f"({weight:.2f} N)"
+        )
+    return CellConfig(layout, suction, node, uncertainty_from_values(values), engine)
 
 
 def load_cell_config(path: str | Path, node_fqn: str = NODE_FQN) -> CellConfig:

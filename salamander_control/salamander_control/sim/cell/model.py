@@ -18,12 +18,17 @@ rules, in the order `step` applies them:
 Every landing produces a `Placement`: in a compartment, clear of the walls or touching one (with the
 clearance per side), on the box rim, on another can, or on the table. A can never intersects the box,
 the table or another can (`geometry.sweep` stops moves at the contact; drops land on the highest support).
-Not modelled: the arm's own links, cans tipping over, the pad pushing a can it does not hold.
+Not modelled: the arm's own links, cans tipping over, the pad pushing a can it does not hold. The
+physics engine (`physics.PhysicsCell`, the default) has the same interface and models tipping too.
+
+The model runs the *true* layout (`uncertainty.draw_truth`); with a `grip_scatter` each grip shifts
+the can against the pad by one draw (kept within attach_tol_xy of the axis), as in the physics engine.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +36,7 @@ from salamander_control.kinematics import ToolPose
 from salamander_control.sim.cell.config import CellLayout, SuctionParams
 from salamander_control.sim.cell.geometry import EPS, CellGeometry, Point
 from salamander_control.sim.cell.report import state_dict
+from salamander_control.sim.cell.uncertainty import clamp_offset
 
 OUTCOME_TEXT = {
     "in_box_clear": "in box, clear of walls",
@@ -38,8 +44,10 @@ OUTCOME_TEXT = {
     "on_rim": "on the box rim",
     "on_can": "on top of another can",
     "on_table": "on the table",
+    "tipped": "tipped over",
+    "dropped": "dropped in transit, on the table",
 }
-"""Placement results and how the cell reports them."""
+"""Placement results and how the cell reports them ("tipped" and "dropped" only from the physics engine)."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +120,8 @@ class CellModel:
     layout: CellLayout
     suction: SuctionParams = field(default_factory=SuctionParams)
     t: float = 0.0
+    grip_scatter: Callable[[], tuple[float, float]] | None = None
+    """One draw per grip: the can's shift against the pad, tool-yaw frame (m); None: no shift."""
 
     def __post_init__(self) -> None:
         """Stand every can at its configured place on the table; vacuum off, nothing held."""
@@ -178,6 +188,10 @@ class CellModel:
     def positions(self) -> dict[str, Point]:
         """Every can's bottom centre by id."""
         return {cid: c.pos for cid, c in self._cans.items()}
+
+    def orientation(self, can: str) -> tuple[float, float, float, float]:
+        """The can's attitude as a unit quaternion (w, x, y, z): always upright here."""
+        return (1.0, 0.0, 0.0, 0.0)
 
     @property
     def held(self) -> str | None:
@@ -257,9 +271,13 @@ class CellModel:
         c = self._cans[can]
         dx, dy, dz = (c.pos[i] - pose.tcp[i] for i in range(3))
         cy, sy = math.cos(pose.tool_yaw), math.sin(pose.tool_yaw)
-        self._grip = _Grip(can, (cy * dx + sy * dy, -sy * dx + cy * dy, dz))
+        ox, oy = cy * dx + sy * dy, -sy * dx + cy * dy
+        if self.grip_scatter is not None:
+            sx, sy_ = self.grip_scatter()
+            ox, oy = clamp_offset(ox + sx, oy + sy_, self.suction.attach_tol_xy)
+        self._grip = _Grip(can, (ox, oy, dz))
         c.held, c.placement, c.support = True, None, "gripper"
-        off = math.hypot(dx, dy) * 1000
+        off = math.hypot(ox, oy) * 1000
         self._events.append(CellEvent(now, "gripped", can, f"{can} gripped ({off:.1f} mm off its axis)"))
 
     def _follow(self, pose: ToolPose, now: float) -> None:

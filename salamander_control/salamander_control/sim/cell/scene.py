@@ -17,8 +17,10 @@ Each can also has a text label above it with its id and, after a placement, the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from salamander_control.sim.cell.model import CellModel
+if TYPE_CHECKING:
+    from salamander_control.sim.cell.engine import CellEngine
 
 RGBA = tuple[float, float, float, float]
 
@@ -50,9 +52,11 @@ class Shape:
     size: tuple[float, float, float]
     rgba: RGBA
     text: str = ""
+    quat: tuple[float, float, float, float] | None = None
+    """The attitude (w, x, y, z) when it is not a turn about +z by `yaw` (a tilted can)."""
 
 
-def can_colour(model: CellModel, can: str) -> RGBA:
+def can_colour(model: CellEngine, can: str) -> RGBA:
     """The colour of a can in its current state (see the module table)."""
     if model.held == can:
         return YELLOW
@@ -62,7 +66,7 @@ def can_colour(model: CellModel, can: str) -> RGBA:
     return {"in_box_clear": GREEN, "in_box_touching": ORANGE}.get(placement.result, RED)
 
 
-def static_shapes(model: CellModel) -> list[Shape]:
+def static_shapes(model: CellEngine) -> list[Shape]:
     """The table slab, the box floor and walls (they never move)."""
     lay = model.layout
     shapes = [
@@ -93,19 +97,36 @@ def static_shapes(model: CellModel) -> list[Shape]:
     return shapes
 
 
-def can_shapes(model: CellModel) -> list[Shape]:
+def can_shapes(model: CellEngine) -> list[Shape]:
     """A cylinder and a label per can, coloured by state."""
     lay = model.layout
     d, h = lay.can_diameter, lay.can_height
     shapes = []
     for i, (cid, (x, y, z)) in enumerate(model.positions().items()):
-        shapes.append(Shape("cans", i, "cylinder", (x, y, z + h / 2), 0.0, (d, d, h), can_colour(model, cid)))
+        quat = model.orientation(cid)
+        w, qx, qy, qz = quat
+        # The centre: the bottom centre plus half the height along the can's axis (R(q) * z).
+        ax, ay, az = 2 * (qx * qz + w * qy), 2 * (qy * qz - w * qx), 1 - 2 * (qx * qx + qy * qy)
+        centre = (round(x + ax * h / 2, 5), round(y + ay * h / 2, 5), round(z + az * h / 2, 5))
+        upright = abs(qx) < 1e-4 and abs(qy) < 1e-4
+        shapes.append(
+            Shape(
+                "cans",
+                i,
+                "cylinder",
+                centre,
+                0.0,
+                (d, d, h),
+                can_colour(model, cid),
+                quat=None if upright else tuple(round(v, 4) for v in quat),  # type: ignore[arg-type]
+            )
+        )
         placement = model.placement(cid)
         label = cid if model.held == cid or placement is None else f"{cid}: {placement.text.split(' (')[0]}"
         shapes.append(Shape("labels", i, "text", (x, y, z + h + 0.03), 0.0, (0.0, 0.0, 0.02), TEXT, label))
     return shapes
 
 
-def scene(model: CellModel) -> list[Shape]:
+def scene(model: CellEngine) -> list[Shape]:
     """Everything to draw."""
     return static_shapes(model) + can_shapes(model)
