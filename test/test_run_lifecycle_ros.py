@@ -211,7 +211,7 @@ def demo(tmp_path):
     """The default launch through the runner (what ./scripts/up.sh runs), in a domain of its own."""
     domain = next_domain_id()
     log = tmp_path / "runner.log"
-    cell = f"cell_config:={cell_config_without_uncertainty(tmp_path)}"  # every can lands clear
+    cell = f"cell_config:={cell_config_without_uncertainty(tmp_path, engine='kinematic')}"  # lands clear
     runner = ChildProcess([*RUNNER, str(LAUNCH), cell], ros_env(domain), log, process_group=True)
     peer = Peer(domain, runner.describe)
     yield peer, runner

@@ -28,9 +28,10 @@ docs/design/cartesian_plan.md; interface: docs/interfaces.md):
   `joint_limit_fraction` of the per-joint limits (`max_velocity.<joint>`, ...; the generator's).
 - every parameter lives in one frozen `MotionConfig` snapshot (ParamBinding), read once per cycle.
 
-Everything runs on one single-threaded executor, rclpy's EventsExecutor (`run_node`; less CPU per
-wake-up than the SingleThreadedExecutor, docs/design/cpu.md): the execute callback is a coroutine that
-awaits a future the timer completes, so no callback ever blocks. It reads `/joint_states` at the
+Everything runs on one SingleThreadedExecutor: the execute callback is a coroutine that awaits a future
+the timer completes, so no callback ever blocks. (The EventsExecutor costs less per wake-up,
+docs/design/cpu.md, but this node's 100 Hz stream is what the generator follows: kept on the executor
+its stream timing was measured on until that is measured again.) It reads `/joint_states` at the
 measurement's full rate, not the monitors': a goal starts from the measured pose, ends when the measured
 TCP arrives, and a cancelled joint goal holds the measured joints, all of which a 25 Hz sample would
 delay or make stale by up to 40 ms.
@@ -393,7 +394,7 @@ def _parse(request: MoveCartesian.Goal) -> CartesianGoal:
 
 def main(args: list[str] | None = None) -> None:
     """Console-script entry point (`arm_cartesian_motion_node`)."""
-    run_node(CartesianMotionNode, args, events_executor=True)
+    run_node(CartesianMotionNode, args)
 
 
 if __name__ == "__main__":

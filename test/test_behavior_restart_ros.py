@@ -1,0 +1,109 @@
+"""A behaviour server killed mid-run comes back, does not pick over a held can, and resumes (issue 13.7).
+
+The default launch through the runner (run_on_start; the simulated cell on its kinematic engine without
+its uncertainty, `cell_config:=`, so every can lands clear). While can_1 is carried, the
+behaviour server is killed with SIGKILL; the runner respawns it 2 s later. The new process reads the
+run's progress (can_0 placed, can_1 carried), run_on_start sends it an empty goal, and the pad check
+finds can_1 on the pad: it does not pick, it waits; the operator's confirmation (on
+/salamander/operator/confirm, after the wait began) places can_1 into its own compartment, and the run
+goes on with can_2. The cell's ground truth (/salamander/cell/state) ends with every can in its own
+compartment, clear of the walls.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any
+
+import pytest
+
+from salamander_control import names
+from salamander_control.testing import REPO
+from salamander_control.testing.cell import cell_config_without_uncertainty
+from salamander_control.testing.process import ChildProcess
+from salamander_control.testing.ros_helpers import RosPeer, next_domain_id, ros_env
+from salamander_control.testing.runner_faults import kill_node
+
+pytestmark = pytest.mark.ros
+
+LAUNCH = REPO / "launch" / "arm_control.launch.xml"
+RUNNER = [sys.executable, "-m", "salamander_control.bringup.runner"]
+STEP_TIMEOUT = 90.0
+BT = names.absolute(names.BEHAVIOR_SERVER)
+
+
+class Peer(RosPeer):
+    """The operator: the cell's ground truth, and the confirm topic."""
+
+    def __init__(self, domain_id: int, describe) -> None:
+        from std_msgs.msg import Bool, String
+
+        super().__init__(domain_id, "restart_operator", BT, describe, STEP_TIMEOUT)
+        self.state: dict[str, Any] | None = None
+        self.start: dict[str, list[float]] = {}
+        self.node.create_subscription(String, names.absolute(names.CELL_STATE), self._on_state, 10)
+        self.confirm_pub = self.node.create_publisher(Bool, names.absolute(names.OPERATOR_CONFIRM), 10)
+        self.Bool = Bool
+
+    def _on_state(self, msg: Any) -> None:
+        self.state = json.loads(msg.data)
+        for can in self.state["cans"]:
+            self.start.setdefault(can["id"], can["position"])
+
+    def can(self, can_id: str) -> dict[str, Any]:
+        assert self.state is not None
+        return next(c for c in self.state["cans"] if c["id"] == can_id)
+
+    def carrying(self, can_id: str) -> bool:
+        """`can_id` on the pad and moved more than 5 cm from its spot (lifted and on its way)."""
+        if self.state is None or self.state["held"] != can_id:
+            return False
+        return math.dist(self.can(can_id)["position"], self.start[can_id]) > 0.05
+
+
+@pytest.fixture
+def demo(tmp_path):
+    domain = next_domain_id()
+    log = tmp_path / "runner.log"
+    cell = cell_config_without_uncertainty(tmp_path, engine="kinematic")  # every can lands clear
+    args = [*RUNNER, str(LAUNCH), f"cell_config:={cell}"]
+    runner = ChildProcess(args, ros_env(domain), log, process_group=True)
+    peer = Peer(domain, runner.describe)
+    yield peer, runner
+    peer.close()
+    runner.stop(timeout=15.0)
+
+
+def test_a_server_killed_while_carrying_resumes_without_picking_over_the_held_can(demo) -> None:
+    peer, runner = demo
+    peer.wait(lambda: peer.carrying("can_1"), "can_1 carried (lifted off its spot)", 240.0)
+    assert peer.can("can_0")["outcome"]["result"] == "in_box_clear", peer.state
+    since = len(runner.lines)
+    kill_node(runner, BT)
+    carried = "can_1 is recorded as carried"
+    assert runner.wait_for_text(carried, since=since, timeout=STEP_TIMEOUT), runner.text()
+    waiting = "a can is on the pad before picking can_2: not picking"
+    assert runner.wait_for_text(waiting, since=since, timeout=STEP_TIMEOUT), runner.text()
+    # Not picked, not dropped: can_1 is still on the pad, the vacuum on, can_0 and can_2 untouched.
+    peer.wait(lambda: peer.state["held"] == "can_1" and peer.state["vacuum"], "can_1 still held")
+    assert peer.can("can_2")["position"] == peer.start["can_2"]
+    # The operator confirms, again each second until the server says so (its new subscription may not
+    # be matched yet; a repeated confirmation is harmless: one decision per wait).
+    for _ in range(int(STEP_TIMEOUT)):
+        peer.confirm_pub.publish(peer.Bool(data=True))
+        if runner.wait_for_text("confirmed: placing can_1", since=since, timeout=1.0):
+            break
+    else:
+        raise AssertionError(f"the confirmation was not taken\n{runner.text()}")
+    done = "run complete: 2 placed"
+    assert runner.wait_for_text(done, since=since, timeout=2 * STEP_TIMEOUT), runner.text()
+
+    def all_in_place() -> bool:
+        cans = peer.state["cans"] if peer.state else []
+        return all((c["outcome"] or {}).get("compartment") == int(c["id"].split("_")[1]) for c in cans)
+
+    peer.wait(all_in_place, "every can in its own compartment")
+    assert all(c["outcome"]["result"] == "in_box_clear" for c in peer.state["cans"]), peer.state
+    assert "above can_1" not in runner.text()[runner.text().index(waiting):]
