@@ -17,7 +17,8 @@ What it measures:
   with ``--relay``). The ratio controller / relay is what the controller's own work costs.
 * stimulus: Joy messages every `--period` s (default 15 ms), alternating "left stick deflected" (up or
   down, alternately) and "stick centred", stamped at publication, as joy_node publishes stick motion.
-  /joint_states at rest is published at 50 Hz for the controller's jog.
+  the measured state at rest (/arm/joint_states_monitor, as the generator republishes it) at 50 Hz for
+  the controller's jog.
 * latency: for every deflected Joy, the time from just before `publish` to the arrival of the first
   joint target after it (in manual mode a deflection from centre starts a jog, which the controller
   answers at once; a centred Joy stops it and is not answered). Both subjects are measured on the same
@@ -121,7 +122,9 @@ def measure(
     target = names.absolute(names.JOINT_TARGET)
     node.create_subscription(JointState, target, lambda _m: arrivals.append(time.perf_counter_ns()), 100)
     joy_pub = node.create_publisher(Joy, names.absolute(names.JOY), 10)
-    js_pub = node.create_publisher(JointState, names.absolute(names.JOINT_STATES), 10)
+    # The controller reads the monitors' copy of the measured state (the generator republishes it in the
+    # stack; there is no generator here): publish it as the generator would, at rest.
+    js_pub = node.create_publisher(JointState, names.absolute(names.JOINT_STATES_MONITOR), 10)
     state = JointState(name=list(JOINT_NAMES), position=list(REST_POSTURE))
     node.create_timer(0.02, lambda: js_pub.publish(state))
     sends: list[int] = []

@@ -107,7 +107,8 @@ def test_plan_has_exactly_the_arm_stack_and_use_sim_false_drops_only_the_sim():
     plan = load_plan(LAUNCH)
     assert plan_summary(plan) == ARM_STACK
     defaults = {"use_sim": "true", "autonomy": "true", "run_on_start": "true", "teleop": "true",
-                "gamepad": "false", "cell": "", "rviz": "false", "view": "true", "sim_operator": "false"}
+                "gamepad": "false", "cell": "", "rviz": "false", "view": "true", "sim_operator": "false",
+                "cell_config": str(LAUNCH.parent / ".." / "config" / "cell.yaml")}
     assert plan.values == defaults
     real = load_plan(LAUNCH, {"use_sim": "false"})
     assert plan_summary(real) == [entry for entry in ARM_STACK if entry[0] not in SIMULATED]
@@ -619,7 +620,8 @@ def test_runner_stops_the_stack_when_the_respawn_retries_are_spent(standin, run_
 def test_arm_stack_comes_up_with_every_config_value_applied_and_stops_cleanly(
     ros_context, ros_executor, make_node, run_runner
 ):
-    runner = run_runner([str(LAUNCH), "gamepad:=true"], ros_env(ros_context.get_domain_id()))
+    every_node = [f"{k}:={v}" for k, v in ALL_ON.items()]
+    runner = run_runner([str(LAUNCH), *every_node], ros_env(ros_context.get_domain_id()))
     probe = make_node("bringup_probe")
     plan = load_plan(LAUNCH, ALL_ON)
     expected = {}
