@@ -56,24 +56,3 @@ def load_jobs(path: str | Path) -> tuple[CanJob, ...]:
     """
     return jobs_from_targets(load_cell_targets(path))
 
-
-def default_cell_config() -> Path:
-    """config/cell.yaml: installed (share/salamander_control/config) or in the source tree.
-
-    Raises:
-        FileNotFoundError: neither exists (the node then asks for the `cell_config` parameter).
-    """
-    candidates = []
-    try:
-        from ament_index_python.packages import get_package_share_directory
-
-        candidates.append(Path(get_package_share_directory("salamander_control")) / "config" / "cell.yaml")
-    except (ImportError, LookupError, ValueError):  # not installed: the source tree below
-        pass
-    candidates.append(Path(__file__).resolve().parents[2] / "config" / "cell.yaml")
-    for path in candidates:
-        if path.is_file():
-            return path
-    raise FileNotFoundError(
-        f"no cell config found (looked at {', '.join(map(str, candidates))}); set cell_config"
-    )

@@ -73,7 +73,7 @@ from salamander_behavior.behaviors.base import Ports
 from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded
 from salamander_behavior.limits.urdf_limits import default_urdf_path
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import CanJob, default_cell_config, load_jobs
+from salamander_behavior.plan import CanJob, load_jobs
 from salamander_behavior.report import RunReport
 from salamander_behavior.ros.arm_motion_client import ArmMotionCore
 from salamander_behavior.ros.gripper_client import GripperIO
@@ -84,6 +84,7 @@ from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
+from salamander_control.sim.cell.config import default_cell_config
 from salamander_control.urdf import UrdfNotFoundError
 from salamander_msgs.action import RunPickPlace
 

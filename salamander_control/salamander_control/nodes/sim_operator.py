@@ -33,32 +33,11 @@ from salamander_control.ros.log import KindLogger
 from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
-from salamander_control.sim.cell.config import load_cell_config
+from salamander_control.sim.cell.config import default_cell_config, load_cell_config
 from salamander_control.sim.operator import params
 from salamander_control.sim.operator.core import Confirm, Jog, Say, SimOperator
 from salamander_control.sim.operator.params import OperatorSettings
 from salamander_control.sim.operator.perception import placement_error, read_cell_state, read_wait
-
-
-def default_cell_config() -> Path:
-    """config/cell.yaml: installed (share/salamander_control/config) or in the source tree.
-
-    Raises:
-        FileNotFoundError: neither exists (set the `cell_config` parameter).
-    """
-    candidates = []
-    try:
-        from ament_index_python.packages import get_package_share_directory
-
-        candidates.append(Path(get_package_share_directory("salamander_control")) / "config" / "cell.yaml")
-    except (ImportError, LookupError, ValueError):  # not installed: the source tree below
-        pass
-    candidates.append(Path(__file__).resolve().parents[3] / "config" / "cell.yaml")
-    for path in candidates:
-        if path.is_file():
-            return path
-    looked = ", ".join(map(str, candidates))
-    raise FileNotFoundError(f"no cell config found (looked at {looked}); set cell_config")
 
 
 class SimOperatorNode(Node):

@@ -514,3 +514,25 @@ def load_cell_config(path: str | Path, node_fqn: str = NODE_FQN) -> CellConfig:
         return config_from_values(params_file.node_values([document], node_fqn, require_section=True))
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from exc
+
+
+def default_cell_config() -> Path:
+    """config/cell.yaml: installed (share/salamander_control/config) or in the source tree.
+
+    Raises:
+        FileNotFoundError: neither exists (the caller asks for its `cell_config` parameter).
+    """
+    candidates = []
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        candidates.append(Path(get_package_share_directory("salamander_control")) / "config" / "cell.yaml")
+    except (ImportError, LookupError, ValueError):  # not installed: the source tree below
+        pass
+    candidates.append(Path(__file__).resolve().parents[4] / "config" / "cell.yaml")
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise FileNotFoundError(
+        f"no cell config found (looked at {', '.join(map(str, candidates))}); set cell_config"
+    )
