@@ -309,7 +309,7 @@ def test_malformed_goals_and_goals_before_a_valid_joint_state_are_rejected(start
     h = start_node(valid=False)  # the fake arm publishes NaN positions
     assert h.wait(lambda: "ignoring /joint_states" in h.stderr()), h.stderr()
     assert not h.send(h.goal((0.3, 0.0, 0.05))).accepted
-    assert "no joint state yet" in h.stderr()
+    assert h.wait(lambda: "no joint state yet" in h.stderr()), h.stderr()  # logged as the goal is refused
     h.arm.valid = True
     h.send_accepted(h.goal((0.3, 0.0, 0.05), path="joint"))
     for goal in (

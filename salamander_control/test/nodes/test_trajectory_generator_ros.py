@@ -598,9 +598,20 @@ def test_a_killed_and_restarted_driver_is_held_then_re_anchored_and_the_arm_does
             for i in range(5):
                 assert abs(va[i]) <= VMAX[i] * (1 + 1e-9), (i, va)
                 assert abs(b[i] - a[i]) <= VMAX[i] * catch_up * (1 + 1e-9), (i, a, b)
+        # The measured speed over 0.1 s windows: a tick of the sim that catches up a late command burst
+        # (the generator publishes at most MAX_CATCH_UP cycles at once) reads fast for one sample under
+        # CPU load; the jump this test guards against ran at the motors' 1.5 rad/s for ~0.65 s.
         measured = arm.states[states_before:]
-        worst = [max(abs(s.v[i]) for s in measured) for i in range(5)]
-        print(f"after the restart: max measured speed per joint {[round(w, 3) for w in worst]} rad/s, "
+        window = 0.1
+        worst = [0.0] * 5
+        j = 0
+        for s in measured:
+            while measured[j].stamp < s.stamp - window:
+                j += 1
+            if j and s.stamp - measured[j - 1].stamp >= window:
+                a = measured[j - 1]
+                worst = [max(w, abs(s.q[i] - a.q[i]) / (s.stamp - a.stamp)) for i, w in enumerate(worst)]
+        print(f"after the restart: max measured speed (0.1 s windows) {[round(w, 3) for w in worst]} rad/s, "
               f"max commanded {[round(max(abs(c[2][i]) for c in after), 3) for i in range(5)]} rad/s")
         assert all(w <= v * RIPPLE for w, v in zip(worst, VMAX, strict=True)), worst
         assert arm.stop_hits == 0 and tg.alive(), arm.describe()
