@@ -318,10 +318,15 @@ class TrajectoryCore:
         when = arrival
         if self._stream_last is not None:
             last_when, last_ref, last_q, last_v = self._stream_last
-            step = sample_interval(last_q, last_v, projected.q, v, ref - last_ref, self._limits)
-            when = last_when + step
-            if abs(when - arrival) > cfg.stream_timeout:  # the sender's clock jumped: start afresh
-                when = arrival
+            nominal = ref - last_ref
+            if 0.0 <= nominal <= cfg.stream_timeout:
+                # Spaced by the sender's stamps, wherever the cycle clock is: it falls behind them by the
+                # cycles a loaded process drops beyond its catch-up (the curve then runs that much further
+                # behind the stream). Placing a sample at its arrival instead put it before the previous
+                # one, and the curve kinked by thousands of rad/s^2 (docs/design/stream_following.md).
+                when = last_when + sample_interval(last_q, last_v, projected.q, v, nominal, self._limits)
+            else:  # the sender's clock jumped: this sample is placed at its arrival, never before the last
+                when = max(arrival, last_when)
         self._stream_last = (when, ref, projected.q, v)
         self._stream_samples.append(projected.q)
         del self._stream_samples[:-STREAM_HISTORY]
