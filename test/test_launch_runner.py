@@ -277,6 +277,10 @@ def test_dry_run_of_run_sh_prints_the_ros2_run_command_of_every_node():
     assert real.returncode == 0, real.stderr
     assert "[sim_hardware]" not in real.stdout and "[cell_sim]" not in real.stdout
     assert real.stdout.count("--ros-args") == len(ARM_STACK) - len(SIMULATED)
+    # A simulated start is a new world: its run progress starts fresh (SALAMANDER_PROGRESS_DIR, progress.py);
+    # the robot's stays in $ROS_HOME, across starts.
+    fresh = "the run's progress would start fresh"
+    assert fresh in out.stderr and fresh not in real.stderr
 
 
 def test_dry_run_with_a_cell_moves_every_node_under_it():

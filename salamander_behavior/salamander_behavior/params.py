@@ -250,7 +250,8 @@ def param_specs() -> list[ParamSpec]:
             "progress_file",
             _D.progress_file,
             "the run's progress (cans done, the can carried), kept across restarts; '' = "
-            "$ROS_HOME/salamander/<node>/progress.json (~/.ros without ROS_HOME)",
+            "$ROS_HOME/salamander/<node>/progress.json (~/.ros without ROS_HOME; under "
+            "$SALAMANDER_PROGRESS_DIR if set: scripts/run.sh sets a fresh one per start in simulation)",
             read_only=True,
         ),
         ParamSpec("client_id", _D.client_id, "arm lease identity of the tree", read_only=True),

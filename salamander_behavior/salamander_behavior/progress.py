@@ -86,12 +86,22 @@ class RunProgress:
         return f"{cans}; carrying {self.carrying or 'nothing'}"
 
 
+PROGRESS_DIR_ENV = "SALAMANDER_PROGRESS_DIR"
+"""Where the progress files go instead of ``$ROS_HOME/salamander``: scripts/run.sh sets a fresh folder per
+start in simulation, where every start is a new world (the cans back on their spots)."""
+
+
 def default_path(node_fqn: str, env: Mapping[str, str] | None = None) -> Path:
-    """``$ROS_HOME/salamander/<node fqn, '/' -> '_'>/progress.json`` (``~/.ros`` without ROS_HOME)."""
+    """``$ROS_HOME/salamander/<node fqn, '/' -> '_'>/progress.json`` (``~/.ros`` without ROS_HOME).
+
+    Under ``$SALAMANDER_PROGRESS_DIR`` instead of ``$ROS_HOME/salamander`` when that is set
+    (`PROGRESS_DIR_ENV`).
+    """
     env = os.environ if env is None else env
     home = Path(env["ROS_HOME"]) if env.get("ROS_HOME") else Path.home() / ".ros"
+    root = Path(env[PROGRESS_DIR_ENV]) if env.get(PROGRESS_DIR_ENV) else home / "salamander"
     folder = node_fqn.strip("/").replace("/", "_") or "behavior_server_node"
-    return home / "salamander" / folder / "progress.json"
+    return root / folder / "progress.json"
 
 
 def parse(text: str, known: Sequence[str]) -> tuple[RunProgress, list[str]]:

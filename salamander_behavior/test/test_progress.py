@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from salamander_behavior import progress, runs
 from salamander_behavior.behaviors.base import STAGE_GRIPPED, STAGE_HOLDING, STAGE_LET_GO, STAGE_REMOVED
@@ -48,6 +49,12 @@ def test_default_path_is_under_ros_home_per_node() -> None:
     path = progress.default_path("/cell2/salamander/behavior_server_node", {"ROS_HOME": "/r"})
     assert str(path) == "/r/salamander/cell2_salamander_behavior_server_node/progress.json"
     assert str(progress.default_path("/x", {})).endswith(".ros/salamander/x/progress.json")
+
+
+def test_a_progress_dir_from_the_environment_replaces_ros_home() -> None:
+    env = {"ROS_HOME": "/r", progress.PROGRESS_DIR_ENV: "/tmp/fresh"}
+    path = progress.default_path("/salamander/behavior_server_node", env)
+    assert path == Path("/tmp/fresh/salamander_behavior_server_node/progress.json")
 
 
 def test_observe_records_carrying_let_go_outcomes_and_removal() -> None:

@@ -40,10 +40,11 @@ and ``py_trees.display.unicode_tree`` with every behaviour's status.
 Executor: the node runs on one SingleThreadedExecutor (`run_node`), so the goal, cancel and timer
 callbacks never run at the same time and share state without locks. Not the EventsExecutor, although it
 costs less per wake-up: it resumes a waiting coroutine again at once, so the execute callback's wait
-kept a core busy for the whole run (56 % of one core, against ~7 % here: docs/design/cpu.md). The measured joints (guard, readiness) come at the monitors'
-rate, `names.JOINT_STATES_MONITOR`. The action's execute callback is a
-coroutine that awaits an rclpy Future which the tick timer completes when the run has ended: while it
-waits it yields to the executor (which resumes it once per wake-up), so nothing ever blocks.
+kept a core busy for the whole run (53 % of one core, against 19 % here: docs/design/cpu.md). The
+measured joints (guard, readiness) come at the monitors' rate, `names.JOINT_STATES_MONITOR`. The
+action's execute callback is a coroutine that awaits an rclpy Future which the tick timer completes when
+the run has ended: while it waits it yields to the executor (which resumes it once per wake-up), so
+nothing ever blocks.
 
 Shutdown: Ctrl-C and SIGTERM alike end the spin loop with the context still working
 (`salamander_control.ros.run.run_node`), and `destroy_node` stops the tree of an active run (the running
