@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
+from cycle_bound import print_table as print_cycle_bound
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCH = REPO / "launch" / "arm_control.launch.xml"
@@ -333,6 +334,8 @@ def main() -> int:
         print("| can | s |\n|---|---:|")
         for can, seconds in cans:
             print(f"| {can} | {seconds:.2f} |")
+        print("\n## Time per can against its lower bound (cycle_bound.py: the limits and the fixed waits)\n")
+        print_cycle_bound(dict(cans))
     if not stack["started"]:
         print("\n(no run-start line seen: the run phase is empty; check RUN_START)")
     print(f"\nload average at end {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
