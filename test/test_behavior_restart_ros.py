@@ -24,7 +24,7 @@ from salamander_control.testing import REPO
 from salamander_control.testing.cell import cell_config_without_uncertainty
 from salamander_control.testing.process import ChildProcess
 from salamander_control.testing.ros_helpers import RosPeer, next_domain_id, ros_env
-from salamander_control.testing.runner_faults import kill_node
+from salamander_control.testing.runner_faults import kill_node, kill_nodes
 
 pytestmark = pytest.mark.ros
 
@@ -71,6 +71,7 @@ def demo(tmp_path):
     args = [*RUNNER, str(LAUNCH), f"cell_config:={cell}"]
     runner = ChildProcess(args, ros_env(domain), log, process_group=True)
     peer = Peer(domain, runner.describe)
+    peer.domain = domain  # for the operator's CLI
     yield peer, runner
     peer.close()
     runner.stop(timeout=15.0)
@@ -107,3 +108,72 @@ def test_a_server_killed_while_carrying_resumes_without_picking_over_the_held_ca
     peer.wait(all_in_place, "every can in its own compartment")
     assert all(c["outcome"]["result"] == "in_box_clear" for c in peer.state["cans"]), peer.state
     assert "above can_1" not in runner.text()[runner.text().index(waiting):]
+
+
+def _in_place_or_held(peer: Peer) -> list[str]:
+    """The cans that are neither on their spot, on the pad, nor clear in their own compartment."""
+    wrong = []
+    for c in peer.state["cans"] if peer.state else []:
+        outcome = c["outcome"] or {}
+        on_spot = math.dist(c["position"], peer.start[c["id"]]) < 1e-3
+        own = outcome.get("compartment") == int(c["id"].split("_")[1])
+        own = own and outcome.get("result") == "in_box_clear"
+        if not (on_spot or own or peer.state["held"] == c["id"]):
+            wrong.append(f"{c['id']}: {c['position']} {outcome}")
+    return wrong
+
+
+def test_killing_each_respawning_node_mid_run_ends_completed_or_held_with_no_can_astray(demo) -> None:
+    """Issue 13.9: every node the launch respawns is SIGKILLed mid-run; the runner restarts each.
+
+    While can_0 is carried: the IK service, the ghost, the teleop controller and the browser view at
+    once (none of them is on the run's path: the run goes on and places can_0). While can_1 is carried:
+    the Cartesian node, whose MoveCartesian goal the tree is following; the generator brakes the arm on
+    the carry line and holds, the tree notices the lost action server and stops the run with can_1 on
+    the pad, vacuum on. The operator starts a new run: the pad check offers can_1, the confirmation
+    places it, then can_2. (The behaviour server's own kill: the test above.) At every moment no can is
+    anywhere but on its spot, on the pad or clear in its own compartment.
+    """
+    peer, runner = demo
+    peer.wait(lambda: peer.carrying("can_0"), "can_0 carried (lifted off its spot)", 240.0)
+    others = [names.absolute(n) for n in (
+        names.KINEMATICS_NODE, names.IK_GHOST_NODE, names.CONTROLLER_NODE, names.OPERATOR_VIEW)]  # fmt: skip
+    since = len(runner.lines)
+    kill_nodes(runner, others)
+    assert runner.wait_for_text("can_0: placed", since=since, timeout=STEP_TIMEOUT), runner.text()
+    assert not _in_place_or_held(peer), peer.state
+
+    peer.wait(lambda: peer.carrying("can_1"), "can_1 carried (lifted off its spot)", STEP_TIMEOUT)
+    since = len(runner.lines)
+    kill_nodes(runner, [names.absolute(names.CARTESIAN_MOTION_NODE)])
+    stopped = "run stopped: 1 placed"
+    assert runner.wait_for_text(stopped, since=since, timeout=STEP_TIMEOUT), runner.text()
+    peer.wait(lambda: peer.state["held"] == "can_1" and peer.state["vacuum"], "can_1 still held")
+    assert not _in_place_or_held(peer), peer.state
+
+    # The operator starts the next run (every can not yet placed) and confirms can_1's placement.
+    since = len(runner.lines)
+    ctl = ChildProcess([sys.executable, "-m", "salamander_control.cli.ctl", "run", "start"],
+                       ros_env(peer.domain), runner.log_path.parent / "ctl.log")  # fmt: skip
+    try:
+        waiting = "a can is on the pad before picking can_2: not picking"
+        assert runner.wait_for_text(waiting, since=since, timeout=STEP_TIMEOUT), runner.text()
+        for _ in range(int(STEP_TIMEOUT)):
+            peer.confirm_pub.publish(peer.Bool(data=True))
+            if runner.wait_for_text("confirmed: placing can_1", since=since, timeout=1.0):
+                break
+        else:
+            raise AssertionError(f"the confirmation was not taken\n{runner.text()}")
+        done = "run complete: 2 placed"
+        assert runner.wait_for_text(done, since=since, timeout=2 * STEP_TIMEOUT), runner.text()
+        assert ctl.wait(timeout=STEP_TIMEOUT) == 0, ctl.text()
+    finally:
+        ctl.stop(timeout=10.0)
+
+    def all_in_place() -> bool:
+        cans = peer.state["cans"] if peer.state else []
+        return all((c["outcome"] or {}).get("compartment") == int(c["id"].split("_")[1]) for c in cans)
+
+    peer.wait(all_in_place, "every can in its own compartment")
+    assert all(c["outcome"]["result"] == "in_box_clear" for c in peer.state["cans"]), peer.state
+    assert "Traceback" not in runner.text(), runner.text()

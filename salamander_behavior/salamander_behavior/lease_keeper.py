@@ -47,7 +47,8 @@ class LeaseKeeper:
         self.retry = retry
         self._held_until = -math.inf
         self._confirmed_at = -math.inf
-        self._in_flight: tuple[LeaseOp, float] | None = None
+        self._in_flight: tuple[LeaseOp, float, int] | None = None  # (op, sent at, request id)
+        self._requests = 0  # ids of the requests sent so far
         self._last_attempt = -math.inf
         self._problem = NOT_REQUESTED
         self.token = ""  # the generator's token for our lease (ACQUIRE's answer); "" while not held
@@ -61,6 +62,11 @@ class LeaseKeeper:
     def problem(self) -> str:
         """Why the lease is not held (the last refusal or what is awaited)."""
         return self._problem
+
+    @property
+    def request_id(self) -> int:
+        """The id of the request `next_request` returned last (pass it back to `on_reply`)."""
+        return self._requests
 
     @property
     def in_flight(self) -> LeaseOp | None:
@@ -85,16 +91,30 @@ class LeaseKeeper:
         if op is not None:
             if self._problem == NOT_REQUESTED:
                 self._problem = f"{op.name} sent, no answer yet"
-            self._in_flight = (op, now)
+            self._requests += 1
+            self._in_flight = (op, now, self._requests)
             self._last_attempt = now if op is LeaseOp.ACQUIRE else self._last_attempt
         return op
 
-    def on_reply(self, op: LeaseOp, success: bool, message: str, holder: str, token: str = "") -> str | None:
+    def on_reply(
+        self,
+        op: LeaseOp,
+        success: bool,
+        message: str,
+        holder: str,
+        token: str = "",
+        request: int | None = None,
+    ) -> str | None:
         """Take the answer to the request in flight; returns a line worth logging when the state changed.
 
-        An answer to anything but the request in flight (a late one, given up on) is ignored.
+        An answer to anything but the request in flight is ignored: `request` is the id it was sent
+        with (`request_id`; None: the one in flight). A late answer to an ACQUIRE given up on must not
+        pass for the answer to the next one: its token belongs to a lease that expired unkept (seen on a
+        loaded machine: every heartbeat refused, the whole run skipped).
         """
         if self._in_flight is None or self._in_flight[0] is not op:
+            return None
+        if request is not None and request != self._in_flight[2]:
             return None
         sent_at = self._in_flight[1]
         self._in_flight = None
@@ -114,8 +134,10 @@ class LeaseKeeper:
             return f"arm lease lost: {self._problem}; acquiring again"
         return None
 
-    def on_error(self, op: LeaseOp, error: str) -> None:
+    def on_error(self, op: LeaseOp, error: str, request: int | None = None) -> None:
         """The call failed without an answer (service gone): try again on the next request."""
+        if request is not None and self._in_flight is not None and request != self._in_flight[2]:
+            return
         if self._in_flight is not None and self._in_flight[0] is op:
             self._in_flight = None
             self._problem = f"{op.name.lower()} failed: {error}"

@@ -49,6 +49,24 @@ def test_a_lost_answer_is_given_up_after_the_timeout_and_late_answers_are_ignore
     assert keeper.on_reply(LeaseOp.HEARTBEAT, True, "late", "bt") is None and not keeper.held(1.2)
 
 
+def test_a_late_grant_of_an_acquire_given_up_on_does_not_pass_for_the_next_acquires_answer() -> None:
+    """Seen on a loaded machine: the first ACQUIRE's answer came after the keeper had given up and sent a
+    second one; taken for the second's, its token (of a lease that expired unkept) made every heartbeat
+    refused and the whole run was skipped."""
+    keeper = LeaseKeeper("bt", timeout=1.0)
+    assert keeper.next_request(0.0) is LeaseOp.ACQUIRE
+    first = keeper.request_id
+    assert keeper.next_request(1.1) is LeaseOp.ACQUIRE  # the first given up
+    second = keeper.request_id
+    assert second != first
+    assert keeper.on_reply(LeaseOp.ACQUIRE, True, "granted late", "bt", "stale", first) is None
+    assert not keeper.held(1.2) and keeper.token == "" and keeper.in_flight is LeaseOp.ACQUIRE
+    keeper.on_error(LeaseOp.ACQUIRE, "late failure of the first", first)
+    assert keeper.in_flight is LeaseOp.ACQUIRE  # still waiting for the second
+    line = keeper.on_reply(LeaseOp.ACQUIRE, True, "granted", "bt", "fresh", second)
+    assert line is not None and keeper.held(1.2) and keeper.token == "fresh"
+
+
 def test_stop_releases_only_a_held_lease() -> None:
     keeper = LeaseKeeper("bt", timeout=1.0)
     assert keeper.stop() is False

@@ -377,12 +377,16 @@ class ArmMotionCore:
             op = keeper.next_request(self.clock())
             if op is None:
                 return
+            request = keeper.request_id
             if not self.lease_client.service_is_ready():
-                keeper.on_error(op, f"no {self.lease_client.service_name} service")
+                keeper.on_error(op, f"no {self.lease_client.service_name} service", request)
                 return
-        # The reply goes to the keeper that asked: a late answer never reaches the next run's keeper.
+        # The reply goes to the keeper and the request that asked: a late answer never passes for the
+        # answer to a later request, nor reaches the next run's keeper.
         self._call_lease(op, keeper).add_done_callback(
-            lambda future, op=op, keeper=keeper: self._on_lease_reply(keeper, op, future)
+            lambda future, op=op, keeper=keeper, request=request: self._on_lease_reply(
+                keeper, op, future, request
+            )
         )
 
     def _call_lease(self, op: LeaseOp, keeper: LeaseKeeper) -> Future:
@@ -391,11 +395,11 @@ class ArmMotionCore:
         )
         return self.lease_client.call_async(request)
 
-    def _on_lease_reply(self, keeper: LeaseKeeper, op: LeaseOp, future: Future) -> None:
+    def _on_lease_reply(self, keeper: LeaseKeeper, op: LeaseOp, future: Future, request: int) -> None:
         logger = self.node.get_logger()
         if future.exception() is not None or future.result() is None:
             with self._lock:
-                keeper.on_error(op, str(future.exception()))
+                keeper.on_error(op, str(future.exception()), request)
             self._release_after_acquire(keeper, op, False, "")
             return
         res = future.result()
@@ -403,7 +407,7 @@ class ArmMotionCore:
             self._release_after_acquire(keeper, op, bool(res.success), res.token)
             return
         with self._lock:
-            line = keeper.on_reply(op, bool(res.success), res.message, res.holder, res.token)
+            line = keeper.on_reply(op, bool(res.success), res.message, res.holder, res.token, request)
         if line and res.success:
             logger.info(line)
         elif line:
