@@ -359,7 +359,8 @@ class Page:
         """Show or hide the 3D view (hidden from the start unless Page(..., draw_3d=True)). Hidden,
         viser's client does not render (its canvas is out of view) and applies every update without
         drawing it: Chromium's software WebGL on a busy 2-core machine otherwise lags the whole page
-        (buttons, status) by many seconds. Shown for the pixel checks and the screenshot."""
+        (buttons, status) by many seconds. Shown for the pixel checks (test 3's screenshot loads
+        a drawn page: shown after a run's half minute hidden, Chromium blocked for minutes)."""
         self.driver.execute_script("document.documentElement.classList.toggle('no3d', !arguments[0]);", on)
 
     def buttons(self, label: str):
