@@ -82,6 +82,8 @@ from salamander_msgs.srv import ArmLease, RetargetCartesian
 
 LEASE_CHECK_TIMEOUT_S = 1.0
 """s; a goal whose lease token the generator has not confirmed by then is rejected."""
+MAX_CATCH_UP = 50
+"""Control cycles a late timer call runs at most before its own (0.5 s at 100 Hz); see `_on_timer`."""
 
 
 @dataclass
@@ -91,6 +93,7 @@ class _Active:
     run: GoalRun
     handle: ServerGoalHandle
     done: Future
+    stepped_at: float  # time.monotonic() of the run's last cycle (its start before the first)
 
 
 class CartesianMotionNode(Node):
@@ -276,7 +279,7 @@ class CartesianMotionNode(Node):
         self.get_logger().info(f"MoveCartesian {goal.path} goal to {goal.pose[:3]} for {goal.client_id!r}")
         self._clock_map.calibrate()  # stamps = plan times on the ROS clock (docs/design/clock_map.md)
         done = Future()
-        self._active = _Active(run, handle, done)
+        self._active = _Active(run, handle, done, now)
         if self._timer.is_canceled():
             self._timer.reset()
         return self._finish(handle, await done)
@@ -334,15 +337,27 @@ class CartesianMotionNode(Node):
             return
         cfg = self._binding.snapshot
         now = time.monotonic()
-        # The instant the sample describes, from the same clock read as the plan time (clock_map.py).
-        stamp = Time(nanoseconds=self._clock_map.to_other_ns(now), clock_type=self.get_clock().clock_type)
         measured = self._measured(cfg, now)
         if active.handle.is_cancel_requested and not active.run.cancelling:
             active.run.cancel(now, cfg, measured)
             self.get_logger().info("MoveCartesian goal cancel requested: stopping")
-        cycle = active.run.step(now, cfg, measured)
-        if cycle.target is not None:
-            self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.lease_token, stamp)
+        # A late call (the process starved) first runs the cycles it missed, each sampling the plan at its
+        # own time: the generator gets the stream's samples a period apart, not one far jump (a curve
+        # through samples 0.2 s apart kinks past the jerk limit: docs/design/stream_following.md).
+        period = 1.0 / cfg.control_rate_hz
+        times, t = [], active.stepped_at + period
+        while now - t > 0.5 * period and len(times) < MAX_CATCH_UP and not active.run.cancelling:
+            times.append(t)
+            t += period
+        for t in [*times, now]:
+            # The instant the sample describes, from the same clock read as the plan time (clock_map.py).
+            stamp = Time(nanoseconds=self._clock_map.to_other_ns(t), clock_type=self.get_clock().clock_type)
+            cycle = active.run.step(t, cfg, measured)
+            active.stepped_at = t
+            if cycle.target is not None:
+                self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.lease_token, stamp)
+            if cycle.outcome is not None:
+                break
         if cycle.feedback is not None and now - self._last_feedback >= 1.0 / cfg.feedback_rate_hz:
             self._last_feedback = now
             fb = cycle.feedback

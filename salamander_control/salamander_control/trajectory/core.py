@@ -48,6 +48,12 @@ A sender's motion from rest starts at the measured joints, which trail the comma
 tolerance: 1 mm of TCP is ~3e-3 rad. Farther away, a goal at rest is Ruckig's to reach."""
 STREAM_HISTORY = 32
 """Streamed samples kept for the line a stop brakes along (`line_brake.stream_line`): 0.32 s at 100 Hz."""
+STAMP_JUMP = 1.0
+"""s; two consecutive samples of a stream whose stamps lie further apart (or go backwards) mean the
+sender's clock jumped: the later one is placed at its arrival. Any shorter interval is the path's own
+timing, however long: a machine that starves the sender and the generator together delivers the next
+sample `stall` s of plan time later to a generator whose cycle clock has not seen the silence (below
+stream_timeout on its clock, so the stream goes on)."""
 STREAM_CLAMP = 1e-5
 """rad; a post-clamp correction of a followed stream up to this size (a curve between two samples on a
 limit bulging across it) keeps following; a larger one hands the arm to Ruckig."""
@@ -319,7 +325,7 @@ class TrajectoryCore:
         if self._stream_last is not None:
             last_when, last_ref, last_q, last_v = self._stream_last
             nominal = ref - last_ref
-            if 0.0 <= nominal <= cfg.stream_timeout:
+            if 0.0 <= nominal <= STAMP_JUMP:
                 # Spaced by the sender's stamps, wherever the cycle clock is: it falls behind them by the
                 # cycles a loaded process drops beyond its catch-up (the curve then runs that much further
                 # behind the stream). Placing a sample at its arrival instead put it before the previous

@@ -7,6 +7,7 @@ tracker), which keeps these tests independent of the trajectory generator.
 from __future__ import annotations
 
 import math
+import signal
 import time
 
 import numpy as np
@@ -60,6 +61,7 @@ class FakeArm:
 
         self.node, self.q, self.valid = node, tuple(q), valid
         self.targets = []  # received JointState messages
+        self.arrivals = []  # time.monotonic() of each, on receipt
         self._pub = node.create_publisher(JointState, "/joint_states", qos_profile_sensor_data)
         node.create_subscription(JointState, "/arm/joint_target", self._on_target, 100)
         node.create_timer(0.02, self._publish)
@@ -74,6 +76,7 @@ class FakeArm:
 
     def _on_target(self, msg):
         self.targets.append(msg)
+        self.arrivals.append(time.monotonic())
         # A joint target may name a subset; the node always sends all five.
         by_name = dict(zip(msg.name, msg.position, strict=True))
         self.q = tuple(by_name[n] for n in JOINT_NAMES)
@@ -207,6 +210,33 @@ def test_linear_goal_succeeds_with_feedback_along_a_straight_line(start_node):
     progress = [fb.progress for fb in h.feedback]
     assert progress == sorted(progress) and progress[-1] > 0.5
     assert h.feedback[-1].distance_remaining < h.feedback[0].distance_remaining
+
+
+def test_a_starved_node_first_sends_the_samples_it_missed_each_at_its_own_time(start_node):
+    """The process stopped (SIGSTOP) for 0.25 s mid-line, as a starved machine would: when it runs again
+    its late timer call sends the cycles it missed, stamped a period apart along the plan, before its
+    own. Before, it sent one sample 0.25 s after the last: the generator's curve through them kinked
+    past the jerk limit and the line was handed to Ruckig in joint space."""
+    h = start_node()
+    target = (0.35, -0.1, 0.0)
+    handle = h.send_accepted(h.goal(target, speed_scale=0.3))
+    assert h.wait(lambda: len(h.arm.targets) > 20)
+    h.proc.send_signal(signal.SIGSTOP)
+    try:
+        spin_until(h.executor, lambda: False, timeout=0.25)  # the starvation itself, not a wait for an event
+    finally:
+        h.proc.send_signal(signal.SIGCONT)
+    res = h.result(handle)
+    assert res.result.success, res.result.message
+    stamps = [Time.from_msg(m.header.stamp).nanoseconds * 1e-9 for m in h.arm.targets]
+    gaps = np.diff(stamps)
+    arrival_gaps = np.diff(h.arm.arrivals)
+    assert arrival_gaps.max() > 0.2  # the stall reached the wire
+    # Plan times throughout: at most 1.5 periods apart (a call half a period late runs the missed cycle
+    # first, then its own a moment later), always increasing.
+    assert gaps.max() <= 0.015 + 1e-6 and gaps.min() > 0.0, (gaps.min(), gaps.max())
+    tcps = np.array([tcp_of(m.position) for m in h.arm.targets])
+    assert line_deviation(tcps, tcp_of(Q_START), np.array(target)) < 1e-4
 
 
 def test_goal_into_the_coupled_limit_fails_early_and_publishes_no_joint_target(start_node):

@@ -81,14 +81,28 @@ class Run:
         expire_at: int | None = None,
         stall: tuple[float, float] | None = None,
         lost: int = 0,
+        pause: tuple[float, float] | None = None,
+        catch_up: bool = False,
     ) -> Run:
         """Stream until `stop_after` samples were sent (then silence), cancel the goal or expire the lease;
         `stall` = (from, to) s: the sender sends nothing then (its plan's clock runs on); `lost`: the
         generator drops this many of every 25 cycles (a loaded node past its catch-up: its cycle clock
-        falls behind the sender's stamps)."""
+        falls behind the sender's stamps); `pause` = (from, to) s: the generator runs no cycle then (a
+        process starved as long); `catch_up`: after a stall the sender first sends the samples it missed,
+        each at its own plan time (as the Cartesian node's late timer call does)."""
         q = self.q0
+        missed: list[int] = []
         for k in range(int((self.run.motion.plan.duration + 1.5) / DT)):
             stalled = stall is not None and stall[0] <= k * DT < stall[1]
+            if stalled and catch_up and k % SAMPLE_EVERY == 0:
+                missed.append(k)
+            if not stalled and missed:
+                for j in missed:
+                    cycle = self.run.step(j * DT, self.cfg, q)
+                    if cycle.target is not None:
+                        self.sent.append(cycle.target)
+                        self.core.set_goal(cycle.target[0], self.cfg.arm, cycle.target[1], stamp=j * DT)
+                missed = []
             if k % SAMPLE_EVERY == 0 and not stalled and (stop_after is None or len(self.sent) < stop_after):
                 if cancel_at is not None and len(self.sent) == cancel_at and not self.run.cancelling:
                     self.run.cancel(k * DT, self.cfg, q)
@@ -98,7 +112,7 @@ class Run:
                     self.core.set_goal(cycle.target[0], self.cfg.arm, cycle.target[1], stamp=k * DT)
             if expire_at is not None and k == expire_at * SAMPLE_EVERY + 1:
                 self.core.stop()  # the lease expired (the node calls stop() on the next cycle)
-            if k % 25 < lost:
+            if k % 25 < lost or (pause is not None and pause[0] <= k * DT < pause[1]):
                 continue
             out = self.core.step(self.core_cfg)
             assert not out.error, out.error
@@ -219,6 +233,31 @@ def test_a_generator_whose_cycle_clock_falls_behind_the_stamps_follows_the_line_
     deviation, beyond_end, behind_start = run.measure()
     print(f"{lost}/25 cycles lost: max TCP deviation {deviation * 1e3:.4f} mm")
     assert deviation < MAX_DEVIATION and beyond_end < 1e-6 and behind_start < 1e-6
+    assert run.outputs[-1].position == tuple(run.sent[-1][0]) and run.outputs[-1].velocity == (0.0,) * 5
+
+
+@pytest.mark.parametrize("stall_share", [0.2, 0.5, 0.7])
+@pytest.mark.parametrize(("stall", "catch_up"), [(0.08, False), (0.2, True), (0.5, True)])
+def test_a_sender_and_generator_starved_together_past_the_timeout_follow_the_line_on(
+    stall_share: float, stall: float, catch_up: bool
+) -> None:
+    """Both processes starved at once (the machine, not the sender): the generator's cycle clock has not
+    seen the silence, and the sender's next samples come `stall` s of plan time later.
+
+    Their stamps place them on the curve. Before, an interval past stream_timeout was taken for a jump of
+    the sender's clock and the sample was put at its arrival: the curve kinked and Ruckig took the
+    descent in joint space. A single sample 0.2 s after the last one still kinks the curve past the jerk
+    bound (a cubic over 0.2 s): the Cartesian node sends the samples it missed first (`catch_up`).
+    """
+    run = Run(1, RELEASE_SPEED)
+    start = round(stall_share * run.run.motion.plan.duration / (SAMPLE_EVERY * DT)) * SAMPLE_EVERY * DT
+    run.drive(stall=(start + DT, start + stall), pause=(start + DT, start + stall), catch_up=catch_up)
+    events = [o.stream_event for o in run.outputs if o.stream_event]
+    assert not events, events
+    deviation, beyond_end, behind_start = run.measure()
+    print(f"both starved {stall * 1e3:.0f} ms at {stall_share:.0%} (catch-up {catch_up}): "
+          f"max TCP deviation {deviation * 1e3:.4f} mm")  # fmt: skip
+    assert deviation < 0.5e-3 and beyond_end < 0.5e-3 and behind_start < 1e-6
     assert run.outputs[-1].position == tuple(run.sent[-1][0]) and run.outputs[-1].velocity == (0.0,) * 5
 
 
