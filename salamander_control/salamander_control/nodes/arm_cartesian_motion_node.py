@@ -83,7 +83,8 @@ from salamander_msgs.srv import ArmLease, RetargetCartesian
 LEASE_CHECK_TIMEOUT_S = 1.0
 """s; a goal whose lease token the generator has not confirmed by then is rejected."""
 MAX_CATCH_UP = 50
-"""Control cycles a late timer call runs at most before its own (0.5 s at 100 Hz); see `_on_timer`."""
+"""Control cycles one timer call runs at most (0.5 s at 100 Hz; a longer stall is caught up over the next
+calls); see `_on_timer`."""
 
 
 @dataclass
@@ -267,7 +268,10 @@ class CartesianMotionNode(Node):
         if measured is None:
             return self._finish(handle, Outcome("aborted", IkStatus.OK, "no joint state", (math.nan,) * 3))
         active = self._active
-        run, outcome = start_goal(goal, cfg, now, measured, active.run if active else None)
+        # A preempted goal's plan is continued from the instant of its last sample: the new one's samples
+        # then follow on the same grid, a period apart (see `_on_timer`).
+        start = active.stepped_at if active is not None else now
+        run, outcome = start_goal(goal, cfg, start, measured, active.run if active else None)
         if outcome is not None:
             self.get_logger().warning(f"MoveCartesian goal failed: {outcome.message}")
             return self._finish(handle, outcome)
@@ -279,7 +283,7 @@ class CartesianMotionNode(Node):
         self.get_logger().info(f"MoveCartesian {goal.path} goal to {goal.pose[:3]} for {goal.client_id!r}")
         self._clock_map.calibrate()  # stamps = plan times on the ROS clock (docs/design/clock_map.md)
         done = Future()
-        self._active = _Active(run, handle, done, now)
+        self._active = _Active(run, handle, done, start)
         if self._timer.is_canceled():
             self._timer.reset()
         return self._finish(handle, await done)
@@ -318,7 +322,8 @@ class CartesianMotionNode(Node):
                 f"the request's lease_token is not the running goal's (goal of {active.run.goal.client_id!r})"
             )
         else:
-            ok, status, message = active.run.retarget(pose, time.monotonic(), self._binding.snapshot)
+            # From the instant of the last sample sent: the new plan's samples follow it on the same grid.
+            ok, status, message = active.run.retarget(pose, active.stepped_at, self._binding.snapshot)
         # One call site per severity: rclpy refuses a call site whose severity changes between calls.
         if ok:
             self.get_logger().info(f"retarget: {message}")
@@ -338,18 +343,22 @@ class CartesianMotionNode(Node):
         cfg = self._binding.snapshot
         now = time.monotonic()
         measured = self._measured(cfg, now)
-        if active.handle.is_cancel_requested and not active.run.cancelling:
-            active.run.cancel(now, cfg, measured)
-            self.get_logger().info("MoveCartesian goal cancel requested: stopping")
-        # A late call (the process starved) first runs the cycles it missed, each sampling the plan at its
-        # own time: the generator gets the stream's samples a period apart, not one far jump (a curve
-        # through samples 0.2 s apart kinks past the jerk limit: docs/design/stream_following.md).
+        # The plan is sampled on a fixed grid from the goal's start, one period apart, each sample stamped
+        # with its own time: every grid point due by now, so a late call (a starved process) first sends
+        # the ones it missed. The generator's curve through its samples kinks past the jerk bound when
+        # they lie far apart (a cubic over 0.2 s), or unevenly (15-25 ms after a late call): both handed
+        # the line to Ruckig in joint space (docs/design/stream_following.md).
         period = 1.0 / cfg.control_rate_hz
         times, t = [], active.stepped_at + period
-        while now - t > 0.5 * period and len(times) < MAX_CATCH_UP and not active.run.cancelling:
+        while t <= now + 1e-9 and len(times) < MAX_CATCH_UP:
             times.append(t)
             t += period
-        for t in [*times, now]:
+        if not times:
+            return  # called early: the next grid point is not due yet
+        if active.handle.is_cancel_requested and not active.run.cancelling:
+            active.run.cancel(times[0], cfg, measured)
+            self.get_logger().info("MoveCartesian goal cancel requested: stopping")
+        for t in times:
             # The instant the sample describes, from the same clock read as the plan time (clock_map.py).
             stamp = Time(nanoseconds=self._clock_map.to_other_ns(t), clock_type=self.get_clock().clock_type)
             cycle = active.run.step(t, cfg, measured)
