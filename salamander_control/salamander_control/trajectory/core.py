@@ -321,7 +321,11 @@ class TrajectoryCore:
         age = min(max(age, 0.0), cfg.stream_timeout) if math.isfinite(age) else 0.0
         arrival = self._time - age
         ref = arrival if stamp is None or not math.isfinite(stamp) else stamp
-        when = arrival
+        # The first sample places the stream on the cycle clock (the rest keep their stamps' spacing from
+        # it): at its arrival, but never less than half the delay ahead of the point the curve is evaluated
+        # at. One older than the delay lay behind it already, and the join from rest had to reach it within
+        # the minimum gap: a kink of thousands of rad/s^3 (a sender's grid lag plus a loaded transport).
+        when = max(arrival, self._time - 0.5 * cfg.stream_delay)
         if self._stream_last is not None:
             last_when, last_ref, last_q, last_v = self._stream_last
             nominal = ref - last_ref
