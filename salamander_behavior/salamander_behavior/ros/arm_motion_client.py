@@ -48,6 +48,11 @@ only sends well-formed goals, so a rejection is the node's transient "no joint s
 start-up under full CPU load: the node's first /joint_states came after the tree's)."""
 REJECT_RETRY_PERIOD = 0.25
 """s between two sends of a rejected goal."""
+ANSWER_LOSS_S = 2.5
+"""s; a goal the Cartesian node has not answered (accepted or rejected) this long after it was sent is
+sent again (within `REJECT_RETRY_S` of the first send; then the leaf fails). Its answer takes at most the
+node's 1 s lease check; a goal sent while a respawned node's action server was still being discovered
+was never answered, and the leaf waited the whole 30 s `motion_timeout_s`."""
 FEEDBACK_LOSS_S = 1.5
 """s; an accepted goal whose server sends no feedback for this long (it sends 20 per second while the
 goal runs) has lost its server (killed, hung, gone from the graph): the leaf fails instead of waiting
@@ -74,6 +79,7 @@ class RosMotionHandle:
         self._reply: RetargetReply | None = None
         self._send_future: Future | None = None
         self._first_send = core.clock()
+        self._sent_at = core.clock()  # of the latest send
         self._resend_at: float | None = None  # clock time to send a rejected goal again
         self._heard_at = core.clock()  # clock time of the acceptance or of the last feedback
         self._fed_back = False  # whether any feedback arrived for the goal
@@ -94,6 +100,7 @@ class RosMotionHandle:
             lease_token=self._core.lease_token(),
             branch=self.request.branch,
         )
+        self._sent_at = self._core.clock()
         self._send_future = self._core.action.send_goal_async(goal, feedback_callback=self._on_feedback)
 
     def _on_feedback(self, message: Any) -> None:
@@ -117,6 +124,15 @@ class RosMotionHandle:
         if self._goal_handle is None:
             assert self._send_future is not None
             if not self._send_future.done():
+                now = self._core.clock()
+                if now - self._sent_at <= ANSWER_LOSS_S:
+                    return MotionOutcome(MotionPhase.PENDING)
+                why = f"no answer from {names.CARTESIAN_MOTION_NODE} to the goal within {ANSWER_LOSS_S:.1f} s"
+                if self._cancel or now - self._first_send >= REJECT_RETRY_S:
+                    self._final = MotionOutcome(MotionPhase.FAILED, 0, why)
+                    return self._final
+                self._core.node.get_logger().warning(f"{why}: sending it again")
+                self._send()
                 return MotionOutcome(MotionPhase.PENDING)
             handle = self._send_future.result() if self._send_future.exception() is None else None
             if handle is None or not handle.accepted:

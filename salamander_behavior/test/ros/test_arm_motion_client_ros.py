@@ -12,6 +12,7 @@ from rclpy.action import ActionServer, GoalResponse
 
 from salamander_behavior.ports import CartesianTarget, MotionPath, MotionPhase, MotionRequest
 from salamander_behavior.ros.arm_motion_client import (
+    ANSWER_LOSS_S,
     FEEDBACK_LOSS_S,
     REJECT_RETRY_PERIOD,
     REJECT_RETRY_S,
@@ -149,3 +150,35 @@ def test_a_running_goal_whose_server_falls_silent_fails_within_the_feedback_boun
     outcome = handle.poll()
     assert outcome.phase is MotionPhase.FAILED and "no feedback for" in outcome.message
     server.release.set_result(True)
+
+
+def test_a_goal_never_answered_is_sent_again_then_fails_with_the_reason(
+    ros_context, make_node, ros_executor
+) -> None:
+    """A server that is in the graph but never answers (its node not spun: a respawned node whose server
+    was still being discovered when the goal went out). Before, the leaf waited the 30 s motion_timeout_s."""
+    from rclpy.node import Node
+
+    deaf = Node("deaf_stand_in", context=ros_context)  # not on the executor: it never takes a request
+    try:
+        ActionServer(deaf, MoveCartesian, names.MOVE_CARTESIAN, lambda handle: MoveCartesian.Result())
+        clock = FakeClock()
+        core = ArmMotionCore(make_node("tree"), "behavior_server", 1.0, clock=clock)
+        assert spin_until(ros_executor, core.action.server_is_ready)
+        start = clock.now
+        handle = core.send(REQUEST)
+        phases = []
+        for _ in range(400):
+            spin_until(ros_executor, lambda: False, timeout=0.005)
+            outcome = handle.poll()
+            phases.append(outcome.phase)
+            if outcome.phase is not MotionPhase.PENDING:
+                break
+            clock.now += 0.1  # time passes only between polls, as ticks do
+        assert outcome.phase is MotionPhase.FAILED, phases[-3:]
+        assert f"no answer from {names.CARTESIAN_MOTION_NODE} to the goal within {ANSWER_LOSS_S:.1f} s" in (
+            outcome.message
+        )
+        assert REJECT_RETRY_S <= clock.now - start <= REJECT_RETRY_S + ANSWER_LOSS_S + 0.2  # not 30 s
+    finally:
+        deaf.destroy_node()

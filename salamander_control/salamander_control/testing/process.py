@@ -84,13 +84,17 @@ class ChildProcess:
         """Everything printed so far."""
         return "\n".join(self.lines)
 
-    def wait_for_text(self, *wanted: str, timeout: float = 30.0, since: int = 0) -> bool:
-        """Wait until every string of `wanted` stood in some line; False after `timeout` s or at exit.
+    def wait_for_text(
+        self, *wanted: str, timeout: float = 30.0, since: int = 0, any_of: bool = False
+    ) -> bool:
+        """Wait until every string of `wanted` (or, `any_of`, one of them) stood in some line; False after
+        `timeout` s or at exit.
 
         Args:
             wanted: the strings (each may stand in a different line).
             timeout: how long to wait, s.
             since: look only at lines from this index on (``len(proc.lines)`` taken earlier).
+            any_of: one of `wanted` is enough.
         """
         deadline = time.monotonic() + timeout
         missing, seen = set(wanted), since
@@ -100,8 +104,9 @@ class ChildProcess:
                     missing = {w for w in missing if w not in line}
                 seen = len(self._lines)
                 remaining = deadline - time.monotonic()
-                if not missing or self._ended or remaining <= 0:
-                    return not missing
+                found = len(missing) < len(wanted) if any_of else not missing
+                if found or self._ended or remaining <= 0:
+                    return found
                 self._changed.wait(remaining)
 
     def alive(self) -> bool:
