@@ -190,6 +190,11 @@ def stack(tmp_path_factory):
             procs[exe] = NodeProcess(exe, exe, domain, logs, params=params, params_file=files)
         peer = Stack(domain, procs)
         peer.wait(lambda: peer.limits and peer.q is not None, "the latched coupled limits and /joint_states")
+        # The generator drops goals until its own first /joint_states (seen 3 s after the test's own).
+        generator = procs[names.TRAJECTORY_GENERATOR]
+        assert generator.wait_for_text("started from the measured joint state", timeout=TIMEOUT), (
+            generator.describe()
+        )
         assert peer.everywhere() == dict.fromkeys(CARRIERS, (1.40, 0.87))
         yield peer
     finally:
