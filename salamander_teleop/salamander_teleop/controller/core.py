@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from salamander_control.kinematics import REST_POSTURE, ArmParams, violated_bounds
+from salamander_control.operator_commands import Confirm, Jog
 from salamander_control.trajectory.clamp import clamp_joints
 from salamander_teleop.controller.mapping import JoyMapping, apply_deadzone
 
@@ -69,21 +70,6 @@ class JointTarget:
 
     q: tuple[float, ...]
     why: str
-
-
-@dataclass(frozen=True)
-class Jog:
-    """Publish this base_link twist (m/s, linear x/y) on /salamander/operator/jog."""
-
-    vx: float
-    vy: float
-
-
-@dataclass(frozen=True)
-class Confirm:
-    """Publish operator/confirm: True confirms the manual placement, False aborts it."""
-
-    value: bool
 
 
 @dataclass(frozen=True)

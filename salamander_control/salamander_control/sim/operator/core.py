@@ -34,6 +34,7 @@ import random
 from dataclasses import dataclass
 from enum import Enum
 
+from salamander_control.operator_commands import Confirm, Jog
 from salamander_control.sim.operator.params import OperatorSettings
 from salamander_control.sim.operator.perception import PlacementError, Wait
 
@@ -53,21 +54,6 @@ class Phase(Enum):
     REACTING = "reacting"  # saw it at rest; acts when the reaction time is over
     STROKE = "stroke"  # stick deflected
     PRESSED = "pressed"  # pressed confirm (or abort); waiting for the wait to end
-
-
-@dataclass(frozen=True)
-class Jog:
-    """Publish this twist (m/s, base_link) on operator/jog."""
-
-    vx: float
-    vy: float
-
-
-@dataclass(frozen=True)
-class Confirm:
-    """Publish operator/confirm: True confirms the placement, False aborts it."""
-
-    value: bool
 
 
 @dataclass(frozen=True)
