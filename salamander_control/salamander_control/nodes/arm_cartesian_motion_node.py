@@ -34,7 +34,10 @@ docs/design/cpu.md, but this node's 100 Hz stream is what the generator follows:
 its stream timing was measured on until that is measured again.) It reads `/joint_states` at the
 measurement's full rate, not the monitors': a goal starts from the measured pose, ends when the measured
 TCP arrives, and a cancelled joint goal holds the measured joints, all of which a 25 Hz sample would
-delay or make stale by up to 40 ms.
+delay or make stale by up to 40 ms. But only while it has goals: the subscription is made by the first
+goal request (which waits for its first valid sample, ~10 ms after the subscription is made, at most
+`joint_state_timeout_s`) and dropped MEASURE_LINGER_S after the last goal ended, so an idle node wakes
+for nothing (docs/design/cpu.md).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.subscription import Subscription
 from rclpy.task import Future
 from rclpy.time import Time
 from rclpy.timer import Timer
@@ -82,6 +86,8 @@ from salamander_msgs.srv import ArmLease, RetargetCartesian
 
 LEASE_CHECK_TIMEOUT_S = 1.0
 """s; a goal whose lease token the generator has not confirmed by then is rejected."""
+MEASURE_LINGER_S = 2.0
+"""s the /joint_states subscription outlives the last goal (a run's next segment follows within it)."""
 MAX_CATCH_UP = 50
 """Control cycles one timer call runs at most (0.5 s at 100 Hz; a longer stall is caught up over the next
 calls); see `_on_timer`."""
@@ -114,9 +120,12 @@ class CartesianMotionNode(Node):
         self._joints_time = -math.inf  # monotonic receive time
         self._active: _Active | None = None
         self._last_feedback = -math.inf
-        self._js_topic = self.create_subscription(
-            JointState, names.JOINT_STATES, self._on_joint_state, qos_profile_sensor_data
-        ).topic_name  # resolved and remapped, for the logs
+        self._js_topic = self.resolve_topic_name(names.JOINT_STATES)  # resolved and remapped, for the logs
+        self._js_sub: Subscription | None = None  # only while goals come: `_start_measuring`
+        self._measure_wanted_at = -math.inf  # monotonic time of the last goal request or goal end
+        self._sample_waiters: list[Future] = []  # goal requests awaiting the first valid joint state
+        self._linger = self.create_timer(MEASURE_LINGER_S, self._on_linger)
+        self._linger.cancel()
         self._target_pub = self.create_publisher(JointState, names.JOINT_TARGET, 10)
         self._lease_holder = ""  # the arm lease's holder as the generator last published it ("" = free)
         self.create_subscription(LeaseState, names.LEASE_STATE, self._on_lease_state, LATCHED)
@@ -159,6 +168,53 @@ class CartesianMotionNode(Node):
                 )
                 return
             self._joints, self._joints_time = q, time.monotonic()
+            waiters, self._sample_waiters = self._sample_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _start_measuring(self) -> None:
+        """Subscribe /joint_states (if not yet) and keep it for MEASURE_LINGER_S past the last goal."""
+        self._measure_wanted_at = time.monotonic()
+        if self._js_sub is None:
+            self._js_sub = self.create_subscription(
+                JointState, names.JOINT_STATES, self._on_joint_state, qos_profile_sensor_data
+            )
+            self._linger.reset()
+
+    def _on_linger(self) -> None:
+        """Drop the /joint_states subscription once no goal has wanted it for MEASURE_LINGER_S."""
+        with self._lock:
+            waiting = bool(self._sample_waiters)
+        recent = time.monotonic() - self._measure_wanted_at < MEASURE_LINGER_S
+        if self._active is not None or waiting or recent:
+            return
+        self._linger.cancel()
+        if self._js_sub is not None:
+            self.destroy_subscription(self._js_sub)
+            self._js_sub = None
+        with self._lock:
+            self._joints, self._joints_time, self._joints_order = None, -math.inf, StampOrder()
+
+    async def _await_measurement(self, cfg: MotionConfig) -> str:
+        """Measure (`_start_measuring`) and await a fresh valid joint state; why not, or "" once there."""
+        self._start_measuring()
+        if self._measured(cfg, time.monotonic()) is not None:
+            return ""
+        waiter = Future()
+        with self._lock:
+            never = self._joints is None
+            self._sample_waiters.append(waiter)
+        await self._within(waiter, cfg.joint_state_timeout_s)
+        self._measure_wanted_at = time.monotonic()
+        if self._measured(cfg, time.monotonic()) is not None:
+            return ""
+        with self._lock:
+            if waiter in self._sample_waiters:
+                self._sample_waiters.remove(waiter)
+        if never:
+            return f"no joint state yet: none valid on {self._js_topic} within {cfg.joint_state_timeout_s} s"
+        return f"joint state older than {cfg.joint_state_timeout_s} s on {self._js_topic}"
 
     def _on_lease_state(self, msg: LeaseState) -> None:
         with self._lock:
@@ -205,11 +261,9 @@ class CartesianMotionNode(Node):
             )
             return GoalResponse.REJECT
         cfg = self._binding.snapshot
-        if self._measured(cfg, time.monotonic()) is None:
-            with self._lock:
-                never = self._joints is None
-            why = "no joint state yet" if never else f"joint state older than {cfg.joint_state_timeout_s} s"
-            self.get_logger().warning(f"rejected MoveCartesian goal: {why} on {self._js_topic}")
+        why = await self._await_measurement(cfg)
+        if why:
+            self.get_logger().warning(f"rejected MoveCartesian goal: {why}")
             return GoalResponse.REJECT
         if holder:  # last: the one check that asks another node
             refused = await self._token_refusal(request.client_id, request.lease_token)
@@ -265,6 +319,7 @@ class CartesianMotionNode(Node):
         cfg = self._binding.snapshot
         now = time.monotonic()
         measured = self._measured(cfg, now)
+        self._measure_wanted_at = now
         if measured is None:
             return self._finish(handle, Outcome("aborted", IkStatus.OK, "no joint state", (math.nan,) * 3))
         active = self._active
@@ -383,6 +438,7 @@ class CartesianMotionNode(Node):
                 self.get_logger().warning(text)
             self._active = None
             self._timer.cancel()
+            self._measure_wanted_at = now  # the subscription lingers from here (`_on_linger`)
             active.done.set_result(cycle.outcome)
 
     def _publish_target(

@@ -337,9 +337,11 @@ def test_the_goal_branch_is_honoured_by_a_joint_goal_and_refused_with_the_reason
 
 def test_malformed_goals_and_goals_before_a_valid_joint_state_are_rejected(start_node):
     h = start_node(valid=False)  # the fake arm publishes NaN positions
-    assert h.wait(lambda: "ignoring /joint_states" in h.stderr()), h.stderr()
+    # The node reads /joint_states only while goals come: the goal makes it look, waits for a valid one
+    # (joint_state_timeout_s) and is refused, with the reasons logged.
     assert not h.send(h.goal((0.3, 0.0, 0.05))).accepted
-    assert h.wait(lambda: "no joint state yet" in h.stderr()), h.stderr()  # logged as the goal is refused
+    assert h.wait(lambda: "ignoring /joint_states" in h.stderr()), h.stderr()
+    assert h.wait(lambda: "no joint state yet: none valid on /joint_states within" in h.stderr()), h.stderr()
     h.arm.valid = True
     h.send_accepted(h.goal((0.3, 0.0, 0.05), path="joint"))
     for goal in (
@@ -428,11 +430,13 @@ def test_while_the_lease_is_held_goals_from_others_are_rejected_and_never_preemp
     assert checks == [("bt", True)]  # the holder's token was checked with the generator's lease service
     for intruder in ("", "someone_else"):
         assert not h.send(h.goal((0.3, 0.1, 0.05), client_id=intruder, lease_token=TOKEN)).accepted
-    assert "rejected MoveCartesian goal from 'someone_else': the arm lease is held by 'bt'" in h.stderr()
+    intruder_refused = "rejected MoveCartesian goal from 'someone_else': the arm lease is held by 'bt'"
+    assert h.wait(lambda: intruder_refused in h.stderr()), h.stderr()
     # Issue 13.5: the holder's client id without its token (none, the id itself, a near miss).
     for spoofed in ("", "bt", TOKEN[:-1]):
         assert not h.send(h.goal((0.3, 0.1, 0.05), client_id="bt", lease_token=spoofed)).accepted
-    assert "rejected MoveCartesian goal from 'bt': its lease token is not the holder's" in h.stderr()
+    spoof_refused = "rejected MoveCartesian goal from 'bt': its lease token is not the holder's"
+    assert h.wait(lambda: spoof_refused in h.stderr()), h.stderr()
     assert checks == [("bt", True), ("bt", False), ("bt", False)]  # an empty token is refused at once
     # Nor may anyone redirect the holder's running goal without its token.
     for spoofed in ("", "bt", TOKEN[:-1]):

@@ -11,11 +11,16 @@ operator interfaces only: the RunPickPlace action (start, cancel every goal like
 the behaviour server's `manual_place` parameter, operator/jog twists (the nudge buttons, see
 `controls.NudgeTrain`) and operator/confirm.
 
-Threads: subscription callbacks only store the newest message under a lock (the 250 Hz /joint_states
-costs a dict assignment); viser's callbacks (clicks, connects) only queue requests under the same lock.
-A timer at `rate_hz` reads the newest state, runs the queued requests and redraws what changed; a timer
-at `jog_rate_hz` sends the nudge train. So nothing here can slow the control loop beyond the DDS reads
-of its topics, and the stack runs the same without this node (launch argument view:=false).
+Threads: subscription callbacks only store the newest message under a lock (the 25 Hz monitor copy of
+/joint_states costs a dict assignment); viser's callbacks (clicks, connects) only queue requests under
+the same lock, then wake the executor (a one-shot timer, `_wake`). While a browser is connected a timer at
+`rate_hz` runs the queued requests, reads the newest state and redraws what changed; a timer at
+`jog_rate_hz` sends the nudge train and runs only while a nudge does. With no browser connected the view
+draws nothing and does not even subscribe the streams it draws (the arm's and the ghost's states, the
+cell's markers): the first connect subscribes them again and the first frames draw the current state
+(~10 ms later); the latched state (lease, mode, tree, limits) is kept all along. So nothing here can slow
+the control loop beyond the DDS reads of its topics, an unwatched view costs almost nothing
+(docs/design/cpu.md), and the stack runs the same without this node (launch argument view:=false).
 
 Security: `access.AccessGuard` (params.py, docs/security.md): on a non-loopback `host` a control from
 a client that has not entered the token is refused and logged; the scene stays readable.
@@ -114,15 +119,12 @@ class OperatorViewNode(Node):
         self._limits = urdf_limits(ArmParams())
         self._coupled = (ArmParams().alpha_max, ArmParams().beta_max)
 
+        self._drawn_subs: list[Any] = []  # the drawn streams' subscriptions, only while watched (`_watch`)
         sub = self.create_subscription
-        sub(JointState, names.JOINT_STATES_MONITOR, self._keep("joints"), qos_profile_sensor_data)  # 25 Hz
-        sub(JointState, names.GHOST_JOINT_STATE, self._keep("ghost_q"), 10)
-        sub(IkStatus, names.GHOST_STATUS, self._keep("ghost_status"), 10)
         sub(LeaseState, names.LEASE_STATE, self._keep("lease"), LATCHED)
         sub(String, names.TELEOP_MODE, self._keep("mode"), LATCHED)
         sub(String, names.BEHAVIOR_TREE, self._keep("tree"), LATCHED)
         sub(CoupledLimits, names.COUPLED_LIMITS, self._keep("coupled"), LATCHED)
-        sub(MarkerArray, names.CELL_MARKERS, self._on_markers, 10)
         sub(ParameterEvent, "/parameter_events", self._on_param_event, 10)
         self._jog_pub = self.create_publisher(Twist, names.OPERATOR_JOG, 10)
         self._confirm_pub = self.create_publisher(Bool, names.OPERATOR_CONFIRM, 10)
@@ -138,8 +140,12 @@ class OperatorViewNode(Node):
         self._scene = Scene(self._server, Path(settings.urdf_path) if settings.urdf_path else default_urdf())
         self._server.on_client_connect(self._on_connect)
         self._server.on_client_disconnect(self._on_disconnect)
-        self.create_timer(1.0 / settings.rate_hz, self._on_frame)
-        self.create_timer(1.0 / settings.jog_rate_hz, self._on_jog)
+        self._frame_timer = self.create_timer(1.0 / settings.rate_hz, self._on_frame)
+        self._frame_timer.cancel()  # runs while a browser is connected (`_watch`)
+        self._wake = self.create_timer(0.001, self._on_wake)  # one-shot: viser's threads reset it
+        self._wake.cancel()
+        self._jog_timer = self.create_timer(1.0 / settings.jog_rate_hz, self._on_jog)
+        self._jog_timer.cancel()  # runs only while a nudge does (`_run_request` starts it)
         shown = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
         self.address = f"http://{shown}:{self._server.get_port()}"
         self.get_logger().info(f"operator view: {self.address}")
@@ -151,6 +157,34 @@ class OperatorViewNode(Node):
             )
 
     # Callbacks: store only -------------------------------------------------------------------------
+
+    def _watch(self, watched: bool) -> None:
+        """Subscribe the drawn streams and draw at `rate_hz` while watched; neither while not."""
+        if watched == bool(self._drawn_subs):
+            return
+        if watched:
+            sub = self.create_subscription
+            self._drawn_subs = [
+                sub(JointState, names.JOINT_STATES_MONITOR, self._keep("joints"), qos_profile_sensor_data),
+                sub(JointState, names.GHOST_JOINT_STATE, self._keep("ghost_q"), 10),
+                sub(IkStatus, names.GHOST_STATUS, self._keep("ghost_status"), 10),
+                sub(MarkerArray, names.CELL_MARKERS, self._on_markers, 10),
+            ]
+            self._frame_timer.reset()
+            self._frames, self._rate_t0 = 0, time.monotonic()
+            return
+        for subscription in self._drawn_subs:
+            self.destroy_subscription(subscription)
+        self._drawn_subs = []
+        self._frame_timer.cancel()
+        with self._lock:  # nothing stale is drawn when a browser connects again
+            for key in ("joints", "ghost_q", "ghost_status"):
+                self._latest.pop(key, None)
+
+    def _on_wake(self) -> None:
+        """A connect, disconnect or control of viser's threads: (un)watch and run the request now."""
+        self._wake.cancel()
+        self._on_frame()
 
     def _keep(self, key: str) -> Any:
         def store(msg: Any) -> None:
@@ -187,11 +221,13 @@ class OperatorViewNode(Node):
         panel = Panel(client, self.on_control, self._guard.required, self.address)
         with self._lock:
             self._panels[client.client_id] = panel
+        self._wake.reset()
 
     def _on_disconnect(self, client: Any) -> None:
         with self._lock:
             self._panels.pop(client.client_id, None)
             self._guard.forget(client.client_id)
+        self._wake.reset()
 
     def on_control(self, client: int, control: str, arg: object) -> None:
         """A click of client `client` (viser's thread): queue it; refuse it here without the token."""
@@ -207,6 +243,7 @@ class OperatorViewNode(Node):
                 )
                 return
             self._requests.append((client, control, arg))
+        self._wake.reset()
 
     # The frame: requests, then drawing ---------------------------------------------------------------
 
@@ -221,18 +258,22 @@ class OperatorViewNode(Node):
 
     def _on_frame(self) -> None:
         with self._lock:
+            panels = dict(self._panels)
+        self._watch(bool(panels))
+        with self._lock:
             latest = dict(self._latest)
             requests = list(self._requests)
             self._requests.clear()
-            shapes = dict(self._shapes) if self._shapes_changed else None
-            self._shapes_changed = False
-            panels = dict(self._panels)
+            shapes = dict(self._shapes) if self._shapes_changed and panels else None
+            self._shapes_changed = self._shapes_changed and not panels
             manual_place = self._manual_place
         tree = parse(latest["tree"].data if "tree" in latest else "", CAN_NAMES)
         facts = self._facts(tree.running, tree.manual is not None, True)
         reasons = availability(facts)
         for client, control, arg in requests:
             self._run_request(client, control, arg, reasons)
+        if not panels:
+            return
         self._poll_manual_place()
         self._draw(latest, shapes)
         gauges = self._gauges(latest)
@@ -272,8 +313,11 @@ class OperatorViewNode(Node):
             press = self._train.press if control == "nudge" else self._train.hold
             press(str(arg), time.monotonic())
             self._on_jog()
+            if self._jog_timer.is_canceled():
+                self._jog_timer.reset()
         elif control == "confirm":
             self._train.stop()
+            self._on_jog()  # the final zero twist now (the jog timer may be stopped)
             log.info(f"operator view: {'confirm' if arg else 'abort'} (client {client})")
             self._confirm_pub.publish(Bool(data=bool(arg)))
 
@@ -286,10 +330,13 @@ class OperatorViewNode(Node):
         self.get_logger().info("operator view: run accepted")
         handle.get_result_async().add_done_callback(self._on_run_result)
         # The tree snapshot says RUNNING from the first tick; until then the goal counts as the run.
-        self.create_timer(1.0, self._clear_pending_once)
+        timer = None
 
-    def _clear_pending_once(self) -> None:
-        self._goal_pending = False
+        def clear_pending_once() -> None:
+            self._goal_pending = False
+            self.destroy_timer(timer)
+
+        timer = self.create_timer(1.0, clear_pending_once)
 
     def _on_run_result(self, future: Any) -> None:
         self._goal_pending = False
@@ -316,6 +363,7 @@ class OperatorViewNode(Node):
     def _on_jog(self) -> None:
         v = self._train.twist(time.monotonic())
         if v is None:
+            self._jog_timer.cancel()  # the train has ended: nothing to send until the next nudge
             return
         msg = Twist()
         msg.linear.x, msg.linear.y, msg.linear.z = v
