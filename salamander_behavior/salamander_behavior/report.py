@@ -7,8 +7,18 @@ summary when the run ends, so an operator sees at a glance why a can is still on
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+
+
+def offset_mm(offset: Sequence[float]) -> str:
+    """An offset in m as the logs write it: ``[x, y, z] mm``, one decimal, never "-0.0".
+
+    A value that rounds to zero from below (e.g. -0.04 mm) is written "0.0": the operators' and the tests'
+    reading of "came back to where it started" should not depend on the sign of a rounding residue.
+    """
+    return "[" + ", ".join(f"{round(v * 1000.0, 1) + 0.0:.1f}" for v in offset) + "] mm"
 
 
 class CanResult(Enum):

@@ -26,7 +26,7 @@ from salamander_behavior.behaviors.base import (
     offset_key,
     stage_key,
 )
-from salamander_behavior.report import CanResult
+from salamander_behavior.report import CanResult, offset_mm
 
 
 def failure_reason(root: py_trees.behaviour.Behaviour) -> str:
@@ -129,7 +129,7 @@ class CanPlaced(PortBehavior):
         """Record and succeed."""
         dx, dy, *rest = self._bb.get(self._key) if self._bb.exists(self._key) else (0.0, 0.0)
         dz = max(rest[0], 0.0) if rest else 0.0  # the release used an upward dz only (OffsetTarget)
-        offset = f"offset [{dx * 1000:.1f}, {dy * 1000:.1f}, {dz * 1000:.1f}] mm"
+        offset = f"offset {offset_mm((dx, dy, dz))}"
         where = f"compartment {self.compartment}" if self.compartment is not None else "its compartment"
         detail = f"released over {where} at {offset}; part-present dropped after the vacuum went off"
         ports.report.record(self.can, CanResult.PLACED, detail)

@@ -36,6 +36,7 @@ from salamander_behavior.manual_adjust.operator_input import (
     shared_operator_inbox,
 )
 from salamander_behavior.ports import CartesianTarget
+from salamander_behavior.report import offset_mm
 from salamander_control import names
 from salamander_control.ros.log import LOG_THROTTLE_S
 
@@ -156,7 +157,7 @@ class ManualAdjust(PortBehavior):
             self._ignored = 0
         offset = integ.offset3
         self._bb.set(self._key, offset, overwrite=True)
-        mm = f"[{offset[0] * 1000:.1f}, {offset[1] * 1000:.1f}, {offset[2] * 1000 + 0.0:.1f}] mm"
+        mm = offset_mm(offset)
         if outcome is AdjustOutcome.WAITING:
             self._nudge(ports, offset)
             timeout = integ.limits.timeout

@@ -21,6 +21,8 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
+from salamander_behavior.report import offset_mm
+
 
 class AdjustOutcome(Enum):
     """Where the adjustment stands."""
@@ -164,8 +166,7 @@ class ManualAdjustIntegrator:
 
         For example ``ManualAdjust[place_can_1]: confirmed, offset [20.0, 0.0, 0.0] mm after 3.2 s``.
         """
-        x, y, z = (1000.0 * v + 0.0 for v in self.offset3)  # + 0.0: never "-0.0"
         return (
-            f"ManualAdjust[{name}]: {self._outcome.value}, offset [{x:.1f}, {y:.1f}, {z:.1f}] mm "
+            f"ManualAdjust[{name}]: {self._outcome.value}, offset {offset_mm(self.offset3)} "
             f"after {self.elapsed(now):.1f} s"
         )

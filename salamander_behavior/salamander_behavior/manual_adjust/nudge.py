@@ -20,6 +20,7 @@ from salamander_behavior.ports import (
     MotionPort,
     MotionRequest,
 )
+from salamander_behavior.report import offset_mm
 
 Offset = tuple[float, ...]
 """(dx, dy) or (dx, dy, dz), m; a missing dz is 0."""
@@ -119,4 +120,4 @@ class NudgeCommander:
 
 
 def _mm(offset: Offset) -> str:
-    return "[" + ", ".join(f"{v * 1000:.1f}" for v in offset) + "] mm"
+    return offset_mm(offset)
