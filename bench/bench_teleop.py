@@ -28,6 +28,13 @@ What it measures:
   deflected Joys arrive within 10 ms and the jog ends before the next timer tick, the second jog, which
   moved nothing, is not answered; the 30 ms between deflected Joys keeps that rare.)
 
+Under the stack's own load (``--under-stack``): the README's stack (the runner on
+launch/arm_control.launch.xml, with the simulated operator and `manual_place` true so that its run
+places every can and lasts ~40 s) runs in a DDS domain of its own, in a private ROS_HOME, and both
+subjects are measured while that run is in progress (the script waits for the run's start and says
+whether the run was still going when each subject's measurement ended). That is the load the
+controller sees on the robot's computer: every node of the stack on the same 2 cores.
+
 Target (issue): Joy-to-target p99 <= 10 ms. Reported as PASS/MISS, not enforced. The script exits 1 only
 when a subject failed to answer (fewer than 90% of the deflected Joys answered). Numbers depend on the
 machine's load: the script prints CPU count and load averages.
@@ -43,6 +50,8 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -56,6 +65,8 @@ REPO = Path(__file__).resolve().parents[1]
 for _pkg in ("salamander_control", "salamander_teleop"):
     if str(REPO / _pkg) not in sys.path:
         sys.path.insert(0, str(REPO / _pkg))
+
+from bench_stack_cpu import LAUNCH, StackRun, stop_group  # noqa: E402
 
 from salamander_control import names  # noqa: E402
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE  # noqa: E402
@@ -186,11 +197,44 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=2000, help="measured (deflected) Joys per subject")
     parser.add_argument("--period", type=float, default=0.015, help="seconds between Joy messages")
     parser.add_argument("--domain", type=int, default=90 + os.getpid() % 40, help="first ROS_DOMAIN_ID used")
+    parser.add_argument("--under-stack", action="store_true",
+                        help="measure while the README's stack runs its demo (domain --domain + 5)")
     args = parser.parse_args()
     if args.relay:
         relay_main()
         return 0
     count = 100 if args.quick else args.count
+    stack = start_stack(args.domain + 5) if args.under_stack else None
+    try:
+        return _run(args, count, stack)
+    finally:
+        if stack is not None:
+            stop_group(stack.proc)
+
+
+def start_stack(domain: int) -> StackRun:
+    """The README's stack with the simulated operator, running; returns once its demo run started."""
+    home = tempfile.mkdtemp(prefix="bench_teleop_stack_")  # the run's progress starts fresh here
+    env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "PYTHONUNBUFFERED": "1", "ROS_HOME": home}
+    cmd = [sys.executable, "-m", "salamander_control.bringup.runner", str(LAUNCH), "sim_operator:=true",
+           "run_on_start:=false"]
+    proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, process_group=0)
+    run = StackRun(proc, [])
+    threading.Thread(target=run.watch, daemon=True).start()
+    # As an operator would: manual_place on, then a run of every can (the simulated operator places each).
+    ctl = [sys.executable, "-m", "salamander_control.cli.ctl", "--timeout", "60"]
+    subprocess.run([*ctl, "param", "set", "/salamander/behavior_server_node", "manual_place", "true"],
+                   env=env, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+    subprocess.Popen([*ctl, "run", "start"], env=env, cwd=REPO, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
+    if not run.wait_for("run_start", 120.0):
+        stop_group(proc)
+        raise RuntimeError("the stack's demo run did not start within 120 s:\n" + "\n".join(run.lines[-30:]))
+    return run
+
+
+def _run(args: argparse.Namespace, count: int, stack: StackRun | None) -> int:
     subjects = {
         "relay (baseline)": ([sys.executable, str(Path(__file__).resolve()), "--relay"], 2),
         "controller_node": ([sys.executable, "-m", "salamander_teleop.nodes.controller_node", "--ros-args",
@@ -199,8 +243,13 @@ def main() -> int:
                              "-p", "target_rate_hz:=1.0"], 1),
     }
     results = {}
+    during: dict[str, str] = {}
     for offset, (name, (cmd, answers)) in enumerate(subjects.items()):
         latencies, missing, output, exact = measure(cmd, args.domain + offset, count, args.period, answers)
+        if stack is not None:
+            with stack.lock:
+                ended = stack.events.get("run_end")
+            during[name] = "yes" if ended is None else f"no: {stack.ending} before the measurement's end"
         warnings = [line for line in output.splitlines() if "WARN" in line or "ERROR" in line]
         if warnings:
             print(f"{name} logged {len(warnings)} warnings, first: {warnings[0]}")
@@ -211,6 +260,10 @@ def main() -> int:
     print(TITLE)
     print(f"python {platform.python_version()}, rclpy, {os.cpu_count()} CPUs, load {os.getloadavg()}, "
           f"{count} measured Joys per subject, one every {args.period * 1e3:.0f} ms")
+    if stack is not None:
+        print("under the stack's own load (its demo run with the simulated operator); the run still going at "
+              "the end of each subject's measurement: "
+              + ", ".join(f"{name} {state}" for name, state in during.items()))
     print("| subject | p50 ms | p99 ms | max ms | answered | missing | matched |")
     print("|---|---|---|---|---|---|---|")
     for name, (lat, missing, how) in results.items():

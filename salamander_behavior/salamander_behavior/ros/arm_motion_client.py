@@ -54,7 +54,7 @@ sent again (within `REJECT_RETRY_S` of the first send; then the leaf fails). Its
 node's 1 s lease check; a goal sent while a respawned node's action server was still being discovered
 was never answered, and the leaf waited the whole 30 s `motion_timeout_s`."""
 FEEDBACK_LOSS_S = 1.5
-"""s; an accepted goal whose server sends no feedback for this long (it sends 20 per second while the
+"""s; an accepted goal whose server sends no feedback for this long (it sends 10 per second while the
 goal runs) has lost its server (killed, hung, gone from the graph): the leaf fails instead of waiting
 for a result that will not come (it once waited the whole 30 s `motion_timeout_s`)."""
 

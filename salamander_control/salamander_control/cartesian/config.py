@@ -112,7 +112,7 @@ class MotionConfig:
     limits: CartesianLimits = field(default_factory=CartesianLimits)
     sampling: PathSampling = field(default_factory=PathSampling)
     control_rate_hz: float = 100.0
-    feedback_rate_hz: float = 20.0
+    feedback_rate_hz: float = 10.0
     position_tolerance: float = 0.001
     angle_tolerance: float = 0.01
     joint_tolerance: float = 0.001

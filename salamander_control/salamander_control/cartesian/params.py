@@ -69,7 +69,7 @@ def own_param_specs() -> list[ParamSpec]:
         ParamSpec(
             "control_rate_hz", 100.0, "rate of Cartesian sampling, IK and joint targets (Hz)", 10.0, 1000.0
         ),
-        ParamSpec("feedback_rate_hz", 20.0, "rate of MoveCartesian feedback (Hz)", 1.0, 100.0),
+        ParamSpec("feedback_rate_hz", 10.0, "rate of MoveCartesian feedback (Hz)", 1.0, 100.0),
         ParamSpec("position_tolerance", 0.001, "measured TCP to target distance for success (m)", 1e-5, 0.05),
         ParamSpec("angle_tolerance", 0.01, "measured tool pitch/yaw error for success (rad)", 1e-4, 0.2),
         ParamSpec(

@@ -9,9 +9,10 @@ with the arm model and the cell config::
     python -m salamander_control.nodes.cell_sim --ros-args --params-file config/arm.yaml \
         --params-file config/cell.yaml
 
-- subscribes `/joint_states`: the callback only files the newest message (by stamp) in a one-slot
-  mailbox, with the time it was measured (its stamp on the node's monotonic clock: `_clock_offset`); the
-  step timer reads it, refuses a malformed one with a throttled
+- subscribes `/joint_states`, polled (`ros.polled_subscription`: the executor is not woken 100 times a
+  second for them): each step first takes the messages received since the last one and files the newest
+  (by stamp) in a one-slot mailbox, with the time it was measured (its stamp on the node's monotonic
+  clock: `_clock_offset`); the step reads it, refuses a malformed one with a throttled
   warning, computes the TCP with the kinematics library (the arm model is a parameter set, as in the
   other nodes) and steps the engine to the time of that measurement, so the physics moves the pad
   between measurements at the pace they were taken (it runs behind the clock by the joint states'
@@ -56,6 +57,7 @@ from salamander_control.ros.conversions import BASE_FRAME, stamp_to_ns
 from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.log import KindLogger
 from salamander_control.ros.params import ParamBinding
+from salamander_control.ros.polled_subscription import PolledReader
 from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.ros.run import run_node
 from salamander_control.sim.cell import params
@@ -117,9 +119,9 @@ class CellSimNode(Node):
         self._vacuum_pub = self.create_publisher(Bool, names.CELL_VACUUM_STATE, LATCHED)
         self._vacuum_pub.publish(Bool(data=False))
         self._part_pub = self.create_publisher(Bool, names.PART_PRESENT, 10)
-        self._js_topic = self.create_subscription(
-            JointState, names.JOINT_STATES, self._on_joint_state, qos_profile_sensor_data
-        ).topic_name  # resolved and remapped, for the logs
+        self._reader = PolledReader(self)
+        self._js_sub = self._reader.subscribe(JointState, names.JOINT_STATES, qos_profile_sensor_data)
+        self._js_topic = self._js_sub.topic_name  # resolved and remapped, for the logs
         self.create_service(SetBool, names.GRIPPER_VACUUM, self._on_vacuum, qos_profile=SERVICE_QOS)
         self.create_timer(1.0 / config.node["update_rate_hz"], self._on_timer)
         true = self._model.layout
@@ -157,9 +159,10 @@ class CellSimNode(Node):
             self._offset = (before + after) / 2 - ros
         return self._offset
 
-    def _on_joint_state(self, msg: JointState) -> None:
+    def _on_joint_state(self, msg: JointState, received: float) -> None:
+        """File a joint state received at `received` (time.monotonic()) in the mailbox."""
         stamp = stamp_to_ns(msg.header.stamp)
-        now = self._now()
+        now = received - self._t0  # its arrival on the model's clock
         measured = stamp * 1e-9 + self._clock_offset()
         if not now - 1.0 <= measured <= now:  # a stamp from another clock: its arrival
             measured = now
@@ -191,6 +194,8 @@ class CellSimNode(Node):
             commands, self._vacuum_commands = self._vacuum_commands, []
         for on, stamp in commands:
             model.set_vacuum(on, max(stamp, model.t))
+        for msg, received in self._reader.take(self._js_sub):
+            self._on_joint_state(msg, received)
         taken = self._latest.take()
         if taken is not None:
             msg, received = taken
@@ -229,6 +234,11 @@ class CellSimNode(Node):
             self._markers_pub.publish(MarkerArray(markers=[shape_marker(s, stamp) for s in scene(model)]))
             self._next_markers = now + 1.0 / node["marker_rate_hz"]
 
+
+    def destroy_node(self) -> Any:
+        """Destroy the polled subscription's helper node with this one."""
+        self._reader.destroy()
+        return super().destroy_node()
 
     def _log_stats(self) -> None:
         """Every STATS_PERIOD_S: the physics step's wall time and the real-time factor since the last line."""

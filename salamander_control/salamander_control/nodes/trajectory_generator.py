@@ -19,6 +19,9 @@ What it sends how often (`trajectory.output_rates`, docs/design/cpu.md): the com
 cycle that changes it; a command that stands still (at rest, holding) only every 1/`hold_command_rate_hz`
 as a keep-alive. And every valid /joint_states it receives at most `monitor_rate_hz` times a second on
 `names.JOINT_STATES_MONITOR`, for the monitors that need the arm's state 20 to 50 times a second.
+/joint_states itself is polled (`ros.polled_subscription`): each control-timer call, once its command is
+out, takes the messages received since the last one (for the next cycle's measurement watch), so the
+executor is not woken another 100 times a second for them.
 
 The loop's pace: at `control_rate_hz` while anything moves. Once the command has stood still for
 `REST_AFTER_S` (no stop, no Ruckig error) the timer slows to the keep-alive period and each
@@ -50,6 +53,7 @@ from salamander_control.ros.conversions import measured_joints
 from salamander_control.ros.coupled_limits_sync import own_coupled_limits
 from salamander_control.ros.log import LOG_THROTTLE_S, KindLogger
 from salamander_control.ros.params import ParamBinding
+from salamander_control.ros.polled_subscription import PolledReader
 from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.ros.run import run_node
 from salamander_control.trajectory import params
@@ -102,9 +106,8 @@ class TrajectoryGenerator(Node):
         self._monitor_pub = self.create_publisher(JointState, names.JOINT_STATES_MONITOR, 10)
         self._clamp_pub = self.create_publisher(ClampReport, names.CLAMP_REPORT, 10)
         self._lease_pub = self.create_publisher(LeaseState, names.LEASE_STATE, LATCHED)
-        self._js_sub = self.create_subscription(
-            JointState, names.JOINT_STATES, self._on_joint_states, qos_profile_sensor_data
-        )
+        self._reader = PolledReader(self)  # /joint_states, taken by each control-timer call
+        self._js_sub = self._reader.subscribe(JointState, names.JOINT_STATES, qos_profile_sensor_data)
         self._js_topic = self._js_sub.topic_name  # resolved and remapped, for the logs
         self.create_subscription(JointState, names.JOINT_TARGET, self._on_goal, 10)
         self.create_service(ArmLease, names.LEASE_SERVICE, self._on_lease, qos_profile=SERVICE_QOS)
@@ -125,7 +128,7 @@ class TrajectoryGenerator(Node):
                 self._measured, self._measured_new = measured, True
         monitor = self._monitor
         monitor.period = 1.0 / self._params.snapshot.monitor_rate_hz
-        if monitor.due(time.monotonic(), measured is not None):  # only this callback touches the gate
+        if monitor.due(time.monotonic(), measured is not None):  # only this method touches the gate
             self._monitor_pub.publish(msg)
 
     def _on_goal(self, msg: JointState) -> None:
@@ -219,6 +222,21 @@ class TrajectoryGenerator(Node):
     # --- timers: the decisions -----------------------------------------------------------------------
 
     def _on_cycle(self) -> None:
+        """The control timer: the cycle, then the joint states received meanwhile (for the next one)."""
+        if self._core is None:
+            self._take_joint_states()  # the first valid one starts the core
+        try:
+            self._cycle()
+        finally:
+            # After the command went out, as a callback between two cycles would: parsing them first
+            # delayed every fifth command by ~0.1-0.3 ms (period error p99 0.17 -> 0.63 ms, bench_trajectory).
+            self._take_joint_states()
+
+    def _take_joint_states(self) -> None:
+        for msg, _received in self._reader.take(self._js_sub):
+            self._on_joint_states(msg)
+
+    def _cycle(self) -> None:
         now = time.monotonic()
         with self._lock:
             if self._core is None and not self._start(now):
@@ -416,6 +434,11 @@ class TrajectoryGenerator(Node):
             )
         msg.header.stamp = self.get_clock().now().to_msg()
         self._lease_pub.publish(msg)
+
+    def destroy_node(self) -> Any:
+        """Destroy the polled subscription's helper node with this one."""
+        self._reader.destroy()
+        return super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> None:

@@ -355,9 +355,9 @@ def test_malformed_goals_and_goals_before_a_valid_joint_state_are_rejected(start
         h.goal((0.3, 0.0, 0.05), tool_yaw=1e308),
     ):
         assert not h.send(goal).accepted
-    log = h.stderr()
-    assert "path must be 'linear' or 'joint'" in log and "speed_scale must lie in [0.01, 1]" in log
-    assert "pose out of any sensible range" in log
+    refusals = ("path must be 'linear' or 'joint'", "speed_scale must lie in [0.01, 1]",
+                "pose out of any sensible range")  # fmt: skip
+    assert h.wait(lambda: all(r in h.stderr() for r in refusals)), h.stderr()  # the log lines come later
 
 
 def test_cancel_brakes_to_a_stop_short_of_the_goal(start_node):
@@ -424,6 +424,8 @@ def test_while_the_lease_is_held_goals_from_others_are_rejected_and_never_preemp
 
     h = start_node()
     lease = h.node.create_publisher(LeaseState, names.absolute(names.LEASE_STATE), LATCHED)
+    # The node's lease-state subscription first: then the holder is there before the first goal's check.
+    assert h.wait(lambda: lease.get_subscription_count() >= 1)
     lease.publish(LeaseState(holder="bt", timeout=1.0))
     checks = fake_lease_service(h.node, holder="bt", token=TOKEN)
     running = h.send_accepted(h.goal((0.35, -0.15, 0.0), speed_scale=0.3, client_id="bt", lease_token=TOKEN))

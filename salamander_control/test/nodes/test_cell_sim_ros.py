@@ -147,13 +147,13 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
     # The true box pose: the configured one, with the uncertainty pinned to zero.
     assert peer.state["box"] == {"xy": pytest.approx([LAYOUT.box_x, LAYOUT.box_y]), "yaw": LAYOUT.box_yaw}
     assert peer.sim.wait_for_text("cell ready (physics engine", timeout=10.0), peer.sim.describe()
-    # The part-present switch: false with nothing on the pad, at part_present_rate_hz (20) and on change.
+    # The part-present switch: false with nothing on the pad, at part_present_rate_hz (10) and on change.
     assert peer.spin_until(lambda: len(peer.part) >= 5), peer.sim.describe()
     assert peer.part_present() is False
     first = len(peer.part)
     window = time.monotonic()
     assert peer.spin_until(lambda: time.monotonic() - window >= 1.0)
-    assert len(peer.part) - first >= 10  # 20 Hz, with room for a loaded machine
+    assert len(peer.part) - first >= 6  # 10 Hz, with room for a loaded machine
 
     # Pad on the can top, vacuum on: held after attach_settle_s (0.5 s), not before.
     peer.q = joints_for(pick.contact)

@@ -247,7 +247,7 @@ _NODE: tuple[ParamSpec, ...] = (
     ),
     _param(
         "part_present_rate_hz",
-        20.0,
+        10.0,
         "periodic part-present publications per second (Hz; and on every change)",
         1.0,
         500.0,
