@@ -367,7 +367,7 @@ def test_config_refuses_inconsistent_values():
         "path_min_samples": 50,
         "max_joint_step": 0.2,
         "control_rate_hz": 100.0,
-        "feedback_rate_hz": 20.0,
+        "feedback_rate_hz": 10.0,
         "position_tolerance": 0.001,
         "angle_tolerance": 0.01,
         "joint_tolerance": 0.001,
