@@ -103,7 +103,7 @@ def test_bad_requests_are_answered_with_a_failure_and_the_node_keeps_serving(pee
         assert not fk.success and text in fk.message, (request, fk)
     assert peer.solve(q=REST_POSTURE).reason == "ok"  # still serving after all of that
     assert peer.proc.alive(), peer.proc.describe()
-    assert "SolveIk refused: invalid_request" in peer.proc.text()  # the refusal is logged
+    assert peer.proc.wait_for_text("SolveIk refused: invalid_request", timeout=10.0)  # the refusal is logged
 
 
 @pytest.mark.ros
@@ -157,7 +157,7 @@ def test_the_config_file_section_reaches_the_node(tmp_path):
     try:
         assert peer.get_param("alpha_max") == 1.30
         assert peer.solve(q=REST_POSTURE).reason == "coupled_limit"
-        assert "no longer admit the rest posture" in proc.text()  # the startup warning
+        assert proc.wait_for_text("no longer admit the rest posture", timeout=10.0)  # the startup warning
     finally:
         peer.close()
         proc.stop()

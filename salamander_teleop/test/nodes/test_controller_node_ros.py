@@ -256,7 +256,7 @@ def test_stale_or_malformed_joys_do_nothing_and_a_dead_stream_stops_the_jog(cont
     count = len(probe.jogs)
     probe.watch(0.3)
     assert len(probe.jogs) == count
-    assert "jog stopped" in controller.text()
+    assert probe.until(lambda: "jog stopped" in controller.text(), 5.0), controller.text()
 
 
 FUZZ = 300
