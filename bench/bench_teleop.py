@@ -226,8 +226,9 @@ def start_stack(domain: int) -> StackRun:
     ctl = [sys.executable, "-m", "salamander_control.cli.ctl", "--timeout", "60"]
     subprocess.run([*ctl, "param", "set", "/salamander/behavior_server_node", "manual_place", "true"],
                    env=env, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+    # In the runner's process group: `stop_group` ends it with the stack (it waits for the run's result).
     subprocess.Popen([*ctl, "run", "start"], env=env, cwd=REPO, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL)
+                     stderr=subprocess.DEVNULL, process_group=proc.pid)
     if not run.wait_for("run_start", 120.0):
         stop_group(proc)
         raise RuntimeError("the stack's demo run did not start within 120 s:\n" + "\n".join(run.lines[-30:]))

@@ -98,6 +98,7 @@ class ClearPad(PortBehavior):
         self._vacuum_ok = False
         self._clear_since = None
         self._ignored_logged = False
+        self._confirmed = False  # a confirmation taken while the vacuum's answer was still pending
 
     def _decide(self, decision: str, message: str, ports: Ports) -> Status:
         self._bb.set(self._key, decision, overwrite=True)
@@ -187,8 +188,9 @@ class ClearPad(PortBehavior):
                         "remove it (or abort with confirm false)"
                     )
                 continue
-            if self._vacuum_ok:
-                return self._decide(PLACE, f"confirmed: placing {self.held} into its compartment", ports)
+            self._confirmed = True  # acted on below once the vacuum is on (it was dropped before)
+        if self._confirmed and self._vacuum_ok:
+            return self._decide(PLACE, f"confirmed: placing {self.held} into its compartment", ports)
         if present is False:
             self._clear_since = now if self._clear_since is None else self._clear_since
             if now - self._clear_since >= settings.grip_confirm_s:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from salamander_behavior.mock.ports import Rig
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
-from salamander_behavior.ports import MotionPhase
+from salamander_behavior.ports import DoneCall, MotionPhase
 from salamander_behavior.report import CanResult
 from salamander_control.testing import REPO
 
@@ -58,6 +58,42 @@ def test_confirm_places_the_held_can_into_its_own_compartment_then_the_run_goes_
     assert {r.can: r.result for r in rig.report.records()} == {"can_1": CanResult.PLACED,
                                                                "can_2": CanResult.PLACED}  # fmt: skip
     assert all(after == ("place_release", MotionPhase.SUCCEEDED) for after in rig.gripper.off_after)
+
+
+class LateAnswer:
+    """A vacuum call whose answer the test releases (`answered`): the service is slow."""
+
+    def __init__(self) -> None:
+        self.answered = False
+
+    def done(self) -> bool:
+        return self.answered
+
+    def result(self) -> tuple[bool, str]:
+        return (True, "vacuum on")
+
+
+def test_a_confirmation_while_the_vacuum_answer_is_pending_places_the_can_once_it_is_on() -> None:
+    # It was consumed and dropped: the tree waited on at the pad check for a confirmation it had been
+    # given, until the operator happened to confirm again after the vacuum's answer.
+    rig = restarted()
+    answer = LateAnswer()
+    switch = rig.gripper.set_vacuum
+
+    def slow(on: bool):
+        switch(on)
+        return answer if on else DoneCall(True, "vacuum off")
+
+    rig.gripper.set_vacuum = slow
+    rig.run(max_ticks=50, until=lambda: waiting(rig))
+    rig.confirm(True)
+    for _ in range(5):
+        rig.tick()
+    assert rig.motion.labels == []  # not before the vacuum is known to be on
+    answer.answered = True
+    assert rig.run() == "SUCCESS"
+    assert [r.can for r in rig.gripper.releases] == ["can_1", "can_2"]
+    assert any("confirmed: placing can_1 into its compartment" in m for _, m in rig.log.lines)
 
 
 def test_removal_lets_the_pick_go_on_and_counts_the_held_can_as_removed() -> None:
