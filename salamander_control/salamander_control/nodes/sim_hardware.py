@@ -1,14 +1,17 @@
 """`/arm/sim_hardware`: the simulated arm behind /arm/joint_command and /joint_states.
 
 The embedded default hardware; the real robot's driver replaces only this node (same topics). The
-motor and stop model is `sim.hardware.SimModel`, its parameters `sim.params`; this shell takes the
-latest valid command at each tick (the command topic is polled, `ros.polled_subscription`, as a
-driver reads its command at its own control tick: the generator's 500 commands a second during motion
-wake nothing), advances the model at `update_rate_hz` by the measured elapsed time along the
+motor and stop model is `sim.hardware.SimModel`, its parameters `sim.params`; this shell caches the
+latest valid command, advances the model at `update_rate_hz` by the measured elapsed time along the
 command interpolated from the previous to the newest one (`SimModel.advance`: a late tick does not make
 the motors outrun the command, docs/design/trajectory_generator.md), publishes
 /joint_states (positions and velocities) and the physical-stop counter, and warns on every stop hit: in
 a correct stack the counter stays 0.
+
+Its command subscription is a plain callback, not polled at the tick (`ros.polled_subscription`): taking
+the 5 commands of each 10 ms at once made a burst of work that delayed the 500 Hz processes sharing
+the two cores (the generator's period error p99 0.21-0.35 ms with the callback, 0.49-0.74 ms polled,
+bench_trajectory, docs/design/cpu.md); the ~2 % of a core polling saved is not worth that.
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ from salamander_control.joint_state import JointStateError, joint_vector
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE
 from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_control.ros.params import ParamBinding
-from salamander_control.ros.polled_subscription import PolledReader
 from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
 from salamander_control.sim import params
@@ -53,8 +55,7 @@ class SimHardware(Node):
         self._last_tick = time.monotonic()
         self._js_pub = self.create_publisher(JointState, names.JOINT_STATES, 10)
         self._hits_pub = self.create_publisher(UInt64, names.SIM_STOP_HITS, LATCHED)
-        self._reader = PolledReader(self)  # /arm/joint_command, taken by each tick
-        self._command_sub = self._reader.subscribe(JointState, names.JOINT_COMMAND, 10)
+        self.create_subscription(JointState, names.JOINT_COMMAND, self._on_command, 10)
         self._js_msg = JointState(name=list(JOINT_NAMES))
         self._hits_pub.publish(UInt64(data=0))
         self.create_timer(self._period, self._on_tick)
@@ -74,8 +75,6 @@ class SimHardware(Node):
             self._model.set_config(new)
 
     def _on_tick(self) -> None:
-        for command, _received in self._reader.take(self._command_sub):  # oldest first: the newest wins
-            self._on_command(command)
         now = time.monotonic()
         stamp = self.get_clock().now().to_msg()  # read with `now`: stamps are as far apart as the steps
         dt = min(max(now - self._last_tick, 1e-6), MAX_STEPS_PER_TICK * self._period)
@@ -97,11 +96,6 @@ class SimHardware(Node):
                 f"physical stop hit: {', '.join(event.stops)} (would have passed by {event.overshoot:.4f} rad"
                 f"{beyond}; hits: {hits})", throttle_duration_sec=LOG_THROTTLE_S,
             )
-
-    def destroy_node(self) -> Any:
-        """Destroy the polled subscription's helper node with this one."""
-        self._reader.destroy()
-        return super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> None:
