@@ -2,17 +2,18 @@
 
 The thin ROS shell around `cartesian.goal` / `cartesian.motion` / `cartesian.path` (design:
 docs/design/cartesian_plan.md; interface: docs/interfaces.md):
-- action `/arm/move_cartesian` (salamander_msgs/action/MoveCartesian). The goal callback rejects
-  malformed goals (NaN or absurd pose, unknown path, speed_scale out of range), any goal before a valid
-  /joint_states arrived, and, while the arm lease is held (latched `/arm/lease_state`), every goal whose
-  client_id is not the holder's, with the reason in the log: a client without the lease can never
+- action `/arm/move_cartesian` (salamander_msgs/action/MoveCartesian). The goal callback rejects malformed
+  goals (NaN or absurd pose, unknown path, speed_scale out of range), any goal before a valid
+  /joint_states arrived or while nobody subscribes the joint targets (no trajectory generator matched yet:
+  a target sent then is lost), and, while the arm lease is held (latched `/arm/lease_state`), every goal
+  whose client_id is not the holder's, with the reason in the log: a client without the lease can never
   preempt the holder's running goal. A goal in the holder's name must carry the holder's lease token
   (`lease_token`): the callback checks it with a HEARTBEAT on the lease service (the generator is the one
-  that knows the token; a goal from the holder is a sign of its life anyway) and rejects the goal when
-  the generator refuses it or does not answer within LEASE_CHECK_TIMEOUT_S, so the holder's name alone
-  never preempts the holder's goal (docs/security.md). Accepted goals check their whole path first and end
-  at once (ABORTED, the IK status of the first bad point) when it is infeasible, before any joint target.
-  A new feasible goal preempts the running one (which ends ABORTED, "preempted"); see cartesian.goal.
+  that knows the token; a goal from the holder is a sign of its life anyway) and rejects the goal when the
+  generator refuses it or does not answer within LEASE_CHECK_TIMEOUT_S, so the holder's name alone never
+  preempts the holder's goal (docs/security.md). Accepted goals check their whole path first and end at
+  once (ABORTED, the IK status of the first bad point) when it is infeasible, before any joint target. A
+  new feasible goal preempts the running one (which ends ABORTED, "preempted"); see cartesian.goal.
 - service `/arm/retarget_cartesian` swaps the running goal's target if the new path is feasible;
   an infeasible one is refused with the IK status of its first bad point, a request that cannot be
   tried (no active goal, NaN, goal stopping) with `ros.conversions.INVALID_REQUEST` like the other services.
@@ -263,7 +264,7 @@ class CartesianMotionNode(Node):
             self.get_logger().warning(f"rejected MoveCartesian goal: {exc}")
             return GoalResponse.REJECT
         cfg = self._binding.snapshot
-        why = await self._await_measurement(cfg)
+        why = await self._await_measurement(cfg) or await self._await_follower(cfg)
         if why:
             self.get_logger().warning(f"rejected MoveCartesian goal: {why}")
             return GoalResponse.REJECT
@@ -283,6 +284,34 @@ class CartesianMotionNode(Node):
                 )
                 return GoalResponse.REJECT
         return GoalResponse.ACCEPT
+
+    async def _await_follower(self, cfg: MotionConfig) -> str:
+        """Wait (at most `joint_state_timeout_s`) until a subscriber of the joint targets is matched.
+
+        A joint goal sends its one target once: published before the trajectory generator's subscription
+        was matched (a stack just started, a generator respawned), it was lost, and the goal waited its
+        whole `joint_path_timeout_s` for an arm that never moved (seen in bench_manual_adjust).
+        """
+        publisher = self._target_pub
+        if publisher.get_subscription_count() > 0:
+            return ""
+        matched = Future()
+
+        def look() -> None:
+            if not matched.done() and publisher.get_subscription_count() > 0:
+                matched.set_result(None)
+
+        poll = self.create_timer(MEASURE_POLL_S, look)
+        try:
+            await self._within(matched, cfg.joint_state_timeout_s)
+        finally:
+            self.destroy_timer(poll)
+        if publisher.get_subscription_count() > 0:
+            return ""
+        return (
+            f"nobody subscribes {publisher.topic_name} (no trajectory generator) after "
+            f"{cfg.joint_state_timeout_s} s"
+        )
 
     async def _token_refusal(self, client_id: str, token: str) -> str:
         """Why the generator does not confirm `token` as the lease holder `client_id`'s, or "" if it does.

@@ -55,7 +55,7 @@ def test_config_yaml_lists_every_parameter_with_its_default():
 class FakeArm:
     """/joint_states at 50 Hz from `q`; every /arm/joint_target received becomes the new `q`."""
 
-    def __init__(self, node, q, valid=True):
+    def __init__(self, node, q, valid=True, follow=True):
         from rclpy.qos import qos_profile_sensor_data
         from sensor_msgs.msg import JointState
 
@@ -63,9 +63,14 @@ class FakeArm:
         self.targets = []  # received JointState messages
         self.arrivals = []  # time.monotonic() of each, on receipt
         self._pub = node.create_publisher(JointState, "/joint_states", qos_profile_sensor_data)
-        node.create_subscription(JointState, "/arm/joint_target", self._on_target, 100)
-        node.create_timer(0.02, self._publish)
         self._msg_type = JointState
+        if follow:
+            self.follow()
+        node.create_timer(0.02, self._publish)
+
+    def follow(self):
+        """Subscribe /arm/joint_target (a generator that comes up)."""
+        self.node.create_subscription(self._msg_type, "/arm/joint_target", self._on_target, 100)
 
     def _publish(self):
         msg = self._msg_type()
@@ -85,7 +90,7 @@ class FakeArm:
 class Harness:
     """The node under test (subprocess) and the test's side: fake arm, action/service/param clients."""
 
-    def __init__(self, make_node, executor, domain_id, proc, q_start, valid=True):
+    def __init__(self, make_node, executor, domain_id, proc, q_start, valid=True, follow=True):
         from rclpy.action import ActionClient
         from rclpy.parameter_client import AsyncParameterClient
 
@@ -95,7 +100,7 @@ class Harness:
         self.executor = executor
         self.proc = proc
         self.node = make_node(f"cartesian_test_{domain_id}")
-        self.arm = FakeArm(self.node, q_start, valid)
+        self.arm = FakeArm(self.node, q_start, valid, follow)
         self.action = ActionClient(self.node, MoveCartesian, "/arm/move_cartesian")
         self.retarget_client = self.node.create_client(RetargetCartesian, "/arm/retarget_cartesian")
         self.params = AsyncParameterClient(self.node, NODE)
@@ -173,12 +178,12 @@ def start_node(ros_context, ros_executor, make_node, tmp_path):
     """start_node(q_start, valid=True, **params) -> Harness; the node is stopped (SIGINT) afterwards."""
     procs = []
 
-    def start(q_start=Q_START, valid=True, **params):
+    def start(q_start=Q_START, valid=True, follow=True, **params):
         domain_id = ros_context.get_domain_id()
         node = names.CARTESIAN_MOTION_NODE
         proc = NodeProcess("arm_cartesian_motion_node", node, domain_id, tmp_path, params)
         procs.append(proc)
-        return Harness(make_node, ros_executor, domain_id, proc, q_start, valid)
+        return Harness(make_node, ros_executor, domain_id, proc, q_start, valid, follow)
 
     yield start
     for proc in procs:
@@ -333,6 +338,19 @@ def test_the_goal_branch_is_honoured_by_a_joint_goal_and_refused_with_the_reason
     bad = h.send(h.goal(near, branch="sideways"))
     assert not bad.accepted
     assert h.wait(lambda: "branch must be '', 'up' or 'down', got 'sideways'" in h.stderr())
+
+
+def test_a_goal_waits_for_a_generator_to_follow_its_targets_and_is_refused_without_one(start_node):
+    # A joint goal sends its one target once: sent before the generator's subscription was matched (a
+    # stack just started), it was lost and the goal waited 30 s for an arm that never moved.
+    h = start_node(follow=False)
+    assert not h.send(h.goal((0.3, 0.0, 0.05), path="joint")).accepted
+    refused = "nobody subscribes /arm/joint_target (no trajectory generator) after"
+    assert h.wait(lambda: refused in h.stderr()), h.stderr()
+    h.arm.follow()
+    res = h.result(h.send_accepted(h.goal((0.3, 0.0, 0.05), path="joint")))
+    assert res.result.success, res.result.message
+    assert len(h.arm.targets) == 1
 
 
 def test_malformed_goals_and_goals_before_a_valid_joint_state_are_rejected(start_node):
