@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -202,26 +203,17 @@ class CartesianMotionNode(Node):
     async def _await_measurement(self, cfg: MotionConfig) -> str:
         """Measure (`_start_measuring`) and await a fresh valid joint state; why not, or "" once there."""
         self._start_measuring()
-        self._take_joint_states()
-        if self._measured(cfg, time.monotonic()) is not None:
+
+        def fresh() -> bool:
+            self._take_joint_states()
+            return self._measured(cfg, time.monotonic()) is not None
+
+        ok = await self._poll_until(fresh, cfg.joint_state_timeout_s)
+        self._measure_wanted_at = time.monotonic()
+        if ok:
             return ""
         with self._lock:
             never = self._joints is None
-        fresh = Future()
-
-        def look() -> None:  # every MEASURE_POLL_S while the request waits
-            self._take_joint_states()
-            if not fresh.done() and self._measured(cfg, time.monotonic()) is not None:
-                fresh.set_result(None)
-
-        poll = self.create_timer(MEASURE_POLL_S, look)
-        try:
-            await self._within(fresh, cfg.joint_state_timeout_s)
-        finally:
-            self.destroy_timer(poll)
-        self._measure_wanted_at = time.monotonic()
-        if self._measured(cfg, time.monotonic()) is not None:
-            return ""
         if never:
             return f"no joint state yet: none valid on {self._js_topic} within {cfg.joint_state_timeout_s} s"
         return f"joint state older than {cfg.joint_state_timeout_s} s on {self._js_topic}"
@@ -293,25 +285,29 @@ class CartesianMotionNode(Node):
         whole `joint_path_timeout_s` for an arm that never moved (seen in bench_manual_adjust).
         """
         publisher = self._target_pub
-        if publisher.get_subscription_count() > 0:
-            return ""
-        matched = Future()
-
-        def look() -> None:
-            if not matched.done() and publisher.get_subscription_count() > 0:
-                matched.set_result(None)
-
-        poll = self.create_timer(MEASURE_POLL_S, look)
-        try:
-            await self._within(matched, cfg.joint_state_timeout_s)
-        finally:
-            self.destroy_timer(poll)
-        if publisher.get_subscription_count() > 0:
+        if await self._poll_until(lambda: publisher.get_subscription_count() > 0, cfg.joint_state_timeout_s):
             return ""
         return (
             f"nobody subscribes {publisher.topic_name} (no trajectory generator) after "
             f"{cfg.joint_state_timeout_s} s"
         )
+
+    async def _poll_until(self, ready: Callable[[], bool], timeout: float) -> bool:
+        """Whether `ready()` holds, checked now and every MEASURE_POLL_S for at most `timeout` s."""
+        if ready():
+            return True
+        done = Future()
+
+        def look() -> None:
+            if not done.done() and ready():
+                done.set_result(None)
+
+        poll = self.create_timer(MEASURE_POLL_S, look)
+        try:
+            await self._within(done, timeout)
+        finally:
+            self.destroy_timer(poll)
+        return done.done() or ready()
 
     async def _token_refusal(self, client_id: str, token: str) -> str:
         """Why the generator does not confirm `token` as the lease holder `client_id`'s, or "" if it does.
