@@ -130,12 +130,14 @@ def test_open_address_refuses_controls_without_the_token_and_logs_it(
     assert peer.confirms == [False]
 
 
-def test_a_generated_token_is_logged(view_factory, make_node, ros_executor):
-    peer = Peer(make_node)
+def test_a_generated_token_is_logged(view_factory, capfd):
     view = view_factory(host="0.0.0.0")
     token = view._guard.token
     assert len(token) >= 20
-    assert spin_until(ros_executor, lambda: any(token in m and "access token" in m for m in peer.logs), 10.0)
+    # The node's log output (its /rosout copy did not reach this process's subscription in a loaded
+    # whole-suite run, as for the nudge test below).
+    err = capfd.readouterr().err
+    assert any(token in line and "access token" in line for line in err.splitlines()), err
 
 
 def test_nudge_publishes_the_gamepads_twists_only_while_the_operator_is_awaited(
