@@ -100,7 +100,7 @@ class NudgeCommander:
                 self.heading = self.pending
             else:
                 self.refused = self.pending
-                note = f"retarget to offset {_mm(self.pending)} refused: {reply.message}"
+                note = f"retarget to offset {offset_mm(self.pending)} refused: {reply.message}"
             self.pending = None
         outcome = handle.poll()
         if outcome.done:
@@ -109,7 +109,7 @@ class NudgeCommander:
                 self.reached, self.failed = self.heading, None
             else:
                 self.reached, self.failed = None, self.heading
-                note = f"nudge to offset {_mm(self.heading)} failed: {describe_failure(outcome)}"
+                note = f"nudge to offset {offset_mm(self.heading)} failed: {describe_failure(outcome)}"
         return note
 
     def cancel(self) -> None:
@@ -117,7 +117,3 @@ class NudgeCommander:
         if self.handle is not None and not self.handle.poll().done:
             self.handle.cancel()
         self.handle = None
-
-
-def _mm(offset: Offset) -> str:
-    return offset_mm(offset)

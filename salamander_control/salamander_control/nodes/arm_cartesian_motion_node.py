@@ -94,7 +94,7 @@ LEASE_CHECK_TIMEOUT_S = 1.0
 MEASURE_LINGER_S = 2.0
 """s the /joint_states subscription outlives the last goal (a run's next segment follows within it)."""
 MEASURE_POLL_S = 0.005
-"""s between two looks for the first joint state while a goal request waits for it."""
+"""s between two looks while a goal request waits (for the first joint state, for a matched follower)."""
 MAX_CATCH_UP = 50
 """Control cycles one timer call runs at most (0.5 s at 100 Hz; a longer stall is caught up over the next
 calls); see `_on_timer`."""

@@ -234,7 +234,6 @@ class CellSimNode(Node):
             self._markers_pub.publish(MarkerArray(markers=[shape_marker(s, stamp) for s in scene(model)]))
             self._next_markers = now + 1.0 / node["marker_rate_hz"]
 
-
     def destroy_node(self) -> Any:
         """Destroy the polled subscription's helper node with this one."""
         self._reader.destroy()
