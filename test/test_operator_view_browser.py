@@ -184,7 +184,9 @@ class Stack(RosPeer):
     def logged(self, *wanted: str, since: int, timeout: float = STEP_TIMEOUT) -> None:
         """Wait for log lines of the stack (each string in some line from `since` on)."""
         found = self.runner.wait_for_text(*wanted, timeout=timeout, since=since)
-        assert found, (wanted, self.runner.text()[-6000:])
+        warned = [line for line in self.runner.lines[since:] if "[WARN]" in line or "[ERROR]" in line]
+        assert found, (wanted, "warnings and errors since:", warned[-30:], "tail:",
+                       self.runner.text()[-3000:])  # fmt: skip
 
     def said_since(self, since: int) -> str:
         return "\n".join(self.runner.lines[since:])

@@ -189,3 +189,8 @@ def merge_goal(
     merged = tuple(read.positions.get(n, float(q)) for n, q in zip(JOINT_NAMES, current, strict=True))
     vel = tuple(read.velocities.get(n, 0.0) for n in JOINT_NAMES) if read.velocities else None
     return JointVector(merged, vel)
+
+
+def joints_text(q: Sequence[float]) -> str:
+    """A joint vector as log lines print it: ``[0.0000, -0.7854, ...]`` (rad, 4 decimals)."""
+    return "[" + ", ".join(f"{v:.4f}" for v in q) + "]"

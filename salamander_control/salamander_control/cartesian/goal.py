@@ -11,8 +11,11 @@ Decisions documented here:
   A new goal that fails its check leaves the active one running.
 - Linear goals succeed when the plan has finished and the measured TCP (FK of /joint_states) is within
   `position_tolerance` (and the tool attitude within `angle_tolerance`) of the target; after
-  `settle_timeout_s` without that they abort. Joint goals succeed when every measured joint is within
-  `joint_tolerance` of the IK answer, or abort after `joint_path_timeout_s`.
+  `settle_timeout_s` without that they abort. An arm that stands still short of the target after the
+  plan (the generator ended a stream that paused too long) resumes along a new line from where it
+  stands, at most `MAX_RESUMES` times (`LinearGoalRun._resume_if_stopped_short`). Joint goals succeed
+  when every measured joint is within `joint_tolerance` of the IK answer, or abort after
+  `joint_path_timeout_s`.
 - Cancel brakes a linear motion on its own line with the plan's limits; the goal ends CANCELED once the
   commanded motion stands. A joint goal is cancelled by re-targeting the measured joints (the trajectory
   generator decelerates within its joint limits).
@@ -43,6 +46,12 @@ from salamander_control.cartesian.motion import LinearMotion, plan_checked
 from salamander_control.cartesian.plan import CartesianState, PlanningError
 from salamander_control.kinematics import ArmParams, IkStatus, forward_kinematics, solve_ik_pitched
 from salamander_control.kinematics.ik import branch_of
+
+RESUME_STILL_S = 0.2
+"""A finished linear goal's arm standing this long (within `RESUME_STILL_M`) off its target has stopped."""
+RESUME_STILL_M = 2e-5
+MAX_RESUMES = 2
+"""How often a linear goal resumes from where the arm stopped short (see `LinearGoalRun`)."""
 
 EARLY_FAIL = "early fail, no joint target sent for this goal"
 """The start of every early-fail message (nothing was sent: the arm did not move for this goal)."""
@@ -76,6 +85,7 @@ class Cycle(NamedTuple):
     target: tuple[tuple[float, ...], tuple[float, ...] | None] | None
     feedback: Feedback | None
     outcome: Outcome | None
+    event: str = ""  # something the node should log (a resumed motion)
 
 
 def measured_pose(q: Any, arm: ArmParams) -> np.ndarray | None:
@@ -111,6 +121,8 @@ class LinearGoalRun:
         self._done_at: float | None = None
         self._pending: Outcome | None = None  # the outcome once a brake (cancel, bad params) stands
         self._sent_final = False
+        self.resumes = 0
+        self._still: tuple[np.ndarray, float] | None = None  # (measured pose, since) while finished
 
     @property
     def cancelling(self) -> bool:
@@ -140,13 +152,55 @@ class LinearGoalRun:
                 feedback,
                 Outcome("aborted", status, f"{message}; the arm holds its last target", _tcp(meas)),
             )
-        return Cycle(target, feedback, self._decide(now, ms.finished, meas, cfg))
+        if not ms.finished:
+            return Cycle(target, feedback, None)
+        event = self._resume_if_stopped_short(now, meas, measured_q, cfg)
+        return Cycle(target, feedback, None if event else self._decide(now, meas, cfg), event)
 
-    def _decide(
-        self, now: float, finished: bool, meas: np.ndarray | None, cfg: MotionConfig
-    ) -> Outcome | None:
-        if not finished:
-            return None
+    def _resume_if_stopped_short(
+        self, now: float, meas: np.ndarray | None, measured_q: Any, cfg: MotionConfig
+    ) -> str:
+        """After the plan: an arm that stands still off the target starts a new line from where it stands.
+
+        The trajectory generator ends a stream that pauses longer than its `stream_timeout` (a sender
+        stalled on a loaded machine, not only a dead one): it brakes along the line back to its newest
+        sample and ignores the rest of that stream, the final target included. The arm then stands on the
+        line, short of the target, until the settle timeout. Here the goal sees it standing still
+        (`RESUME_STILL_S`) outside the tolerance and plans the rest again from the measured pose at rest,
+        a new stream the generator follows, at most `MAX_RESUMES` times; a target that cannot be reached
+        from there (a narrowed limit, no lease) is left to the settle timeout as before. Returns the
+        line to log, or "".
+        """
+        if self.motion.braking or meas is None or measured_q is None or self.resumes >= MAX_RESUMES:
+            return ""
+        d, ang = _pose_error(meas, self.target)
+        if d <= cfg.position_tolerance and ang <= cfg.angle_tolerance:
+            return ""
+        if self._still is None or float(np.max(np.abs(meas - self._still[0]))) > RESUME_STILL_M:
+            self._still = (meas.copy(), now)
+        if now - self._still[1] < RESUME_STILL_S:
+            return ""
+        limits = cfg.limits.scaled(self.goal.speed_scale).minimum(self.motion.plan.limits)
+        try:
+            plan, _ = plan_checked(
+                CartesianState.at_rest(meas), self.target, limits, cfg.arm, tuple(measured_q), cfg.sampling,
+                cfg.joint_rate_limits,
+            )
+        except PlanningError:
+            plan = None
+        if plan is None:
+            self.resumes = MAX_RESUMES  # not from here: the settle timeout decides
+            return ""
+        self.motion = LinearMotion(plan, None, measured_q, cfg.sampling)
+        self._done_at, self._sent_final, self._still = None, False, None
+        self.resumes += 1
+        return (
+            f"the arm stopped {d * 1000:.2f} mm short of {_fmt(self.target)} and stands still (the "
+            f"generator ended the stream: a pause over its stream_timeout?); resuming along a new line from "
+            f"the measured TCP {_fmt(meas)} ({self.resumes} of {MAX_RESUMES})"
+        )
+
+    def _decide(self, now: float, meas: np.ndarray | None, cfg: MotionConfig) -> Outcome | None:
         if self.motion.braking:
             stop = self.motion.plan.end_pose
             if self._pending is not None:
@@ -193,7 +247,7 @@ class LinearGoalRun:
                 f"retarget refused, motion continues to the old target: {check.message}",
             )
         self.target = np.asarray(pose, dtype=float)
-        self._done_at, self._sent_final = None, False
+        self._done_at, self._sent_final, self._still = None, False, None
         return True, IkStatus.OK, f"retargeted to {_fmt(self.target)}"
 
     def cancel(self, now: float, cfg: MotionConfig, measured_q: Any = None) -> None:

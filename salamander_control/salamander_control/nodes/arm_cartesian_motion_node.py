@@ -456,6 +456,8 @@ class CartesianMotionNode(Node):
             active.stepped_at = t
             if cycle.target is not None:
                 self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.lease_token, stamp)
+            if cycle.event:
+                self.get_logger().warning(f"MoveCartesian: {cycle.event}")
             if cycle.outcome is not None:
                 break
         if cycle.feedback is not None and now - self._last_feedback >= 1.0 / cfg.feedback_rate_hz:

@@ -48,6 +48,7 @@ from rclpy.time import Time
 from sensor_msgs.msg import JointState
 
 from salamander_control import names
+from salamander_control.joint_state import joints_text
 from salamander_control.kinematics import JOINT_NAMES
 from salamander_control.ros.conversions import measured_joints
 from salamander_control.ros.coupled_limits_sync import own_coupled_limits
@@ -384,8 +385,7 @@ class TrajectoryGenerator(Node):
         # Still subscribed: the watch holds the arm when the measurement stops or disagrees.
         self._watch = MeasurementWatch(self._measured, self._core.delta_time, self._js_topic)
         self._measured_new, self._last_cycle = False, now
-        start = ", ".join(f"{v:.4f}" for v in self._measured)
-        self.get_logger().info(f"started from the measured joint state [{start}]")
+        self.get_logger().info(f"started from the measured joint state {joints_text(self._measured)}")
         outside = clamp_joints(self._measured, config.arm, self._measured)
         if outside.clamped:
             self.get_logger().warning(
@@ -419,7 +419,7 @@ class TrajectoryGenerator(Node):
                 f"ruckig failed ({out.error}): holding, then braking", throttle_duration_sec=LOG_THROTTLE_S
             )
         if out.stop_finished:
-            log.info(f"arm stopped at [{', '.join(f'{v:.4f}' for v in out.position)}]; holding there")
+            log.info(f"arm stopped at {joints_text(out.position)}; holding there")
         if out.stream_event:
             log.warning(f"streamed goals: {out.stream_event}", throttle_duration_sec=LOG_THROTTLE_S)
 

@@ -10,8 +10,9 @@ measurements: docs/design/coupled_limits.md. A node adds one line after its `Par
   - after this node accepted an operator's set of either value (its `ParamBinding` validated it, exactly
     as before), the value is forwarded to the owner with an asynchronous
     ``set_parameters_atomically`` call on `names.COUPLED_LIMITS_SET` (no callback ever blocks). If the
-    owner is not on the graph, the node keeps its value and says so once. If the owner refuses it, the
-    node returns to the owner's pair with a warning.
+    owner is not on the graph, the node keeps its value and says so once (a node that has the owner's
+    pair but has not discovered its service yet, just after its start, waits up to `FORWARD_WAIT_S`
+    for it first). If the owner refuses it, the node returns to the owner's pair with a warning.
   - it subscribes the latched pair and adopts it by setting its own parameters (so `ros2 param get`
     shows it), inside the follower's loop guard so that an adoption is never forwarded back. A node
     that starts later adopts the latched pair instead of its file's.
@@ -21,12 +22,14 @@ Both hooks are rclpy post-set callbacks: they see only sets that every on-set ca
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rcl_interfaces.srv import SetParametersAtomically
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.task import Future
+from rclpy.timer import Timer
 
 from salamander_control import names
 from salamander_control.kinematics.coupled_limits import (
@@ -38,6 +41,11 @@ from salamander_control.kinematics.coupled_limits import (
 from salamander_control.ros.qos import LATCHED
 from salamander_msgs.msg import CoupledLimits
 
+# A node that has just started may have the owner's latched pair before its service is discovered: an
+# operator's set then waits for the service this long (polled), and only then counts as "not reachable".
+FORWARD_WAIT_S = 2.0
+FORWARD_POLL_S = 0.05
+
 
 def _local(node: Node) -> dict[str, Any]:
     return {name: node.get_parameter(name).value for name in COUPLED_NAMES}
@@ -45,6 +53,10 @@ def _local(node: Node) -> dict[str, Any]:
 
 def _changed(params: list[Parameter]) -> dict[str, Any]:
     return {p.name: p.value for p in params}
+
+
+def _text(values: dict[str, float]) -> str:
+    return ", ".join(f"{name}={value:.4f}" for name, value in values.items())
 
 
 class CoupledLimitsOwner:
@@ -85,6 +97,9 @@ class CoupledLimitsFollower:
         self._follower = LimitsFollower()
         self._client = node.create_client(SetParametersAtomically, names.COUPLED_LIMITS_SET)
         self._owner_name = self._client.service_name.rsplit("/", 1)[0]  # resolved and remapped, for the logs
+        self._pending: dict[str, float] = {}  # a set waiting for the owner's service (see _on_set)
+        self._retry: Timer | None = None
+        self._retry_until = 0.0
         node.add_post_set_parameters_callback(self._on_set)
         node.create_subscription(CoupledLimits, names.COUPLED_LIMITS, self._on_limits, LATCHED)
 
@@ -99,20 +114,45 @@ class CoupledLimitsFollower:
         forward = self._follower.to_forward(_changed(params))
         if not forward:
             return
-        text = ", ".join(f"{name}={value:.4f}" for name, value in forward.items())
-        if not self._client.service_is_ready():
-            if self._follower.say_alone():
-                self._node.get_logger().warning(
-                    f"coupled limits: {self._owner_name} (their owner) is not reachable: {text} applies to "
-                    "this node only (said once until the owner is back)"
-                )
+        if self._client.service_is_ready():
+            self._forward(forward)
+        elif self._follower.owner is None:  # no owner has ever published: nobody to wait for
+            self._say_alone(forward)
+        else:  # the owner published, its service is not discovered yet (this node has just started)
+            self._pending.update(forward)
+            if self._retry is None:
+                self._retry_until = time.monotonic() + FORWARD_WAIT_S
+                self._retry = self._node.create_timer(FORWARD_POLL_S, self._forward_pending)
+
+    def _forward_pending(self) -> None:
+        """Timer: forward the pending set once the owner's service is discovered, or give up."""
+        ready = self._client.service_is_ready()
+        if not ready and time.monotonic() < self._retry_until:
             return
+        if self._retry is not None:
+            self._node.destroy_timer(self._retry)
+            self._retry = None
+        pending, self._pending = self._pending, {}
+        if ready:
+            self._forward(pending)
+        else:
+            self._say_alone(pending)
+
+    def _forward(self, values: dict[str, float]) -> None:
+        text = _text(values)
         request = SetParametersAtomically.Request(
-            parameters=[Parameter(name, value=value).to_parameter_msg() for name, value in forward.items()]
+            parameters=[Parameter(name, value=value).to_parameter_msg() for name, value in values.items()]
         )
         future = self._client.call_async(request)
         future.add_done_callback(lambda done: self._on_forward_reply(done, text))
         self._node.get_logger().info(f"coupled limits: {text} set here, forwarded to {self._owner_name}")
+
+    def _say_alone(self, values: dict[str, float]) -> None:
+        if self._follower.say_alone():
+            self._node.get_logger().warning(
+                f"coupled limits: {self._owner_name} (their owner) is not reachable: {_text(values)} applies "
+                "to this node only (said once until the owner is back)"
+            )
 
     def _on_forward_reply(self, future: Future, text: str) -> None:
         reply = future.result()
@@ -146,7 +186,7 @@ class CoupledLimitsFollower:
         else:  # this node's other arm parameters refuse the pair: it cannot follow, and says why
             log.error(
                 f"coupled limits: cannot adopt {what}: {result.reason}; this node keeps "
-                + ", ".join(f"{k}={v:.4f}" for k, v in _local(self._node).items())
+                + _text(_local(self._node))
             )
 
 

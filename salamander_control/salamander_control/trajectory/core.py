@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from salamander_control.joint_state import joints_text
 from salamander_control.kinematics import ALPHA_BETA_RANGE, NUM_JOINTS, ArmParams, within_limits
 from salamander_control.kinematics._validate import finite_vector
 from salamander_control.trajectory.clamp import (
@@ -491,7 +492,8 @@ class TrajectoryCore:
                 "stream_timeout ends this)"
             )
             if self._start_brake(self._goal):
-                return None, why + f"braking {self._brake_note}, back to its newest sample"
+                newest = joints_text(self._goal)
+                return None, why + f"braking {self._brake_note}, back to its newest sample {newest}"
             return None, why + f"coming to rest at its newest sample {self._brake_note}"
 
         problem = stream_limit_problem(

@@ -42,6 +42,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from salamander_control.joint_state import joints_text
 from salamander_control.kinematics import JOINT_NAMES, NUM_JOINTS
 from salamander_control.kinematics._validate import finite_vector
 
@@ -80,10 +81,6 @@ class WatchDecision(NamedTuple):
     keep_goal: bool = False
     warning: str = ""
     info: str = ""
-
-
-def _fmt(q: Sequence[float]) -> str:
-    return "[" + ", ".join(f"{v:.4f}" for v in q) + "]"
 
 
 class MeasurementWatch:
@@ -172,8 +169,8 @@ class MeasurementWatch:
             return self._reanchor(q, False, warning, f"{why}; holding there")
         if held:
             info = (
-                f"re-anchored at the last command {_fmt(self._last)} after {silence:.2f} s without "
-                f"{self._topic}: the measurement {_fmt(q)} agrees with it; resuming towards the goal "
+                f"re-anchored at the last command {joints_text(self._last)} after {silence:.2f} s without "
+                f"{self._topic}: the measurement {joints_text(q)} agrees with it; resuming towards the goal "
                 "from rest"
             )
             return WatchDecision(Verdict.REANCHOR, self._last, True, "", info)
@@ -213,7 +210,7 @@ class MeasurementWatch:
 
     def _reanchor(self, q: tuple[float, ...], keep_goal: bool, warning: str, why: str) -> WatchDecision:
         self._restart(q)
-        info = f"re-anchored at the measured state {_fmt(q)} {why}"
+        info = f"re-anchored at the measured state {joints_text(q)} {why}"
         return WatchDecision(Verdict.REANCHOR, q, keep_goal, warning, info)
 
     def _restart(self, q: tuple[float, ...]) -> None:

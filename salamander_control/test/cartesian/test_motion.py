@@ -314,6 +314,52 @@ def test_linear_goal_aborts_when_the_arm_never_arrives():
     assert t > run.motion.plan.duration + CFG.settle_timeout_s
 
 
+def test_an_arm_left_standing_short_of_the_target_resumes_on_the_same_line_and_arrives():
+    """The generator ended the stream midway (a pause over its stream_timeout): the rest of the plan's
+    targets, the final one included, never moved the arm. Once it stands still after the plan, the goal
+    plans the rest from where it stands: its targets start there at rest and stay on the same line."""
+    goal = parse_goal((0.35, -0.1, 0.0), 0.0, 0.5, "linear", 1.0, "bt")
+    run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
+    duration = run.motion.plan.duration
+    arm, t, ignored, resumed, events = Q_START, 0.0, 0, [], []
+    while True:
+        t += DT
+        cycle = run.step(t, CFG, arm)
+        events += [cycle.event] if cycle.event else []
+        if cycle.target is not None:
+            if t < 0.5 * duration or events:
+                arm = cycle.target[0]  # followed (before the stall, and the resumed stream)
+                resumed += [arm] if events else []
+            else:
+                ignored += 1  # the stream the generator ended: the arm stays where it stopped
+        if cycle.outcome is not None:
+            break
+    assert ignored > 5 and len(events) == 1 and run.resumes == 1, events
+    assert "short of" in events[0] and "resuming along a new line" in events[0]
+    assert cycle.outcome.result == "succeeded", cycle.outcome.message
+    stop = pose_of(resumed[0])
+    assert t < duration + CFG.settle_timeout_s  # before the settle timeout would have ended it
+    tcps = np.array([pose_of(q)[:3] for q in resumed])
+    assert line_deviation(tcps, pose_of(Q_START)[:3], np.array(goal.pose[:3])) < 1e-4  # the same line
+    assert 0.0 < math.dist(stop[:3], pose_of(Q_START)[:3]) < math.dist(goal.pose[:3], pose_of(Q_START)[:3])
+
+
+def test_a_resume_that_cannot_help_ends_in_the_settle_timeout_after_at_most_max_resumes():
+    from salamander_control.cartesian.goal import MAX_RESUMES
+
+    goal = parse_goal((0.3, 0.0, 0.05), 0.0, 0.0, "linear", 1.0, "bt")
+    run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
+    t, events = 0.0, []
+    while True:
+        t += DT
+        cycle = run.step(t, CFG, Q_START)  # the arm never moves (no lease, say)
+        events += [cycle.event] if cycle.event else []
+        if cycle.outcome is not None:
+            break
+    assert len(events) == MAX_RESUMES == run.resumes
+    assert cycle.outcome.result == "aborted" and cycle.outcome.message.startswith("timeout:")
+
+
 def test_joint_goal_sends_one_target_and_succeeds_when_the_joints_arrive():
     goal = parse_goal((0.3, 0.0, 0.05), 0.2, 0.0, "joint", 0.0, "bt")
     run, early = start_goal(goal, CFG, 0.0, Q_START, None)
