@@ -55,7 +55,6 @@ from typing import Any
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.subscription import Subscription
 from rclpy.task import Future
@@ -81,7 +80,7 @@ from salamander_control.ros.conversions import (
 from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_control.ros.params import ParamBinding
-from salamander_control.ros.polled_subscription import PolledReader
+from salamander_control.ros.polled_subscription import PolledNode
 from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.ros.run import run_node
 from salamander_control.trajectory.lease import same_token
@@ -110,7 +109,7 @@ class _Active:
     stepped_at: float  # time.monotonic() of the run's last cycle (its start before the first)
 
 
-class CartesianMotionNode(Node):
+class CartesianMotionNode(PolledNode):
     """MoveCartesian action server, retarget service and the Cartesian control loop."""
 
     def __init__(self, **node_kwargs: Any) -> None:
@@ -128,7 +127,6 @@ class CartesianMotionNode(Node):
         self._active: _Active | None = None
         self._last_feedback = -math.inf
         self._js_topic = self.resolve_topic_name(names.JOINT_STATES)  # resolved and remapped, for the logs
-        self._reader = PolledReader(self)
         self._js_sub: Subscription | None = None  # only while goals come: `_start_measuring`
         self._measure_wanted_at = -math.inf  # monotonic time of the last goal request or goal end
         self._linger = self.create_timer(MEASURE_LINGER_S, self._on_linger)
@@ -179,14 +177,14 @@ class CartesianMotionNode(Node):
     def _take_joint_states(self) -> None:
         """File the joint states received since the last call (oldest first; see `_on_joint_state`)."""
         if self._js_sub is not None:
-            for msg, received in self._reader.take(self._js_sub):
+            for msg, received in self.polled.take(self._js_sub):
                 self._on_joint_state(msg, received)
 
     def _start_measuring(self) -> None:
         """Subscribe /joint_states (if not yet) and keep it for MEASURE_LINGER_S past the last goal."""
         self._measure_wanted_at = time.monotonic()
         if self._js_sub is None:
-            self._js_sub = self._reader.subscribe(JointState, names.JOINT_STATES, qos_profile_sensor_data)
+            self._js_sub = self.polled.subscribe(JointState, names.JOINT_STATES, qos_profile_sensor_data)
             self._linger.reset()
 
     def _on_linger(self) -> None:
@@ -195,7 +193,7 @@ class CartesianMotionNode(Node):
             return
         self._linger.cancel()
         if self._js_sub is not None:
-            self._reader.unsubscribe(self._js_sub)
+            self.polled.unsubscribe(self._js_sub)
             self._js_sub = None
         with self._lock:
             self._joints, self._joints_time, self._joints_order = None, -math.inf, StampOrder()
@@ -495,11 +493,6 @@ class CartesianMotionNode(Node):
         msg.position = [float(v) for v in q]
         msg.velocity = [float(v) for v in qd] if qd is not None else []
         self._target_pub.publish(msg)
-
-    def destroy_node(self) -> Any:
-        """Destroy the polled subscriptions' helper node with this one."""
-        self._reader.destroy()
-        return super().destroy_node()
 
 
 def _parse(request: MoveCartesian.Goal) -> CartesianGoal:

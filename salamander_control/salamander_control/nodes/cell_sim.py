@@ -42,7 +42,6 @@ import threading
 import time
 from typing import Any
 
-from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, String
@@ -57,7 +56,7 @@ from salamander_control.ros.conversions import BASE_FRAME, stamp_to_ns
 from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.log import KindLogger
 from salamander_control.ros.params import ParamBinding
-from salamander_control.ros.polled_subscription import PolledReader
+from salamander_control.ros.polled_subscription import PolledNode
 from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.ros.run import run_node
 from salamander_control.sim.cell import params
@@ -88,7 +87,7 @@ def shape_marker(shape: Shape, stamp: Any) -> Marker:
     return m
 
 
-class CellSimNode(Node):
+class CellSimNode(PolledNode):
     """Steps the cell engine at `update_rate_hz` on the newest joint state and the queued vacuum commands."""
 
     def __init__(self, **node_kwargs: Any) -> None:
@@ -119,8 +118,7 @@ class CellSimNode(Node):
         self._vacuum_pub = self.create_publisher(Bool, names.CELL_VACUUM_STATE, LATCHED)
         self._vacuum_pub.publish(Bool(data=False))
         self._part_pub = self.create_publisher(Bool, names.PART_PRESENT, 10)
-        self._reader = PolledReader(self)
-        self._js_sub = self._reader.subscribe(JointState, names.JOINT_STATES, qos_profile_sensor_data)
+        self._js_sub = self.polled.subscribe(JointState, names.JOINT_STATES, qos_profile_sensor_data)
         self._js_topic = self._js_sub.topic_name  # resolved and remapped, for the logs
         self.create_service(SetBool, names.GRIPPER_VACUUM, self._on_vacuum, qos_profile=SERVICE_QOS)
         self.create_timer(1.0 / config.node["update_rate_hz"], self._on_timer)
@@ -194,7 +192,7 @@ class CellSimNode(Node):
             commands, self._vacuum_commands = self._vacuum_commands, []
         for on, stamp in commands:
             model.set_vacuum(on, max(stamp, model.t))
-        for msg, received in self._reader.take(self._js_sub):
+        for msg, received in self.polled.take(self._js_sub):
             self._on_joint_state(msg, received)
         taken = self._latest.take()
         if taken is not None:
@@ -233,11 +231,6 @@ class CellSimNode(Node):
             stamp = self.get_clock().now().to_msg()
             self._markers_pub.publish(MarkerArray(markers=[shape_marker(s, stamp) for s in scene(model)]))
             self._next_markers = now + 1.0 / node["marker_rate_hz"]
-
-    def destroy_node(self) -> Any:
-        """Destroy the polled subscription's helper node with this one."""
-        self._reader.destroy()
-        return super().destroy_node()
 
     def _log_stats(self) -> None:
         """Every STATS_PERIOD_S: the physics step's wall time and the real-time factor since the last line."""

@@ -42,7 +42,6 @@ import time
 from typing import Any
 
 from builtin_interfaces.msg import Time as TimeMsg
-from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
@@ -54,7 +53,7 @@ from salamander_control.ros.conversions import measured_joints
 from salamander_control.ros.coupled_limits_sync import own_coupled_limits
 from salamander_control.ros.log import LOG_THROTTLE_S, KindLogger
 from salamander_control.ros.params import ParamBinding
-from salamander_control.ros.polled_subscription import PolledReader
+from salamander_control.ros.polled_subscription import PolledNode
 from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.ros.run import run_node
 from salamander_control.trajectory import params
@@ -78,7 +77,7 @@ _LEASE_OPS = {
 }
 
 
-class TrajectoryGenerator(Node):
+class TrajectoryGenerator(PolledNode):
     """The trajectory generator node (see the module docstring)."""
 
     def __init__(self, **node_kwargs: Any) -> None:
@@ -107,8 +106,7 @@ class TrajectoryGenerator(Node):
         self._monitor_pub = self.create_publisher(JointState, names.JOINT_STATES_MONITOR, 10)
         self._clamp_pub = self.create_publisher(ClampReport, names.CLAMP_REPORT, 10)
         self._lease_pub = self.create_publisher(LeaseState, names.LEASE_STATE, LATCHED)
-        self._reader = PolledReader(self)  # /joint_states, taken by each control-timer call
-        self._js_sub = self._reader.subscribe(JointState, names.JOINT_STATES, qos_profile_sensor_data)
+        self._js_sub = self.polled.subscribe(JointState, names.JOINT_STATES, qos_profile_sensor_data)
         self._js_topic = self._js_sub.topic_name  # resolved and remapped, for the logs
         self.create_subscription(JointState, names.JOINT_TARGET, self._on_goal, 10)
         self.create_service(ArmLease, names.LEASE_SERVICE, self._on_lease, qos_profile=SERVICE_QOS)
@@ -234,7 +232,7 @@ class TrajectoryGenerator(Node):
             self._take_joint_states()
 
     def _take_joint_states(self) -> None:
-        for msg, _received in self._reader.take(self._js_sub):
+        for msg, _received in self.polled.take(self._js_sub):
             self._on_joint_states(msg)
 
     def _cycle(self) -> None:
@@ -434,11 +432,6 @@ class TrajectoryGenerator(Node):
             )
         msg.header.stamp = self.get_clock().now().to_msg()
         self._lease_pub.publish(msg)
-
-    def destroy_node(self) -> Any:
-        """Destroy the polled subscription's helper node with this one."""
-        self._reader.destroy()
-        return super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> None:

@@ -17,7 +17,7 @@ Invariants:
 - only the owner's executor thread calls these methods (the helper node has no callbacks at all).
 
 Uses rclpy's subscription handle ``take_message``, the call rclpy's executors and
-``rclpy.wait_for_message`` take messages with.
+``rclpy.wait_for_message`` take messages with. A node that polls derives from `PolledNode`.
 """
 
 from __future__ import annotations
@@ -79,6 +79,19 @@ class PolledReader:
         if self._node is not None:
             self._node.destroy_node()
             self._node = None
+
+
+class PolledNode(Node):
+    """A Node with a `PolledReader` (`self.polled`) whose helper node is destroyed with it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.polled = PolledReader(self)
+
+    def destroy_node(self) -> Any:
+        """Destroy the polled subscriptions' helper node with this one."""
+        self.polled.destroy()
+        return super().destroy_node()
 
 
 def _unused_callback(_msg: Any) -> None:
