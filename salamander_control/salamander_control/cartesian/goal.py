@@ -129,8 +129,12 @@ class LinearGoalRun:
         """Whether the motion is braking to a stop."""
         return self.motion.braking
 
-    def step(self, now: float, cfg: MotionConfig, measured_q: Any) -> Cycle:
-        """One control cycle: the joint target, the feedback, and the outcome once decided."""
+    def step(self, now: float, cfg: MotionConfig, measured_q: Any, measured_at: float | None = None) -> Cycle:
+        """One control cycle: the joint target, the feedback, and the outcome once decided.
+
+        `measured_at` is when `measured_q` was measured (the clock of `now`; None: now). A resume needs the
+        arm still over that much measured time: the catch-up cycles of a late call share one measurement.
+        """
         ms = self.motion.step(now, cfg.arm)
         meas = measured_pose(measured_q, cfg.arm)
         target = None
@@ -154,11 +158,12 @@ class LinearGoalRun:
             )
         if not ms.finished:
             return Cycle(target, feedback, None)
-        event = self._resume_if_stopped_short(now, meas, measured_q, cfg)
+        at = now if measured_at is None else measured_at
+        event = self._resume_if_stopped_short(at, meas, measured_q, cfg)
         return Cycle(target, feedback, None if event else self._decide(now, meas, cfg), event)
 
     def _resume_if_stopped_short(
-        self, now: float, meas: np.ndarray | None, measured_q: Any, cfg: MotionConfig
+        self, measured_at: float, meas: np.ndarray | None, measured_q: Any, cfg: MotionConfig
     ) -> str:
         """After the plan: an arm that stands still off the target starts a new line from where it stands.
 
@@ -177,8 +182,8 @@ class LinearGoalRun:
         if d <= cfg.position_tolerance and ang <= cfg.angle_tolerance:
             return ""
         if self._still is None or float(np.max(np.abs(meas - self._still[0]))) > RESUME_STILL_M:
-            self._still = (meas.copy(), now)
-        if now - self._still[1] < RESUME_STILL_S:
+            self._still = (meas.copy(), measured_at)
+        if measured_at - self._still[1] < RESUME_STILL_S:
             return ""
         limits = cfg.limits.scaled(self.goal.speed_scale).minimum(self.motion.plan.limits)
         try:
@@ -286,8 +291,11 @@ class JointGoalRun:
         self._pending: Outcome | None = None
         self.cancelling = False
 
-    def step(self, now: float, cfg: MotionConfig, measured_q: Any) -> Cycle:
-        """Send the target once; report; succeed when every joint is within tolerance."""
+    def step(self, now: float, cfg: MotionConfig, measured_q: Any, measured_at: float | None = None) -> Cycle:
+        """Send the target once; report; succeed when every joint is within tolerance.
+
+        `measured_at`: as for `LinearGoalRun.step` (unused here).
+        """
         target = None if self._send is None else (self._send, None)
         self._send = None
         meas = measured_pose(measured_q, cfg.arm)

@@ -432,6 +432,8 @@ class CartesianMotionNode(PolledNode):
         now = time.monotonic()
         self._take_joint_states()
         measured = self._measured(cfg, now)
+        with self._lock:
+            measured_at = self._joints_time  # when it was received: a resume needs the arm still over time
         # The plan is sampled on a fixed grid from the goal's start, one period apart, each sample stamped
         # with its own time: every grid point due by now, so a late call (a starved process) first sends
         # the ones it missed. The generator's curve through its samples kinks past the jerk bound when
@@ -450,7 +452,7 @@ class CartesianMotionNode(PolledNode):
         for t in times:
             # The instant the sample describes, from the same clock read as the plan time (clock_map.py).
             stamp = Time(nanoseconds=self._clock_map.to_other_ns(t), clock_type=self.get_clock().clock_type)
-            cycle = active.run.step(t, cfg, measured)
+            cycle = active.run.step(t, cfg, measured, measured_at)
             active.stepped_at = t
             if cycle.target is not None:
                 self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.lease_token, stamp)

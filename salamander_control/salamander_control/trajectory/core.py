@@ -218,7 +218,7 @@ class TrajectoryCore:
         # The stream's newest sample: (cycle-clock time, its stamp or arrival, position, velocity).
         self._stream_last: tuple[float, float, tuple[float, ...], tuple[float, ...]] | None = None
         self._stream_refused = False  # the running stream was handed to Ruckig: no re-join until it ends
-        self._stream_dead = False  # the stream timed out: the rest of it is ignored (`set_goal`)
+        self._stream_dead = False  # the stream timed out or broke off: the rest is ignored (`set_goal`)
         self._stream_dead_note = ""  # said once, with the first ignored sample
         self._brake: LineBrake | PathBrake | None = None  # a stop along the streamed path
         self._brake_note = ""  # what the brake brakes along, for the stream event
@@ -482,19 +482,7 @@ class TrajectoryCore:
         point = self._stream.evaluate(self._time)
         if waited > config.stream_timeout and any(self._stream_velocity):
             why = f"timeout: no streamed goal for {waited:.3f} s (stream_timeout {config.stream_timeout} s); "
-            self._end_stream("")
-            # A stream that stopped this long is over: samples that come after all are not followed
-            # (from a braking command they could only be rejoined with a detour off the path).
-            self._stream_dead, self._stream_arrival = True, self._time
-            self._stream_dead_note = (
-                "ignoring the rest of the stream that timed out, its end included (the arm stays where it "
-                "stopped on its path; a sample at rest, a goal without velocities or a pause of "
-                "stream_timeout ends this)"
-            )
-            if self._start_brake(self._goal):
-                newest = joints_text(self._goal)
-                return None, why + f"braking {self._brake_note}, back to its newest sample {newest}"
-            return None, why + f"coming to rest at its newest sample {self._brake_note}"
+            return None, self._brake_stream(why, "timed out")
 
         problem = stream_limit_problem(
             point.position, point.velocity, point.acceleration, self._command, self._acceleration,
@@ -506,7 +494,8 @@ class TrajectoryCore:
             problem = f"it would need a clamp of {clamp.amount:.2e} rad ({', '.join(clamp.active)})"
         if problem:
             where = "past its newest sample (late)" if point.late else "between samples"
-            return None, self._end_stream(f"the stream cannot be followed {where}: {problem}")
+            why = f"the stream cannot be followed {where}: {problem}; "
+            return None, self._brake_stream(why, "broke off")
         if clamp.clamped and clamp.amount <= ROUNDING:
             clamp = ClampResult(clamp.q, False, (), 0.0)
         self._command, self._velocity, self._acceleration = clamp.q, point.velocity, point.acceleration
@@ -567,6 +556,27 @@ class TrajectoryCore:
             clamp.q, point.velocity, point.position, clamp, outside, 0.0, "", stop_finished, False, event
         )
         return out, ""
+
+    def _brake_stream(self, why: str, ended: str) -> str:
+        """Leave the running stream and brake along its path back to its newest sample; `why` + what.
+
+        A stream that stopped (timed out) or broke off (its next command would break a limit) is over:
+        samples that come after all are not followed (from a braking command they could only be rejoined
+        with a detour off the path), until a sample at rest, a goal without velocities or a pause of
+        stream_timeout. The sender sees the arm stand short of its target and starts again from there
+        (the Cartesian node: `cartesian.goal.LinearGoalRun`). Ruckig takes the arm to the newest sample in
+        joint space only if neither brake can start.
+        """
+        self._end_stream("")
+        self._stream_dead, self._stream_arrival = True, self._time
+        self._stream_dead_note = (
+            f"ignoring the rest of the stream that {ended}, its end included (the arm stays where it "
+            "stopped on its path; a sample at rest, a goal without velocities or a pause of "
+            "stream_timeout ends this)"
+        )
+        if self._start_brake(self._goal):
+            return why + f"braking {self._brake_note}, back to its newest sample {joints_text(self._goal)}"
+        return why + f"coming to rest at its newest sample {self._brake_note}"
 
     def _end_stream(self, why: str) -> str:
         """Leave the stream; Ruckig takes the arm (from the state it is kept in step with) to the goal.

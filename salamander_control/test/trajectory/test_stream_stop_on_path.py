@@ -69,6 +69,7 @@ class Run:
         assert early is None, early.message
         self.core = TrajectoryCore(self.core_cfg, q0)
         self.q0, self.sent, self.outputs = q0, [], []
+        self.resumes: list[str] = []  # the goal's events: it resumed from where the arm stood
 
     @property
     def samples(self) -> int:
@@ -84,6 +85,7 @@ class Run:
         pause: tuple[float, float] | None = None,
         catch_up: bool = False,
         age: float = 0.0,
+        extra: float = 0.0,
     ) -> Run:
         """Stream until `stop_after` samples were sent (then silence), cancel the goal or expire the lease;
         `stall` = (from, to) s: the sender sends nothing then (its plan's clock runs on); `lost`: the
@@ -91,16 +93,18 @@ class Run:
         falls behind the sender's stamps); `pause` = (from, to) s: the generator runs no cycle then (a
         process starved as long); `catch_up`: after a stall the sender first sends the samples it missed,
         each at its own plan time (as the Cartesian node's late timer call does); `age`: how old each sample
-        is when it arrives (its stamp's age: the sender's grid lag plus the transport)."""
-        q = self.q0
+        is when it arrives (its stamp's age: the sender's grid lag plus the transport); `extra`: s to run
+        beyond the plan's duration + 1.5 s."""
+        q, q_at = self.q0, 0.0  # the measured joints (the command: a perfect arm), and when
         missed: list[int] = []
-        for k in range(int((self.run.motion.plan.duration + 1.5) / DT)):
+        for k in range(int((self.run.motion.plan.duration + 1.5 + extra) / DT)):
             stalled = stall is not None and stall[0] <= k * DT < stall[1]
             if stalled and catch_up and k % SAMPLE_EVERY == 0:
                 missed.append(k)
             if not stalled and missed:
                 for j in missed:
-                    cycle = self.run.step(j * DT, self.cfg, q)
+                    cycle = self.run.step(j * DT, self.cfg, q, q_at)
+                    self.resumes += [cycle.event] if cycle.event else []
                     if cycle.target is not None:
                         self.sent.append(cycle.target)
                         self.core.set_goal(cycle.target[0], self.cfg.arm, cycle.target[1], stamp=j * DT)
@@ -108,7 +112,8 @@ class Run:
             if k % SAMPLE_EVERY == 0 and not stalled and (stop_after is None or len(self.sent) < stop_after):
                 if cancel_at is not None and len(self.sent) == cancel_at and not self.run.cancelling:
                     self.run.cancel(k * DT, self.cfg, q)
-                cycle = self.run.step(k * DT, self.cfg, q)
+                cycle = self.run.step(k * DT, self.cfg, q, q_at)
+                self.resumes += [cycle.event] if cycle.event else []
                 if cycle.target is not None:
                     self.sent.append(cycle.target)
                     self.core.set_goal(cycle.target[0], self.cfg.arm, cycle.target[1], age, stamp=k * DT)
@@ -119,7 +124,7 @@ class Run:
             out = self.core.step(self.core_cfg)
             assert not out.error, out.error
             self.outputs.append(out)
-            q = out.position
+            q, q_at = out.position, k * DT
         return self
 
     def measure(self) -> tuple[float, float, float]:
@@ -284,10 +289,10 @@ def test_a_sender_and_generator_starved_together_past_the_timeout_follow_the_lin
 
 
 @pytest.mark.parametrize("stall_share", [0.2, 0.5, 0.7])
-def test_a_stream_that_comes_back_after_its_timeout_is_ignored_and_the_arm_holds_on_the_line(
+def test_a_stream_that_comes_back_after_its_timeout_is_ignored_and_the_goal_resumes_on_the_line(
     stall_share: float,
 ) -> None:
-    """Stalled past stream_timeout: the rest of that stream (its end too) moves nothing; a new goal does.
+    """Stalled past stream_timeout: the rest of that stream (its end too) moves nothing; the goal resumes.
 
     Before, the samples after the stall started a new stream from the braking command, which could not
     be followed within the limits and went to Ruckig in joint space: 1.7 mm off the line (stall 55 ms at
@@ -295,15 +300,19 @@ def test_a_stream_that_comes_back_after_its_timeout_is_ignored_and_the_arm_holds
     """
     run = Run(1, RELEASE_SPEED)
     start = round(stall_share * run.run.motion.plan.duration / (SAMPLE_EVERY * DT)) * SAMPLE_EVERY * DT
-    run.drive(stall=(start + DT, start + 0.07))
+    run.drive(stall=(start + DT, start + 0.07), extra=3.0)
     events = [o.stream_event for o in run.outputs if o.stream_event]
     assert len(events) == 2 and events[0].startswith("timeout") and "ignoring the rest" in events[1], events
     deviation, beyond_end, behind_start = run.measure()
     assert deviation < MAX_DEVIATION and beyond_end < MAX_BEYOND_END_ANY and behind_start < 1e-6
     run.assert_within_limits()
     # Braked, back at the newest sample before the stall and at rest there; the rest went by unfollowed.
-    newest = run.sent[round(start / (SAMPLE_EVERY * DT))][0]
-    assert run.outputs[-1].position == tuple(newest) and run.outputs[-1].velocity == (0.0,) * 5
+    newest = tuple(run.sent[round(start / (SAMPLE_EVERY * DT))][0])
+    assert any(o.position == newest and o.velocity == (0.0,) * 5 for o in run.outputs)
+    # Then the goal saw the arm stand short of its end and resumed from there: a new stream, followed.
+    assert len(run.resumes) == 1 and "resuming along a new line" in run.resumes[0], run.resumes
+    assert run.outputs[-1].position == tuple(run.sent[-1][0]) and run.outputs[-1].velocity == (0.0,) * 5
+    np.testing.assert_allclose(forward_kinematics(run.outputs[-1].position).tcp, run.below, atol=1e-6)
     # A goal without velocities (a joint goal) is taken again.
     run.core.set_goal(run.q0, run.cfg.arm)
     for _ in range(2000):
