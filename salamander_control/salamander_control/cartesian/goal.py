@@ -10,7 +10,8 @@ Decisions documented here:
   ABORTED ("preempted") and the new one continues from the current commanded state without stopping.
   A new goal that fails its check leaves the active one running.
 - Linear goals succeed when the plan has finished and the measured TCP (FK of /joint_states) is within
-  `position_tolerance` (and the tool attitude within `angle_tolerance`) of the target; after
+  `position_tolerance` (and the tool attitude within `angle_tolerance`) of the target and moves slower
+  than `SETTLED_SPEED` (not passing through); after
   `settle_timeout_s` without that they abort. An arm that stands still short of the target after the
   plan (the generator ended a stream that paused too long) resumes along a new line from where it
   stands, at most `MAX_RESUMES` times (`LinearGoalRun._resume_if_stopped_short`). Joint goals succeed
@@ -50,7 +51,9 @@ from salamander_control.kinematics.ik import branch_of
 RESUME_STILL_S = 0.2
 """A finished linear goal's arm standing this long (within `RESUME_STILL_M`) off its target has stopped."""
 RESUME_STILL_M = 2e-5
-MAX_RESUMES = 2
+SETTLED_SPEED = 0.02
+"""m/s: a linear goal succeeds only while the measured TCP moves slower (within the tolerance)."""
+MAX_RESUMES = 3
 """How often a linear goal resumes from where the arm stopped short (see `LinearGoalRun`)."""
 
 EARLY_FAIL = "early fail, no joint target sent for this goal"
@@ -123,6 +126,8 @@ class LinearGoalRun:
         self._sent_final = False
         self.resumes = 0
         self._still: tuple[np.ndarray, float] | None = None  # (measured pose, since) while finished
+        self._last_meas: tuple[np.ndarray, float] | None = None  # (measured pose, when) for `_speed`
+        self._speed = 0.0  # m/s of the measured TCP between its last two measurements
 
     @property
     def cancelling(self) -> bool:
@@ -137,6 +142,8 @@ class LinearGoalRun:
         """
         ms = self.motion.step(now, cfg.arm)
         meas = measured_pose(measured_q, cfg.arm)
+        at = now if measured_at is None else measured_at
+        self._track_speed(at, meas)
         target = None
         if ms.joints is not None and not self._sent_final:
             target = (ms.joints, ms.joint_velocities)
@@ -158,7 +165,6 @@ class LinearGoalRun:
             )
         if not ms.finished:
             return Cycle(target, feedback, None)
-        at = now if measured_at is None else measured_at
         event = self._resume_if_stopped_short(at, meas, measured_q, cfg)
         return Cycle(target, feedback, None if event else self._decide(now, meas, cfg), event)
 
@@ -205,6 +211,16 @@ class LinearGoalRun:
             f"the measured TCP {_fmt(meas)} ({self.resumes} of {MAX_RESUMES})"
         )
 
+    def _track_speed(self, measured_at: float, meas: np.ndarray | None) -> None:
+        """The measured TCP's speed between its last two measurements (a new one has a later time)."""
+        if meas is None:
+            return
+        last = self._last_meas
+        if last is not None and measured_at > last[1]:
+            self._speed = float(np.linalg.norm(meas[:3] - last[0][:3])) / (measured_at - last[1])
+        if last is None or measured_at > last[1]:
+            self._last_meas = (meas.copy(), measured_at)
+
     def _decide(self, now: float, meas: np.ndarray | None, cfg: MotionConfig) -> Outcome | None:
         if self.motion.braking:
             stop = self.motion.plan.end_pose
@@ -216,7 +232,9 @@ class LinearGoalRun:
         why = "no valid joint state"
         if meas is not None:
             d, ang = _pose_error(meas, self.target)
-            if d <= cfg.position_tolerance and ang <= cfg.angle_tolerance:
+            # Arrived, and not passing through: the generator's brake after a stream it ended can sweep
+            # the arm through the target at speed on its way back to the newest sample.
+            if d <= cfg.position_tolerance and ang <= cfg.angle_tolerance and self._speed <= SETTLED_SPEED:
                 return Outcome(
                     "succeeded", IkStatus.OK, f"reached {_fmt(self.target)} ({d * 1000:.2f} mm)", _tcp(meas)
                 )

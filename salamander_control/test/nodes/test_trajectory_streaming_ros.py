@@ -227,3 +227,54 @@ def test_killing_the_cartesian_node_mid_descent_brakes_on_the_line_and_rests_at_
     assert rest_error < 1e-3
     assert beyond_end < 25e-3
     assert cell.stop_hits == 0
+
+
+def test_a_cartesian_node_stalled_past_the_stream_timeout_resumes_and_ends_its_descent_on_the_line(
+    cell,
+) -> None:
+    """A sender that only stalls (SIGSTOP, as a starved process does) past the generator's stream_timeout.
+
+    The generator brakes along the line and ignores the rest of that stream; once the node runs again,
+    its goal sees the arm stand short of the target after its plan and resumes from there: the descent
+    succeeds, every measured state stays on the line, the node says it resumed. (Before, the goal aborted
+    after its settle timeout, and the tree aborted the can it carried: seen in a CI run under load.)
+    """
+    cell.wait_ready()
+    cell.hold_lease()
+    above = cell.move(ABOVE, "joint")
+    assert above.success, above.message
+    start, end = np.array(forward_kinematics(cell.states[-1]).tcp), np.array(RELEASE)
+    axis = (end - start) / np.linalg.norm(end - start)
+    first = len(cell.states)
+    goal = MoveCartesian.Goal(
+        tcp=Point(x=RELEASE[0], y=RELEASE[1], z=RELEASE[2]), tool_pitch=0.0, tool_yaw=0.0, path="linear",
+        speed_scale=0.5, client_id=CLIENT, lease_token=cell.token,
+    )
+    sent = cell.action.send_goal_async(goal)
+    cell.wait(sent.done, "the descent goal's response")
+    assert sent.result().accepted
+    result = sent.result().get_result_async()
+
+    def progress() -> float:
+        return float((np.array(forward_kinematics(cell.states[-1]).tcp) - start) @ axis)
+
+    cell.wait(lambda: progress() > 0.3 * np.linalg.norm(end - start), "the arm 30% down the descent")
+    cartesian, generator = cell.procs[2], cell.procs[1]
+    mark = len(generator.lines)
+    cartesian.send_signal(signal.SIGSTOP)
+    try:
+        cell.wait(lambda: any("timeout: no streamed goal" in line for line in generator.lines[mark:]),
+                  "the generator's stream timeout")  # fmt: skip
+    finally:
+        cartesian.send_signal(signal.SIGCONT)
+    cell.wait(result.done, "the descent's result")
+    outcome = result.result().result
+    assert outcome.success, outcome.message
+    assert cartesian.wait_for_text("resuming along a new line", timeout=TIMEOUT), cartesian.describe()
+    descent = np.array([forward_kinematics(q).tcp for q in cell.states[first:]])
+    deviation = line_deviation(descent, start, end)
+    print(f"stalled past the stream timeout: measured TCP deviation from the line {deviation * 1e3:.3f} mm; "
+          f"ended {np.linalg.norm(descent[-1] - end) * 1e3:.2f} mm from the target")  # fmt: skip
+    assert deviation < 1e-3
+    assert cell.stop_hits == 0
+
