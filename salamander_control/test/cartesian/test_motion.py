@@ -344,6 +344,26 @@ def test_an_arm_left_standing_short_of_the_target_resumes_on_the_same_line_and_a
     assert 0.0 < math.dist(stop[:3], pose_of(Q_START)[:3]) < math.dist(goal.pose[:3], pose_of(Q_START)[:3])
 
 
+def test_an_arm_sweeping_through_the_target_is_not_taken_for_arrived():
+    """After a stream the generator ended, its brake can carry the arm through the target at speed on the
+    way back to its newest sample: within the tolerance for a moment, but not arrived."""
+    goal = parse_goal((0.35, -0.1, 0.0), 0.0, 0.5, "linear", 1.0, "bt")
+    run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
+    t = 0.0
+    while t < run.motion.plan.duration:  # the plan runs out; the arm has not followed it
+        t += DT
+        assert run.step(t, CFG, Q_START).outcome is None
+    end, seed = np.array(goal.pose[:3]), Q_START
+    for k in range(-5, 6):  # 1 mm per 10 ms (0.1 m/s) along x, through the target
+        res = solve_ik_pitched(tuple(end + np.array([k * 1e-3, 0.0, 0.0])), 0.0, 0.5, CFG.arm, seed=seed)
+        seed = res.q
+        t += DT
+        assert run.step(t, CFG, res.q).outcome is None, k
+    at_target = solve_ik_pitched(tuple(end), 0.0, 0.5, CFG.arm, seed=seed).q
+    outcomes = [run.step(t + (i + 1) * DT, CFG, at_target).outcome for i in range(3)]
+    assert any(o is not None and o.result == "succeeded" for o in outcomes)  # there and still: arrived
+
+
 def test_a_resume_that_cannot_help_ends_in_the_settle_timeout_after_at_most_max_resumes():
     from salamander_control.cartesian.goal import MAX_RESUMES
 
