@@ -11,12 +11,11 @@ Decisions documented here:
   A new goal that fails its check leaves the active one running.
 - Linear goals succeed when the plan has finished and the measured TCP (FK of /joint_states) is within
   `position_tolerance` (and the tool attitude within `angle_tolerance`) of the target and moves slower
-  than `SETTLED_SPEED` (not passing through); after
-  `settle_timeout_s` without that they abort. An arm that stands still short of the target after the
-  plan (the generator ended a stream that paused too long) resumes along a new line from where it
-  stands, at most `MAX_RESUMES` times (`LinearGoalRun._resume_if_stopped_short`). Joint goals succeed
-  when every measured joint is within `joint_tolerance` of the IK answer, or abort after
-  `joint_path_timeout_s`.
+  than `SETTLED_SPEED` (not passing through); after `settle_timeout_s` without that they abort. An
+  arm that stands still short of the target after the plan (the generator ended a stream that paused
+  too long) resumes along a new line from where it stands, at most `MAX_RESUMES` times
+  (`LinearGoalRun._resume_if_stopped_short`). Joint goals succeed when every measured joint is within
+  `joint_tolerance` of the IK answer, or abort after `joint_path_timeout_s`.
 - Cancel brakes a linear motion on its own line with the plan's limits; the goal ends CANCELED once the
   commanded motion stands. A joint goal is cancelled by re-targeting the measured joints (the trajectory
   generator decelerates within its joint limits).
@@ -51,6 +50,7 @@ from salamander_control.kinematics.ik import branch_of
 RESUME_STILL_S = 0.2
 """A finished linear goal's arm standing this long (within `RESUME_STILL_M`) off its target has stopped."""
 RESUME_STILL_M = 2e-5
+"""m (and rad): how little the measured pose may move and still count as standing."""
 SETTLED_SPEED = 0.02
 """m/s: a linear goal succeeds only while the measured TCP moves slower (within the tolerance)."""
 MAX_RESUMES = 3
