@@ -10,12 +10,12 @@ Decisions documented here:
   ABORTED ("preempted") and the new one continues from the current commanded state without stopping.
   A new goal that fails its check leaves the active one running.
 - Linear goals succeed when the plan has finished and the measured TCP (FK of /joint_states) is within
-  `position_tolerance` (and the tool attitude within `angle_tolerance`) of the target and moves slower
-  than `SETTLED_SPEED` (not passing through); after `settle_timeout_s` without that they abort. An
-  arm that stands still short of the target after the plan (the generator ended a stream that paused
-  too long) resumes along a new line from where it stands, at most `MAX_RESUMES` times
-  (`LinearGoalRun._resume_if_stopped_short`). Joint goals succeed when every measured joint is within
-  `joint_tolerance` of the IK answer, or abort after `joint_path_timeout_s`.
+  `position_tolerance` (and the tool attitude within `angle_tolerance`) of the target and has moved
+  slower than `SETTLED_SPEED` for `SETTLED_S` (not passing through); after `settle_timeout_s` without
+  that they abort. An arm that stands still short of the target after the plan (the generator ended a
+  stream that paused too long) resumes along a new line from where it stands, at most `MAX_RESUMES`
+  times (`LinearGoalRun._resume_if_stopped_short`). Joint goals succeed when every measured joint is
+  within `joint_tolerance` of the IK answer, or abort after `joint_path_timeout_s`.
 - Cancel brakes a linear motion on its own line with the plan's limits; the goal ends CANCELED once the
   commanded motion stands. A joint goal is cancelled by re-targeting the measured joints (the trajectory
   generator decelerates within its joint limits).
@@ -52,7 +52,9 @@ RESUME_STILL_S = 0.2
 RESUME_STILL_M = 2e-5
 """m (and rad): how little the measured pose may move and still count as standing."""
 SETTLED_SPEED = 0.02
-"""m/s: a linear goal succeeds only while the measured TCP moves slower (within the tolerance)."""
+"""m/s: a linear goal succeeds only once the measured TCP has moved slower than this for `SETTLED_S`."""
+SETTLED_S = 0.06
+"""s of measurements: a brake that turns round near the target is that slow for only 20-40 ms."""
 MAX_RESUMES = 3
 """How often a linear goal resumes from where the arm stopped short (see `LinearGoalRun`)."""
 
@@ -127,7 +129,7 @@ class LinearGoalRun:
         self.resumes = 0
         self._still: tuple[np.ndarray, float] | None = None  # (measured pose, since) while finished
         self._last_meas: tuple[np.ndarray, float] | None = None  # (measured pose, when) for `_speed`
-        self._speed = 0.0  # m/s of the measured TCP between its last two measurements
+        self._slow_since: float | None = None  # measurement time since which the TCP moves slowly
 
     @property
     def cancelling(self) -> bool:
@@ -166,7 +168,7 @@ class LinearGoalRun:
         if not ms.finished:
             return Cycle(target, feedback, None)
         event = self._resume_if_stopped_short(at, meas, measured_q, cfg)
-        return Cycle(target, feedback, None if event else self._decide(now, meas, cfg), event)
+        return Cycle(target, feedback, None if event else self._decide(now, at, meas, cfg), event)
 
     def _resume_if_stopped_short(
         self, measured_at: float, meas: np.ndarray | None, measured_q: Any, cfg: MotionConfig
@@ -212,16 +214,26 @@ class LinearGoalRun:
         )
 
     def _track_speed(self, measured_at: float, meas: np.ndarray | None) -> None:
-        """The measured TCP's speed between its last two measurements (a new one has a later time)."""
+        """Track since when the measured TCP has moved slower than `SETTLED_SPEED`.
+
+        A new measurement has a later time; the catch-up cycles of a late call share one.
+        """
         if meas is None:
             return
         last = self._last_meas
         if last is not None and measured_at > last[1]:
-            self._speed = float(np.linalg.norm(meas[:3] - last[0][:3])) / (measured_at - last[1])
+            speed = float(np.linalg.norm(meas[:3] - last[0][:3])) / (measured_at - last[1])
+            if speed > SETTLED_SPEED:
+                self._slow_since = None
+            elif self._slow_since is None:
+                self._slow_since = last[1]
         if last is None or measured_at > last[1]:
             self._last_meas = (meas.copy(), measured_at)
 
-    def _decide(self, now: float, meas: np.ndarray | None, cfg: MotionConfig) -> Outcome | None:
+    def _settled(self, measured_at: float) -> bool:
+        return self._slow_since is not None and measured_at - self._slow_since >= SETTLED_S
+
+    def _decide(self, now: float, at: float, meas: np.ndarray | None, cfg: MotionConfig) -> Outcome | None:
         if self.motion.braking:
             stop = self.motion.plan.end_pose
             if self._pending is not None:
@@ -233,8 +245,8 @@ class LinearGoalRun:
         if meas is not None:
             d, ang = _pose_error(meas, self.target)
             # Arrived, and not passing through: the generator's brake after a stream it ended can sweep
-            # the arm through the target at speed on its way back to the newest sample.
-            if d <= cfg.position_tolerance and ang <= cfg.angle_tolerance and self._speed <= SETTLED_SPEED:
+            # the arm through the target (or turn round there) on its way back to the newest sample.
+            if d <= cfg.position_tolerance and ang <= cfg.angle_tolerance and self._settled(at):
                 return Outcome(
                     "succeeded", IkStatus.OK, f"reached {_fmt(self.target)} ({d * 1000:.2f} mm)", _tcp(meas)
                 )
