@@ -101,6 +101,27 @@ class Cell(RosPeer):
         return result.result().result
 
 
+    def start_descent(self):
+        """Hold the lease, move above compartment 1, send the linear place descent (accepted).
+
+        Returns (the TCP it starts from, the unit axis along the descent, the goal handle, the number of
+        /joint_states recorded before the descent was sent).
+        """
+        self.hold_lease()
+        above = self.move(ABOVE, "joint")
+        assert above.success, above.message
+        start, end = np.array(forward_kinematics(self.states[-1]).tcp), np.array(RELEASE)
+        first = len(self.states)
+        goal = MoveCartesian.Goal(
+            tcp=Point(x=RELEASE[0], y=RELEASE[1], z=RELEASE[2]), tool_pitch=0.0, tool_yaw=0.0,
+            path="linear", speed_scale=0.5, client_id=CLIENT, lease_token=self.token,
+        )
+        sent = self.action.send_goal_async(goal)
+        self.wait(sent.done, "the descent goal's response")
+        assert sent.result().accepted
+        return start, (end - start) / np.linalg.norm(end - start), sent.result(), first
+
+
 @pytest.fixture
 def cell(tmp_path):
     domain = next_domain_id()
@@ -160,20 +181,8 @@ def test_killing_the_cartesian_node_mid_descent_brakes_on_the_line_and_rests_at_
 
     cell.node.create_subscription(JointState, names.absolute(names.JOINT_TARGET), on_target, 200)
     cell.wait_ready()
-    cell.hold_lease()
-    above = cell.move(ABOVE, "joint")
-    assert above.success, above.message
-    start = np.array(forward_kinematics(cell.states[-1]).tcp)
-    end = np.array(RELEASE)
-    axis = (end - start) / np.linalg.norm(end - start)
-    first, streamed = len(cell.states), len(targets)
-    goal = MoveCartesian.Goal(
-        tcp=Point(x=RELEASE[0], y=RELEASE[1], z=RELEASE[2]), tool_pitch=0.0, tool_yaw=0.0, path="linear",
-        speed_scale=0.5, client_id=CLIENT, lease_token=cell.token,
-    )
-    sent = cell.action.send_goal_async(goal)
-    cell.wait(sent.done, "the descent goal's response")
-    assert sent.result().accepted
+    start, axis, _, first = cell.start_descent()
+    streamed, end = len(targets), np.array(RELEASE)
 
     def progress() -> float:
         return float((np.array(forward_kinematics(cell.states[-1]).tcp) - start) @ axis)
@@ -240,20 +249,9 @@ def test_a_cartesian_node_stalled_past_the_stream_timeout_resumes_and_ends_its_d
     after its settle timeout, and the tree aborted the can it carried: seen in a CI run under load.)
     """
     cell.wait_ready()
-    cell.hold_lease()
-    above = cell.move(ABOVE, "joint")
-    assert above.success, above.message
-    start, end = np.array(forward_kinematics(cell.states[-1]).tcp), np.array(RELEASE)
-    axis = (end - start) / np.linalg.norm(end - start)
-    first = len(cell.states)
-    goal = MoveCartesian.Goal(
-        tcp=Point(x=RELEASE[0], y=RELEASE[1], z=RELEASE[2]), tool_pitch=0.0, tool_yaw=0.0, path="linear",
-        speed_scale=0.5, client_id=CLIENT, lease_token=cell.token,
-    )
-    sent = cell.action.send_goal_async(goal)
-    cell.wait(sent.done, "the descent goal's response")
-    assert sent.result().accepted
-    result = sent.result().get_result_async()
+    start, axis, handle, first = cell.start_descent()
+    end = np.array(RELEASE)
+    result = handle.get_result_async()
 
     def progress() -> float:
         return float((np.array(forward_kinematics(cell.states[-1]).tcp) - start) @ axis)
