@@ -15,7 +15,9 @@ Decisions documented here:
   that they abort. An arm that stands still short of the target after the plan (the generator ended a
   stream that paused too long) resumes along a new line from where it stands, at most `MAX_RESUMES`
   times (`LinearGoalRun._resume_if_stopped_short`). Joint goals succeed when every measured joint is
-  within `joint_tolerance` of the IK answer, or abort after `joint_path_timeout_s`.
+  within `joint_tolerance` of the IK answer, or abort after `joint_path_timeout_s`; an arm that stands
+  still away from it (the generator dropped the target: a measurement it took for a pushed arm) gets the
+  target again, at most `MAX_RESUMES` times (`JointGoalRun._resend_if_standing`).
 - Cancel brakes a linear motion on its own line with the plan's limits; the goal ends CANCELED once the
   commanded motion stands. A joint goal is cancelled by re-targeting the measured joints (the trajectory
   generator decelerates within its joint limits).
@@ -56,7 +58,7 @@ SETTLED_SPEED = 0.02
 SETTLED_S = 0.06
 """s of measurements: a brake that turns round near the target is that slow for only 20-40 ms."""
 MAX_RESUMES = 3
-"""How often a linear goal resumes from where the arm stopped short (see `LinearGoalRun`)."""
+"""How often a goal resumes from where the arm stopped short (`LinearGoalRun`, `JointGoalRun`)."""
 
 EARLY_FAIL = "early fail, no joint target sent for this goal"
 """The start of every early-fail message (nothing was sent: the arm did not move for this goal)."""
@@ -320,12 +322,18 @@ class JointGoalRun:
         self._send: tuple[float, ...] | None = q_goal
         self._pending: Outcome | None = None
         self.cancelling = False
+        self.resumes = 0
+        self._still: tuple[tuple[float, ...], float] | None = None  # (measured joints, since)
 
     def step(self, now: float, cfg: MotionConfig, measured_q: Any, measured_at: float | None = None) -> Cycle:
-        """Send the target once; report; succeed when every joint is within tolerance.
+        """Send the target (again if the arm stands still away from it); report; succeed on arrival.
 
-        `measured_at`: as for `LinearGoalRun.step` (unused here).
+        Arrival: every measured joint within `joint_tolerance`. `measured_at`: as for
+        `LinearGoalRun.step` (when the measurement was received; None: `now`).
         """
+        event = ""
+        if self._pending is None and measured_q is not None:
+            event = self._resend_if_standing(now if measured_at is None else measured_at, measured_q, cfg)
         target = None if self._send is None else (self._send, None)
         self._send = None
         meas = measured_pose(measured_q, cfg.arm)
@@ -349,7 +357,35 @@ class JointGoalRun:
                 f"after {cfg.joint_path_timeout_s:.1f} s",
                 _tcp(meas),
             )
-        return Cycle(target, feedback, outcome)
+        return Cycle(target, feedback, outcome, event)
+
+    def _resend_if_standing(self, measured_at: float, measured_q: Any, cfg: MotionConfig) -> str:
+        """Send the target again when the measured joints stand still (`RESUME_STILL_S`) away from it.
+
+        The trajectory generator drops a goal when the measurement disagrees with its commands (it takes
+        that for a pushed arm or a restarted driver: docs/design/trajectory_generator.md) and the arm
+        then holds; a joint goal has no stream the generator could resume, so without this it waited
+        `joint_path_timeout_s` (30 s, seen on a loaded machine). Sending the same target again is
+        harmless: the generator plans from where it holds the arm. At most `MAX_RESUMES` times; returns
+        the line to log, or "".
+        """
+        q = tuple(float(v) for v in measured_q)
+        err = max(abs(a - b) for a, b in zip(q, self.q_goal, strict=True))
+        if err <= cfg.joint_tolerance or self.resumes >= MAX_RESUMES:
+            return ""
+        still = self._still
+        moved = math.inf if still is None else max(abs(a - b) for a, b in zip(q, still[0], strict=True))
+        if moved > RESUME_STILL_M:
+            self._still = (q, measured_at)
+        if measured_at - self._still[1] < RESUME_STILL_S:
+            return ""
+        self._send, self._still = self.q_goal, None
+        self.resumes += 1
+        return (
+            f"the arm stands still {err:.4f} rad from the joint goal for {_fmt(self.target)} (the generator "
+            f"dropped it? a measurement it took for a pushed arm); sending it again ({self.resumes} of "
+            f"{MAX_RESUMES})"
+        )
 
     def retarget(self, pose: Any, now: float, cfg: MotionConfig) -> tuple[bool, IkStatus | None, str]:
         """Re-solve the IK for the new pose and send it as the new joint target (returns as above)."""
@@ -359,6 +395,7 @@ class JointGoalRun:
         if not res.ok:
             return False, res.status, f"retarget refused ({res.status.reason}: {res.status.message})"
         self.target, self.q_goal, self._send, self.t0 = np.asarray(pose, dtype=float), res.q, res.q, now
+        self._still = None
         return True, IkStatus.OK, f"retargeted to {_fmt(self.target)}"
 
     def cancel(self, now: float, cfg: MotionConfig, measured_q: Any = None) -> None:

@@ -381,7 +381,7 @@ class TrajectoryGenerator(PolledNode):
         config = self._params.snapshot
         self._core = TrajectoryCore(config, self._measured)
         # Still subscribed: the watch holds the arm when the measurement stops or disagrees.
-        self._watch = MeasurementWatch(self._measured, self._core.delta_time, self._js_topic)
+        self._watch = MeasurementWatch(self._measured, self._js_topic)
         self._measured_new, self._last_cycle = False, now
         self.get_logger().info(f"started from the measured joint state {joints_text(self._measured)}")
         outside = clamp_joints(self._measured, config.arm, self._measured)

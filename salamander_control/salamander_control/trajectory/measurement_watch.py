@@ -12,9 +12,9 @@ once per control cycle, whether the generator may command the arm:
   back). Said once, as `warning`. The node keeps a goal at rest that arrives meanwhile pending (a
   refused goal on a topic would be lost without a word to its sender: a loaded machine pauses the
   measurement for 0.2 s now and then) and drops streamed samples.
-- `REANCHOR`: the measurement is back after a hold, or it lies outside the range of the commands of the
-  last `COMMAND_WINDOW` widened by `tolerance` on some joint: restart the core at rest at `anchor`
-  before commanding again, so the next commands stay within every motion limit from there.
+- `REANCHOR`: the measurement is back after a hold, or it lies outside the range of the recent commands
+  widened by `tolerance` on some joint: restart the core at rest at `anchor` before commanding again, so
+  the next commands stay within every motion limit from there.
   - It disagrees (a restarted driver elsewhere, a pushed arm): `anchor` is the measured position and the
     goal is dropped (`keep_goal` false): the arm holds where it is measured until a new goal comes.
   - It came back where the arm was commanded (the measurement only paused, e.g. a loaded machine):
@@ -23,12 +23,24 @@ once per control cycle, whether the generator may command the arm:
     command the arm back by up to 0.05 rad in one cycle). The goal still stands (`keep_goal`) and the
     motion resumes from rest; the window keeps its commands.
 
+"Recent" is counted in wall time (the sum of the `elapsed` the caller passes), not in commands: a late
+call that catches up many cycles at once records them all at its own time, and the driver saw none of
+them before. While the measurement flows, a measurement must lie within the commands of the last
+`timeout + COMMAND_WINDOW` (and the one command before them, which the driver held): a driver (or its
+publisher) that stalls for less than `timeout`, which the watch tolerates without holding, reports the
+arm where it was commanded before the stall, and that must not pass for a pushed arm (seen on a loaded
+machine: a 0.3 s stall of the simulated driver at the first motion, base_yaw "0.0692 rad from the recent
+commands", the goal dropped, a joint goal waited its whole timeout). After a hold the driver has had
+`timeout` to settle on the last command, so the returning measurement is judged against the commands of
+the last `COMMAND_WINDOW` before the hold only.
+
 Invariants: no `RUN` while the newest measurement is older than `timeout`; after a `HOLD` the next
 command-producing verdict is a `REANCHOR`. The silence is counted in the generator's own running time
 (each cycle adds at most `MAX_SILENCE_STEP`, or the `max_step` of a call that stands for several
 cycles: the generator's loop at rest), so a stall of the generator itself (a loaded machine) is not
 taken for a silent driver. Cost per cycle: a few comparisons; the window is kept as per-bucket
-ranges (`BUCKET_CYCLES` commands each), not as a list of commands.
+ranges (`BUCKET_S` of commands each), not as a list of commands, and its range is recomputed once per
+bucket.
 
 Pure: no rclpy, no clock (the caller passes the elapsed time). Tests:
 salamander_control/test/trajectory/test_measurement_watch.py.
@@ -47,11 +59,11 @@ from salamander_control.kinematics import JOINT_NAMES, NUM_JOINTS
 from salamander_control.kinematics._validate import finite_vector
 
 COMMAND_WINDOW = 0.25
-"""s; the measurement must lie within the range of the commands of this long ago until now (plus the
-tolerance): five time constants of the simulated motors' lag (0.05 s), plus its delivery."""
-BUCKET_CYCLES = 25
-"""commands per bucket of the window (50 ms at 500 Hz); the window spans whole buckets, so it covers
-between COMMAND_WINDOW and COMMAND_WINDOW + one bucket."""
+"""s; how far a measurement may trail the commands (plus the tolerance): five time constants of the
+simulated motors' lag (0.05 s), plus its delivery. While measurements flow the window is longer by the
+silence the watch tolerates (module docstring)."""
+BUCKET_S = 0.05
+"""s of commands per bucket of the window; the window spans whole buckets (up to one bucket more)."""
 MAX_SILENCE_STEP = 0.01
 """s; the most one cycle adds to the silence: a late timer call (a stalled generator) counts as this."""
 
@@ -83,23 +95,29 @@ class WatchDecision(NamedTuple):
     info: str = ""
 
 
+class _Bucket(NamedTuple):
+    """The commands recorded over `BUCKET_S`: per-joint lowest and highest, and when the last came."""
+
+    lo: tuple[float, ...]
+    hi: tuple[float, ...]
+    end: float
+
+
 class MeasurementWatch:
     """The per-cycle watch over the measured joint state (module docstring).
 
     Args:
         start: the command the generator starts with (its first measurement).
-        period: the control period, s (sets how many cycles the window holds).
         topic: the measurement's topic name, for the log lines.
 
     Raises:
-        ValueError: `start` not five finite numbers, or `period` not a positive number.
+        ValueError: `start` not five finite numbers.
     """
 
-    def __init__(self, start: Sequence[float], period: float, topic: str = "/joint_states") -> None:
-        if not (math.isfinite(period) and period > 0.0):
-            raise ValueError(f"period must be a positive number of seconds, got {period}")
+    def __init__(self, start: Sequence[float], topic: str = "/joint_states") -> None:
         self._topic = topic
-        self._buckets_kept = max(1, math.ceil(COMMAND_WINDOW / (period * BUCKET_CYCLES)))
+        self._clock = 0.0  # s of wall time: the sum of the callers' `elapsed`
+        self._span = COMMAND_WINDOW  # s of commands the window keeps (set from `timeout` each cycle)
         self._silence = 0.0
         self._holding = False
         self._restart(finite_vector(start, NUM_JOINTS, "start"))
@@ -132,7 +150,8 @@ class MeasurementWatch:
         """Decide this cycle.
 
         Args:
-            elapsed: s since the previous cycle (clipped to [0, max_step]).
+            elapsed: s of wall time since the previous cycle (for the silence clipped to
+                [0, max_step]).
             measured: a measurement that arrived since the previous cycle (the newest), or None.
             timeout: s without a measurement before holding (`joint_state_timeout_s`).
             tolerance: rad a measurement may lie outside the recent commands' range
@@ -140,8 +159,12 @@ class MeasurementWatch:
             max_step: the most this call adds to the silence (`MAX_SILENCE_STEP`; a caller whose cycle
                 is longer on purpose, the generator's loop at rest, passes a little more than it).
         """
+        finite = math.isfinite(elapsed)
+        if finite and elapsed > 0.0:
+            self._clock += elapsed
+        self._span = COMMAND_WINDOW + max(timeout, 0.0)
         if measured is None:
-            step = min(max(elapsed, 0.0), max_step) if math.isfinite(elapsed) else max_step
+            step = min(max(elapsed, 0.0), max_step) if finite else max_step
             self._silence += step
             if self._holding:
                 return WatchDecision(Verdict.HOLD)
@@ -156,7 +179,11 @@ class MeasurementWatch:
         q = tuple(measured)
         silence, self._silence = self._silence, 0.0
         held, self._holding = self._holding, False
-        gap, joint = self._outside(q, tolerance)
+        if held:  # the driver had `timeout` to settle: only the commands just before the hold count
+            lo, hi = self._range(self._last_at - COMMAND_WINDOW)
+        else:
+            lo, hi = self._window()
+        gap, joint = _outside(q, lo, hi, tolerance)
         if gap > 0.0:
             warning = (
                 f"measured {JOINT_NAMES[joint]} is {gap + tolerance:.4f} rad from the recent commands "
@@ -177,8 +204,8 @@ class MeasurementWatch:
         return WatchDecision(Verdict.RUN)
 
     def commanded(self, q: Sequence[float]) -> None:
-        """Record a command sent this cycle (call once per command published, after `cycle`)."""
-        self._last = tuple(q)
+        """Record a command sent this cycle (call once per command computed, after `cycle`)."""
+        self._last, self._last_at = tuple(q), self._clock
         lo, hi = self._lo, self._hi
         for i in range(NUM_JOINTS):
             v = q[i]
@@ -186,27 +213,37 @@ class MeasurementWatch:
                 lo[i] = v
             if v > hi[i]:
                 hi[i] = v
-        self._count += 1
-        if self._count >= BUCKET_CYCLES:
-            self._buckets.append((tuple(lo), tuple(hi)))  # the deque drops the oldest bucket
-            self._lo, self._hi = [math.inf] * NUM_JOINTS, [-math.inf] * NUM_JOINTS
-            self._count = 0
-            # the completed buckets' range, once per bucket (50 Hz), not per measurement
-            self._win_lo = tuple(min(b[0][i] for b in self._buckets) for i in range(NUM_JOINTS))
-            self._win_hi = tuple(max(b[1][i] for b in self._buckets) for i in range(NUM_JOINTS))
+        if self._clock - self._open_since >= BUCKET_S:
+            self._close_bucket()
 
-    def _outside(self, q: Sequence[float], tolerance: float) -> tuple[float, int]:
-        """(how far `q` lies beyond the window's range widened by `tolerance`, joint), or (0, -1)."""
-        worst, joint = 0.0, -1
-        lo, hi, win_lo, win_hi = self._lo, self._hi, self._win_lo, self._win_hi
-        for i in range(NUM_JOINTS):
-            x = q[i]
-            low = lo[i] if lo[i] < win_lo[i] else win_lo[i]
-            high = hi[i] if hi[i] > win_hi[i] else win_hi[i]
-            gap = low - tolerance - x if x < low else x - high - tolerance
-            if gap > worst:
-                worst, joint = gap, i
-        return worst, joint
+    def _close_bucket(self) -> None:
+        """Keep the open bucket, drop the ones the window no longer needs, update the window's range."""
+        buckets = self._buckets
+        buckets.append(_Bucket(tuple(self._lo), tuple(self._hi), self._last_at))
+        self._lo, self._hi = [math.inf] * NUM_JOINTS, [-math.inf] * NUM_JOINTS
+        self._open_since = self._clock
+        cutoff = self._clock - self._span
+        while len(buckets) > 1 and buckets[1].end < cutoff:  # buckets[1] holds a command held at cutoff
+            buckets.popleft()
+        # the closed buckets' range, once per bucket (20 Hz), not per measurement
+        self._win_lo = tuple(min(b.lo[i] for b in buckets) for i in range(NUM_JOINTS))
+        self._win_hi = tuple(max(b.hi[i] for b in buckets) for i in range(NUM_JOINTS))
+
+    def _window(self) -> tuple[list[float], list[float]]:
+        """Per-joint (lowest, highest) of the kept commands: the closed buckets' range and the open one."""
+        lo = [min(a, b) for a, b in zip(self._lo, self._win_lo, strict=True)]
+        hi = [max(a, b) for a, b in zip(self._hi, self._win_hi, strict=True)]
+        return lo, hi
+
+    def _range(self, since: float) -> tuple[list[float], list[float]]:
+        """Per-joint (lowest, highest) of the commands from `since` on, and the one held at `since`."""
+        lo, hi = list(self._lo), list(self._hi)
+        older = [b for b in self._buckets if b.end < since]
+        kept = [b for b in self._buckets if b.end >= since] + older[-1:]
+        for b in kept:
+            for i in range(NUM_JOINTS):
+                lo[i], hi[i] = min(lo[i], b.lo[i]), max(hi[i], b.hi[i])
+        return lo, hi
 
     def _reanchor(self, q: tuple[float, ...], keep_goal: bool, warning: str, why: str) -> WatchDecision:
         self._restart(q)
@@ -215,8 +252,21 @@ class MeasurementWatch:
 
     def _restart(self, q: tuple[float, ...]) -> None:
         """Forget the commands so far: the window holds `q` only (the command the core restarts from)."""
-        self._buckets: deque[tuple[tuple[float, ...], tuple[float, ...]]] = deque(maxlen=self._buckets_kept)
-        self._lo, self._hi = list(q), list(q)
-        self._win_lo, self._win_hi = q, q  # the completed buckets' range (none yet: `q` itself)
-        self._count = 0
-        self._last = q  # the last command sent (the core's state after a re-anchor)
+        self._buckets: deque[_Bucket] = deque()
+        self._lo, self._hi = list(q), list(q)  # the open bucket's range
+        self._open_since = self._clock
+        self._win_lo, self._win_hi = q, q  # the closed buckets' range (none yet: `q` itself)
+        self._last, self._last_at = q, self._clock  # the last command (the core's state after a re-anchor)
+
+
+def _outside(
+    q: Sequence[float], lo: Sequence[float], hi: Sequence[float], tolerance: float
+) -> tuple[float, int]:
+    """(how far `q` lies beyond [lo, hi] widened by `tolerance`, joint), or (0, -1)."""
+    worst, joint = 0.0, -1
+    for i in range(NUM_JOINTS):
+        x = q[i]
+        gap = lo[i] - tolerance - x if x < lo[i] else x - hi[i] - tolerance
+        if gap > worst:
+            worst, joint = gap, i
+    return worst, joint

@@ -86,8 +86,9 @@ def param_specs() -> list[ParamSpec]:
     )
     js_tolerance = ParamSpec(
         "joint_state_tolerance", 0.05,
-        "a measured joint this far outside the range of the last 0.25 s of commands disagrees with the "
-        "command: re-anchor at the measured state (rad)", 0.001, 1.0,
+        "a measured joint this far outside the range of the recent commands (the last 0.25 s plus "
+        "joint_state_timeout_s) disagrees with the command: re-anchor at the measured state (rad)",
+        0.001, 1.0,
     )
     hold_rate = ParamSpec(
         "hold_command_rate_hz", 50.0,

@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from salamander_control.cartesian.config import GoalRejected, MotionConfig, parse_goal
-from salamander_control.cartesian.goal import JointGoalRun, LinearGoalRun, start_goal
+from salamander_control.cartesian.goal import (
+    MAX_RESUMES,
+    RESUME_STILL_S,
+    JointGoalRun,
+    LinearGoalRun,
+    start_goal,
+)
 from salamander_control.cartesian.motion import plan_checked
 from salamander_control.cartesian.params import build_config
 from salamander_control.cartesian.plan import CartesianLimits, CartesianState, LinePlan
@@ -365,7 +371,6 @@ def test_an_arm_sweeping_through_the_target_is_not_taken_for_arrived():
 
 
 def test_a_resume_that_cannot_help_ends_in_the_settle_timeout_after_at_most_max_resumes():
-    from salamander_control.cartesian.goal import MAX_RESUMES
 
     goal = parse_goal((0.3, 0.0, 0.05), 0.0, 0.0, "linear", 1.0, "bt")
     run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
@@ -394,6 +399,41 @@ def test_joint_goal_sends_one_target_and_succeeds_when_the_joints_arrive():
     bad = parse_goal((0.06, 0.0, 0.04), 0.0, 0.0, "joint", 0.0, "bt")
     run, early = start_goal(bad, CFG, 0.0, Q_START, None)
     assert run is None and early.status is IkStatus.COUPLED_LIMIT
+
+
+def test_a_joint_goal_whose_arm_stands_still_away_from_it_sends_the_target_again():
+    # The generator drops a goal when it takes a late measurement for a pushed arm; the arm holds, and
+    # the joint goal used to wait its whole joint_path_timeout_s (30 s).
+    goal = parse_goal((0.3, 0.0, 0.05), 0.2, 0.0, "joint", 0.0, "bt")
+    run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
+    q_goal = run.step(DT, CFG, Q_START).target[0]
+    t, sent, events = DT, [], []
+    for k in range(300):
+        t += DT
+        q = tuple(a + (b - a) * min(k / 100, 0.5) for a, b in zip(Q_START, q_goal, strict=True))
+        cycle = run.step(t, CFG, q)  # halfway from k = 50 on: the generator dropped the goal there
+        sent += [t] if cycle.target is not None else []
+        events += [cycle.event] if cycle.event else []
+    assert events and events[0].startswith("the arm stands still ") and "(1 of 3)" in events[0]
+    assert sent and sent[0] == pytest.approx(0.52 + RESUME_STILL_S, abs=1.5 * DT)  # still from 0.52 s
+    assert cycle.outcome is None
+    done = run.step(t + DT, CFG, q_goal)
+    assert done.outcome.result == "succeeded"
+    assert len(events) == len(sent) == run.resumes == MAX_RESUMES  # 0.2 s apart while it stands
+
+
+def test_a_joint_goal_sends_its_target_again_at_most_max_resumes_times():
+    goal = parse_goal((0.3, 0.0, 0.05), 0.2, 0.0, "joint", 0.0, "bt")
+    run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
+    t, sent = 0.0, 0
+    while True:
+        t += DT
+        cycle = run.step(t, CFG, Q_START)  # the arm never moves (no lease, say)
+        sent += cycle.target is not None
+        if cycle.outcome is not None:
+            break
+    assert sent == 1 + MAX_RESUMES == 1 + run.resumes
+    assert cycle.outcome.message.startswith("timeout:")
 
 
 @pytest.mark.parametrize(
