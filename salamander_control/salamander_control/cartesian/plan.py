@@ -29,6 +29,15 @@ _RATE_TOL = 1e-3
 """rad; limits widened by this much when estimating joint rates (an estimate, not a feasibility check)."""
 _FIT_MARGIN = 1.02
 """Extra slow-down when fitting a plan to the joint limits: sampled peaks can miss the true ones a little."""
+DECEL_SHARE = 0.55
+"""A plan to a goal decelerates with this share of its acceleration limit (Ruckig's `min_acceleration`).
+
+The trajectory generator brakes a stream that stops (the sender died or stalled past `stream_timeout_s`)
+along the line with all of the joint limits, but only 30 ms after the command passed the newest sample,
+and its brake's limits hold over the whole stretch it covers: with a deceleration as steep as the
+acceleration, a stop just before the plan began to decelerate carried the TCP up to 20 mm beyond the
+line's end (into the box floor on a place descent, release 5 mm above it). At 0.55: 0 mm at every stop
+moment and speed_scale measured (docs/design/stream_following.md); a line takes ~9 % longer."""
 
 
 class PlanningError(RuntimeError):
@@ -123,6 +132,22 @@ def line_frame(direction: np.ndarray) -> np.ndarray:
     return np.vstack((e1, e2, np.cross(e1, e2)))
 
 
+def _gentle_deceleration(inp: InputParameter) -> None:
+    """Limit each DoF's acceleration against its direction of travel to `DECEL_SHARE` of the limit.
+
+    A DoF that moves up decelerates with negative acceleration (`min_acceleration`), one that moves down
+    with positive (`max_acceleration`); one that ends where it starts keeps both. The shape is the same
+    for every DoF moving the same way, so phase synchronisation (the straight 5-D segment) still holds.
+    """
+    high, low = list(inp.max_acceleration), [-a for a in inp.max_acceleration]
+    for i, (start, goal) in enumerate(zip(inp.current_position, inp.target_position, strict=True)):
+        if goal > start:
+            low[i] *= DECEL_SHARE
+        elif goal < start:
+            high[i] *= DECEL_SHARE
+    inp.max_acceleration, inp.min_acceleration = high, low
+
+
 class LinePlan:
     """One Ruckig trajectory in the frame of the line from `start` to `goal`.
 
@@ -177,6 +202,7 @@ class LinePlan:
                 float(self.goal[4]),
             ]
             inp.synchronization = Synchronization.Phase  # falls back to Time when not collinear
+            _gentle_deceleration(inp)
         self.trajectory = Trajectory(DOFS)
         try:
             result = Ruckig(DOFS).calculate(inp, self.trajectory)

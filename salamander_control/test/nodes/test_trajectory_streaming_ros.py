@@ -169,9 +169,9 @@ def test_killing_the_cartesian_node_mid_descent_brakes_on_the_line_and_rests_at_
     brings it back to the newest streamed target: every measured state (FK) stays within 1 mm of the
     line (transport and motor lag included), the arm rests at the newest sample the generator got (its
     log line names it; it lies on the line and is no older than the last target the test recorded), and
-    it does not run further than the unit tests' bound beyond the descent's end (see the module docs of
-    salamander_control/test/trajectory/test_stream_stop_on_path.py: at speed the brake passes the newest
-    target, since the stop is noticed stream_timeout_s after it).
+    it does not pass the descent's end (at speed the brake passes the newest target, since the stop is
+    noticed stream_timeout_s after it, but the plan's gentle deceleration leaves it room before the end:
+    salamander_control/test/trajectory/test_stream_stop_on_path.py).
     """
     targets: list[tuple[float, ...]] = []
 
@@ -234,7 +234,7 @@ def test_killing_the_cartesian_node_mid_descent_brakes_on_the_line_and_rests_at_
     # At rest on the line at the newest sample (the brake returns along the line to it; 4 decimals of rad
     # in the log line are ~0.1 mm at the TCP).
     assert rest_error < 1e-3
-    assert beyond_end < 25e-3
+    assert beyond_end < 1e-3  # before the plans' gentle deceleration: 7 mm measured here
     assert cell.stop_hits == 0
 
 
