@@ -67,7 +67,11 @@ def test_bench_trajectory_quick_runs_and_prints_table() -> None:
     assert row(out, "metric") == ["metric", "generator", "baseline", "ratio", "target", "verdict"]
     for phase in ("idle", "moving"):
         rate = row(out, f"{phase}: command rate [Hz]")
-        assert 400.0 < float(rate[1]) < 600.0 and 400.0 < float(rate[2]) < 600.0, out  # the 500 Hz streams
+        generator, baseline = float(rate[1]), float(rate[2])
+        # The 500 Hz streams, judged against the bare publisher of the same run, not the clock: a loaded
+        # machine slows both (seen at load 4.75: 294 and 330 Hz, which failed a fixed 400 Hz floor).
+        # Above the 50 Hz keep-alive of a generator at rest; not above 500 Hz (+ the count window's slack).
+        assert baseline > 100.0 and 0.6 * baseline < generator < 600.0 and baseline < 600.0, out
         cpu = row(out, f"{phase}: CPU [% of one core]")
         assert float(cpu[1]) > 1.0 and float(cpu[2]) > 1.0, out  # the nodes' own processes were measured
     p99 = row(out, "moving: goal publish -> command received p99 [ms]")
