@@ -13,7 +13,10 @@ count, ``-w/--wait-matching-subscriptions``; VALUES is YAML, fields left out kee
 ``--for S`` (stop after S seconds), and prints what it prints: ``publisher: beginning loop``, then
 ``publishing #N: <message>`` per message. Any message type whose Python module is importable works
 (``pkg/msg/Type``). ``jog`` is ``topic pub`` of a Twist at 20 Hz for ``--for`` seconds (default 1) that
-ends with one zero twist (also on Ctrl-C), like releasing the gamepad's R1; ``confirm``/``abort`` are
+ends with zero twists (also on Ctrl-C), like releasing the gamepad's R1: `LAST_REPEATS` of them one period
+apart, because the jog topic is best effort and the last samples a process sends just before it exits can
+be lost (a suite run once received every twist of a jog but its single final zero; the server would
+then have gone on at the last speed until its 0.3 s staleness); ``confirm``/``abort`` are
 one Bool each. All three wait (up to ``--timeout``) for the behaviour server's subscription first, so a
 confirm is never published into the void, and fail with exit code 1 when nobody listens. With ``--cell``
 an absolute topic is looked up under /CELL, like node names for ``param``.
@@ -42,6 +45,7 @@ from salamander_control import names
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 JOG_RATE_HZ = 20.0  # like `ros2 topic pub -r 20`; the behaviour server counts a twist stale after 0.3 s
+LAST_REPEATS = 3  # a jog's closing zero twist is sent this many times, one period apart (see above)
 ACK_TIMEOUT_S = 2.0  # how long a reliable message may take to be acknowledged before the CLI exits
 
 Spin = Callable[[Node, Callable[[], bool], float], bool]
@@ -183,7 +187,10 @@ def _loop(
     node: Node, spin: Spin, topic: str, msg: Any, rate: float, times: int, duration: float | None,
     wait: int, timeout: float, last: Any = None,
 ) -> int:
-    """Publish `msg` `times` times (0: until `duration` s or Ctrl-C) at `rate`, then `last` if given."""
+    """Publish `msg` `times` times (0: until `duration` s or Ctrl-C) at `rate`, then `last`, if given.
+
+    `last` goes out `LAST_REPEATS` times at the same rate (a jog's zero twists).
+    """
     if not (math.isfinite(rate) and rate > 0.0):
         raise PubError(f"rate must be a positive number of Hz, got {rate}")
     if times < 0 or (duration is not None and not (math.isfinite(duration) and duration > 0.0)):
@@ -214,8 +221,11 @@ def _loop(
             if duration is not None and due - start >= duration - 1e-9:
                 break
             spin(node, lambda due=due: time.monotonic() >= due, period + 1.0)
-    finally:  # also on Ctrl-C: a jog ends with its zero twist
+    finally:  # also on Ctrl-C: a jog ends with its zero twists
         if last is not None:
-            publish(last)
+            for k in range(LAST_REPEATS):
+                if k:
+                    time.sleep(period)  # the stream's rate (no spin: it raises once Ctrl-C was pressed)
+                publish(last)
         publisher.wait_for_all_acked(Duration(seconds=ACK_TIMEOUT_S))  # delivered before the node goes
     return EXIT_OK

@@ -591,7 +591,11 @@ def test_a_killed_and_restarted_driver_is_held_then_re_anchored_and_the_arm_does
         # The test node hears the restarted sim too (a goal sent during a pause of the measurement would
         # wait for it: see "goal kept pending").
         arm.wait(lambda: len(arm.states) > states_before + 50, "/joint_states from the restarted sim")
+        # No jump: the arm measured where it came back, and nowhere else, until a new goal is sent. (Before
+        # the fix it ran to the stale goal at the motors' 1.5 rad/s for ~0.65 s right after the restart.)
         moved_from = len(arm.states)
+        came_back = arm.states[states_before:moved_from]
+        assert all(s.q == pytest.approx(REST_POSTURE, abs=1e-6) for s in came_back), came_back[-1]
         arm.send(full(HELD))  # moving again: from the measured state, within the limits
         arm.wait(lambda: len(arm.states) > moved_from + 100 and arm.settled_at(HELD), "the arm back at HELD")
         after = [c for c in commands.received if c[0] > held_at]
@@ -600,10 +604,10 @@ def test_a_killed_and_restarted_driver_is_held_then_re_anchored_and_the_arm_does
             for i in range(5):
                 assert abs(va[i]) <= VMAX[i] * (1 + 1e-9), (i, va)
                 assert abs(b[i] - a[i]) <= VMAX[i] * catch_up * (1 + 1e-9), (i, a, b)
-        # The measured speed over 0.1 s windows: a tick of the sim that catches up a late command burst
-        # (the generator publishes at most MAX_CATCH_UP cycles at once) reads fast for one sample under
-        # CPU load; the jump this test guards against ran at the motors' 1.5 rad/s for ~0.65 s.
-        measured = arm.states[states_before:]
+        # The measured speed is printed, not judged: the commands above are the generator's whole doing,
+        # and a sim tick that takes in a late burst of them reads fast under CPU load (at load ~4, 0.1 s
+        # windows read up to the motors' 1.5 rad/s while every command stayed within the limits).
+        measured = arm.states[moved_from:]
         window = 0.1
         worst = [0.0] * 5
         j = 0
@@ -615,7 +619,6 @@ def test_a_killed_and_restarted_driver_is_held_then_re_anchored_and_the_arm_does
                 worst = [max(w, abs(s.q[i] - a.q[i]) / (s.stamp - a.stamp)) for i, w in enumerate(worst)]
         print(f"after the restart: max measured speed (0.1 s windows) {[round(w, 3) for w in worst]} rad/s, "
               f"max commanded {[round(max(abs(c[2][i]) for c in after), 3) for i in range(5)]} rad/s")
-        assert all(w <= v * RIPPLE for w, v in zip(worst, VMAX, strict=True)), worst
         assert arm.stop_hits == 0 and tg.alive(), arm.describe()
     finally:
         arm.close()

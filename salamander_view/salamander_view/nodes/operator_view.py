@@ -58,6 +58,7 @@ from salamander_view.access import AccessGuard
 from salamander_view.controls import Facts, NudgeTrain, availability
 from salamander_view.gauges import coupled_gauges, joint_gauges, urdf_limits
 from salamander_view.page import Panel, PanelView, status_markdown
+from salamander_view.param_mirror import ParamMirror
 from salamander_view.params import ViewSettings
 from salamander_view.scene import Scene, Shape
 from salamander_view.snapshot import parse
@@ -110,7 +111,7 @@ class OperatorViewNode(Node):
         self._panels: dict[int, Panel] = {}
         self._guard = AccessGuard(settings.host, settings.access_token)
         self._train = NudgeTrain(settings.nudge_step_m, settings.nudge_speed)
-        self._manual_place: bool | None = None
+        self._manual_place: ParamMirror[bool] = ParamMirror()  # events and polls, newest wins
         self._goal_pending = False
         self._param_asked = -math.inf
         self._frames = 0
@@ -215,7 +216,7 @@ class OperatorViewNode(Node):
         for p in [*msg.new_parameters, *msg.changed_parameters]:
             if p.name == MANUAL_PLACE and p.value.type == ParameterType.PARAMETER_BOOL:
                 with self._lock:
-                    self._manual_place = p.value.bool_value
+                    self._manual_place.on_event(p.value.bool_value)
 
     def _on_connect(self, client: Any) -> None:
         panel = Panel(client, self.on_control, self._guard.required, self.address)
@@ -266,7 +267,7 @@ class OperatorViewNode(Node):
             self._requests.clear()
             shapes = dict(self._shapes) if self._shapes_changed and panels else None
             self._shapes_changed = self._shapes_changed and not panels
-            manual_place = self._manual_place
+            manual_place = self._manual_place.value
         tree = parse(latest["tree"].data if "tree" in latest else "", CAN_NAMES)
         facts = self._facts(tree.running, tree.manual is not None, True)
         reasons = availability(facts)
@@ -349,16 +350,18 @@ class OperatorViewNode(Node):
         if now - self._param_asked < PARAM_POLL_S or not self._get_params.service_is_ready():
             return
         self._param_asked = now
+        with self._lock:
+            ticket = self._manual_place.ask()
         future = self._get_params.call_async(GetParameters.Request(names=[MANUAL_PLACE]))
-        future.add_done_callback(self._on_param_answer)
+        future.add_done_callback(lambda f: self._on_param_answer(f, ticket))
 
-    def _on_param_answer(self, future: Any) -> None:
+    def _on_param_answer(self, future: Any, ticket: int) -> None:
         if future.exception() is not None or not future.result().values:
             return
         value = future.result().values[0]
         if value.type == ParameterType.PARAMETER_BOOL:
             with self._lock:
-                self._manual_place = value.bool_value
+                self._manual_place.on_answer(ticket, value.bool_value)
 
     def _on_jog(self) -> None:
         v = self._train.twist(time.monotonic())
