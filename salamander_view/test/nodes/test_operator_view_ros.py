@@ -1,7 +1,7 @@
 """The operator view node in-process, against a test peer over real topics (no browser).
 
 - it listens on 127.0.0.1 only by default, and on another address the controls need the token: a
-  control without it is refused (nothing is published) and the refusal is logged (/rosout);
+  control without it is refused (nothing is published) and the refusal is logged;
 - the nudge buttons publish operator/jog twists at >= 20 Hz while the nudge runs, then one zero twist,
   and only while a ManualAdjust waits (the tree snapshot).
 Its frame rate and CPU with the real stack's 250 Hz /joint_states: test/test_operator_view_browser.py.
@@ -58,11 +58,10 @@ def view_factory(ros_context, ros_executor):
 
 
 class Peer:
-    """The test's node: publishes the tree snapshot and joint states, records jog, confirm and rosout."""
+    """The test's node: publishes the tree snapshot and joint states, records jog and confirm."""
 
     def __init__(self, make_node):
         from geometry_msgs.msg import Twist
-        from rcl_interfaces.msg import Log
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Bool, String
 
@@ -74,13 +73,11 @@ class Peer:
         self.joints = self.node.create_publisher(JointState, at(names.JOINT_STATES_MONITOR), 10)
         self.jogs: list[tuple[float, float, float, float]] = []
         self.confirms: list[bool] = []
-        self.logs: list[str] = []
         self.node.create_subscription(
             Twist, at(names.OPERATOR_JOG),
             lambda m: self.jogs.append((time.monotonic(), m.linear.x, m.linear.y, m.linear.z)), 50)
         self.node.create_subscription(
             Bool, at(names.OPERATOR_CONFIRM), lambda m: self.confirms.append(m.data), 10)
-        self.node.create_subscription(Log, "/rosout", lambda m: self.logs.append(m.msg), 50)
         self.String, self.JointState = String, JointState
 
     def publish_tree(self, text: str) -> None:
@@ -106,16 +103,24 @@ def test_listens_on_loopback_only_by_default_and_controls_need_no_token(
 
 
 def test_open_address_refuses_controls_without_the_token_and_logs_it(
-        view_factory, make_node, ros_executor):  # fmt: skip
+        view_factory, make_node, ros_executor, capfd):  # fmt: skip
     peer = Peer(make_node)
     view = view_factory(host="0.0.0.0", access_token="s3cret-token")
     port = int(view.address.rsplit(":", 1)[1])
     assert _listening(port) & {"0.0.0.0", "::"}
     peer.publish_tree(WAITING_TREE)
     assert spin_until(ros_executor, lambda: "tree" in view._latest, 10.0)
+    capfd.readouterr()
     view.on_control(7, "confirm", True)
-    refused = "refused confirm from client 7"
-    assert spin_until(ros_executor, lambda: any(refused in m for m in peer.logs), 10.0)
+    # The refusal read from the node's log output, as in the tests below: its /rosout copy did not reach
+    # this process's subscription in 4 of 10 whole-suite runs (the same file alone gets it at once).
+    err: list[str] = []
+
+    def refused() -> bool:
+        err.append(capfd.readouterr().err)
+        return "refused confirm from client 7" in "".join(err)
+
+    assert spin_until(ros_executor, refused, 10.0), "".join(err)
     spin_until(ros_executor, lambda: False, 0.5)  # a frame or more: nothing may come out
     assert peer.confirms == []
     view.on_control(7, "token", "wrong")
