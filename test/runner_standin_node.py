@@ -5,12 +5,14 @@ name, its `greeting` parameter and its pid once it is up, and "stopped cleanly" 
 `--exit-after S --exit-code N`: the node dies on its own after S seconds with code N.
 `--ignore-sigint`: no ROS; ignores SIGINT (a hung node) so the runner must kill it.
 `--plain`: no ROS; up within milliseconds, exits 0 on SIGINT (for timing-sensitive runner tests).
+`--hang-on-stop`: the rclpy node hangs in its destroy_node after Ctrl-C (a shutdown that never ends).
 """
 
 import argparse
 import os
 import signal
 import sys
+import threading
 
 
 def main() -> int:
@@ -20,6 +22,7 @@ def main() -> int:
     parser.add_argument("--exit-code", type=int, default=3)
     parser.add_argument("--ignore-sigint", action="store_true")
     parser.add_argument("--plain", action="store_true")
+    parser.add_argument("--hang-on-stop", action="store_true")
     opts = parser.parse_args(own_args)
 
     if opts.plain:
@@ -41,8 +44,13 @@ def main() -> int:
 
     from salamander_control.ros.run import run_node
 
+    class HangingNode(Node):
+        def destroy_node(self) -> None:
+            print("hanging in destroy_node", flush=True)
+            threading.Event().wait()
+
     def make() -> Node:
-        node = Node("standin")
+        node = (HangingNode if opts.hang_on_stop else Node)("standin")
         node.declare_parameter("greeting", "unset")
         greeting = node.get_parameter("greeting").value
         print(f"up as {node.get_fully_qualified_name()} greeting={greeting} pid={os.getpid()}", flush=True)

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -513,6 +514,33 @@ def test_runner_kills_a_node_that_ignores_sigint_and_fails(standin, run_runner, 
     why = "second interrupt" if second_interrupt else "not stopped after 1 s"
     assert f"[runner] /stubborn {why}: killing it" in runner.lines
     assert "[runner] stopped, with failures (exit code 1)" in runner.lines
+    assert not [p for p in pids_in(runner.text()) if psutil.pid_exists(p)]
+
+
+@pytest.mark.ros
+def test_a_project_node_that_hangs_in_its_stop_prints_its_stacks_before_it_is_killed(standin, run_runner):
+    """A node of the project's packages (started through run_node) that does not stop in time is asked
+    for its threads' stacks (faulthandler) before the kill: the log names the frame it hung in."""
+    launch, env = standin
+    prefix = launch.parent / "project_prefix"  # the stand-in, registered under a project package's name
+    (prefix / "share" / "ament_index" / "resource_index" / "packages").mkdir(parents=True)
+    (prefix / "share" / "ament_index" / "resource_index" / "packages" / "salamander_control").touch()
+    (prefix / "lib" / "salamander_control").mkdir(parents=True)
+    exe = prefix / "lib" / "salamander_control" / "standin"
+    shutil.copy(Path(env["AMENT_PREFIX_PATH"].split(os.pathsep)[0]) / "lib" / "standin_pkg" / "standin", exe)
+    env = {**env, "AMENT_PREFIX_PATH": f"{prefix}{os.pathsep}{env['AMENT_PREFIX_PATH']}"}
+    hang = write_launch(launch.parent, """
+        <node pkg="salamander_control" exec="standin" name="hung" args="--hang-on-stop"/>
+    """, name="hang_on_stop.launch.xml")
+    runner = run_runner([str(hang), "--stop-timeout", "1"], env)
+    assert runner.wait_for_text("[hung] up as /hung"), runner.text()
+    runner.proc.send_signal(signal.SIGINT)
+    assert runner.wait(timeout=15) == 1, runner.text()
+    lines = runner.lines
+    asked = lines.index("[runner] /hung not stopped after 1 s: its threads' stacks follow")
+    killed = lines.index("[runner] /hung not stopped after 1 s: killing it")
+    dump = lines[asked:killed]
+    assert any(re.search(r"^\[hung\] .*line \d+ in destroy_node$", line) for line in dump), runner.text()
     assert not [p for p in pids_in(runner.text()) if psutil.pid_exists(p)]
 
 

@@ -9,6 +9,9 @@ node is started like ``ros2 run`` would start it, in a process group of its own 
 Ctrl-C reaches the runner only and each node is stopped exactly once. Every output line is prefixed
 with ``[node_name]`` (coloured on a terminal). Ctrl-C, SIGTERM or the end of ``--duration`` send SIGINT
 to every node, wait ``--stop-timeout`` seconds, then kill what is left; a second Ctrl-C kills at once.
+Before a node of the project's packages is killed for not stopping in time, it is asked for every
+thread's Python stack (`STACK_DUMP_SIGNAL`, printed by `run_node`'s faulthandler), so the log shows
+where it hung.
 
 Nodes of a viewer package this machine lacks (robot_state_publisher, rviz2 with ``rviz:=true``) are left
 out with one line per package (`launch_plan.resolve_commands`); the rest starts. Multi-line
@@ -50,10 +53,11 @@ from salamander_control.bringup.launch_plan import (
     resolve_commands,
 )
 from salamander_control.bringup.respawn import Fail, Respawn, RespawnTracker
-from salamander_control.ros.held_signals import HELD_SIGINT_PACKAGES, HELD_SIGNALS
+from salamander_control.ros.held_signals import HELD_SIGINT_PACKAGES, HELD_SIGNALS, STACK_DUMP_SIGNAL
 
 EXIT_CLEAN, EXIT_NODE_FAILED, EXIT_BAD_LAUNCH = 0, 1, 2
 POLL_PERIOD = 0.05  # s; how often the supervisor looks at its children and its stop flag
+STACK_DUMP_WAIT = 1.0  # s; how long a hung node is given to print its stacks before it is killed
 _COLOURS = ("\033[36m", "\033[32m", "\033[33m", "\033[35m", "\033[34m", "\033[91m")
 _RESET = "\033[0m"
 _PR_SET_PDEATHSIG = 1
@@ -240,6 +244,8 @@ class Supervisor:
             if self._kill_now or time.monotonic() >= deadline:
                 break
             time.sleep(POLL_PERIOD)
+        if not self._kill_now:
+            self._dump_stacks([c for c in running if c.proc.poll() is None])  # type: ignore[union-attr]
         unclean = False
         for child in running:
             proc = child.proc
@@ -259,6 +265,17 @@ class Supervisor:
             for reader in child.readers:
                 reader.join(timeout=2.0)
         return unclean
+
+
+    def _dump_stacks(self, hung: list[_Child]) -> None:
+        """Ask each hung node of the project's packages for its threads' stacks; wait for them to print."""
+        asked = [c for c in hung if c.node.pkg in HELD_SIGINT_PACKAGES]
+        for child in asked:
+            why = f"not stopped after {self._stop_timeout:g} s"
+            self.say(f"{child.node.fqn} {why}: its threads' stacks follow")
+            child.proc.send_signal(STACK_DUMP_SIGNAL)  # type: ignore[union-attr]
+        if asked:
+            time.sleep(STACK_DUMP_WAIT)  # faulthandler writes at once; this lets the relay threads print it
 
 
 def describe_plan(plan: LaunchPlan, commands: Sequence[list[str]]) -> str:

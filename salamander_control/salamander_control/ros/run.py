@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import signal
 from collections.abc import Callable
 
@@ -10,7 +11,7 @@ from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedE
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-from salamander_control.ros.held_signals import HELD_SIGNALS
+from salamander_control.ros.held_signals import HELD_SIGNALS, STACK_DUMP_SIGNAL
 
 
 def run_node(
@@ -33,6 +34,9 @@ def run_node(
     # the project's nodes with SIGINT blocked (`held_signals`), so a Ctrl-C that comes while Python is
     # still importing (seconds on a loaded machine) waits here instead of raising KeyboardInterrupt
     # inside the import machinery (a traceback, or a module lock left held and a hang at exit).
+    # The launch runner sends STACK_DUMP_SIGNAL to a node that did not stop in time, before it kills it:
+    # every thread's stack then goes to the log, which says where the stop hung.
+    faulthandler.register(STACK_DUMP_SIGNAL, all_threads=True)
     stop = _StopOnSignal()
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
