@@ -61,6 +61,14 @@ def run_node(
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        # The executor lets go of the node first. The EventsExecutor holds every entity "in use" while
+        # the node is added, so destroy_node only marks them: they were finalized in the executor's
+        # teardown after rclpy.try_shutdown, with the context already shut down, and once in about 20
+        # suite runs that teardown never returned (the stack dump: an EventHandler's __exit__ under
+        # run_node's return). Shut down first, every entity is finalized inside destroy_node, while the
+        # context still works (test/test_stop_clean.py measures it through the graph).
+        if executor is not None:
+            executor.shutdown()
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
