@@ -11,7 +11,6 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -411,18 +410,24 @@ def test_runner_exits_2_and_starts_nothing_on_a_bad_launch_file(tmp_path):
 # --- the runner around real processes (stand-in nodes in a fake ament prefix) ----------------------
 
 
-@pytest.fixture
-def standin(tmp_path):
-    """A launch file of stand-in nodes (test/runner_standin_node.py) and the environment to run it."""
-    prefix = tmp_path / "prefix"
+def standin_prefix(prefix: Path, pkg: str) -> None:
+    """An install prefix in which `pkg` is an ament package whose executable `standin` runs
+    test/runner_standin_node.py."""
     (prefix / "share" / "ament_index" / "resource_index" / "packages").mkdir(parents=True)
-    (prefix / "share" / "ament_index" / "resource_index" / "packages" / "standin_pkg").touch()
-    exe = prefix / "lib" / "standin_pkg" / "standin"
+    (prefix / "share" / "ament_index" / "resource_index" / "packages" / pkg).touch()
+    exe = prefix / "lib" / pkg / "standin"
     exe.parent.mkdir(parents=True)
     script = Path(__file__).with_name("runner_standin_node.py")
     exe.write_text(f"#!{sys.executable}\nimport runpy\n"
                    f"runpy.run_path({str(script)!r}, run_name='__main__')\n")
     exe.chmod(0o755)
+
+
+@pytest.fixture
+def standin(tmp_path):
+    """A launch file of stand-in nodes (test/runner_standin_node.py) and the environment to run it."""
+    prefix = tmp_path / "prefix"
+    standin_prefix(prefix, "standin_pkg")
     (tmp_path / "talker.yaml").write_text("/fixture/talker:\n  ros__parameters:\n    greeting: hello\n")
     launch = write_launch(tmp_path, """
         <arg name="crash" default="false"/>
@@ -523,11 +528,7 @@ def test_a_project_node_that_hangs_in_its_stop_prints_its_stacks_before_it_is_ki
     for its threads' stacks (faulthandler) before the kill: the log names the frame it hung in."""
     launch, env = standin
     prefix = launch.parent / "project_prefix"  # the stand-in, registered under a project package's name
-    (prefix / "share" / "ament_index" / "resource_index" / "packages").mkdir(parents=True)
-    (prefix / "share" / "ament_index" / "resource_index" / "packages" / "salamander_control").touch()
-    (prefix / "lib" / "salamander_control").mkdir(parents=True)
-    exe = prefix / "lib" / "salamander_control" / "standin"
-    shutil.copy(Path(env["AMENT_PREFIX_PATH"].split(os.pathsep)[0]) / "lib" / "standin_pkg" / "standin", exe)
+    standin_prefix(prefix, "salamander_control")
     env = {**env, "AMENT_PREFIX_PATH": f"{prefix}{os.pathsep}{env['AMENT_PREFIX_PATH']}"}
     hang = write_launch(launch.parent, """
         <node pkg="salamander_control" exec="standin" name="hung" args="--hang-on-stop"/>

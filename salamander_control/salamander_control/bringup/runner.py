@@ -244,14 +244,15 @@ class Supervisor:
             if self._kill_now or time.monotonic() >= deadline:
                 break
             time.sleep(POLL_PERIOD)
+        timed_out = f"not stopped after {self._stop_timeout:g} s"
         if not self._kill_now:
-            self._dump_stacks([c for c in running if c.proc.poll() is None])  # type: ignore[union-attr]
+            self._dump_stacks([c for c in running if c.proc.poll() is None], timed_out)  # type: ignore[union-attr]
         unclean = False
         for child in running:
             proc = child.proc
             assert proc is not None
             if proc.poll() is None:
-                why = "second interrupt" if self._kill_now else f"not stopped after {self._stop_timeout:g} s"
+                why = "second interrupt" if self._kill_now else timed_out
                 self.say(f"{child.node.fqn} {why}: killing it")
                 proc.kill()
                 proc.wait()
@@ -266,12 +267,10 @@ class Supervisor:
                 reader.join(timeout=2.0)
         return unclean
 
-
-    def _dump_stacks(self, hung: list[_Child]) -> None:
+    def _dump_stacks(self, hung: list[_Child], why: str) -> None:
         """Ask each hung node of the project's packages for its threads' stacks; wait for them to print."""
         asked = [c for c in hung if c.node.pkg in HELD_SIGINT_PACKAGES]
         for child in asked:
-            why = f"not stopped after {self._stop_timeout:g} s"
             self.say(f"{child.node.fqn} {why}: its threads' stacks follow")
             child.proc.send_signal(STACK_DUMP_SIGNAL)  # type: ignore[union-attr]
         if asked:

@@ -66,7 +66,7 @@ def run_node(
         # teardown after rclpy.try_shutdown, with the context already shut down, and once in about 20
         # suite runs that teardown never returned (the stack dump: an EventHandler's __exit__ under
         # run_node's return). Shut down first, every entity is finalized inside destroy_node, while the
-        # context still works (test/test_stop_clean.py measures it through the graph).
+        # context still works (salamander_control/test/ros/test_run_ros.py counts them in the graph).
         if executor is not None:
             executor.shutdown()
         if node is not None:
