@@ -492,12 +492,16 @@ def test_at_rest_the_command_is_a_keep_alive_and_a_goal_brings_the_full_rate_bac
         arm.wait_settled(goal)
         moving = [(t, m) for t, m in commands if any(m.velocity)]
         assert moving, "no command moved the arm"
-        # The motion is commanded every control cycle (stamps 1/rate apart, now and then two cycles in one
-        # late call on a loaded machine). How soon the first one follows the goal: bench_trajectory.py
-        # --rest-pace (goal-to-command latency from rest).
+        # The motion is commanded at the control rate, not at the keep-alive's (1/hold = 10 control periods
+        # apart). Not exactly 1/rate apart: on a loaded machine the timer calls come late and a late call
+        # runs the cycles it missed and sends one command for them (`_cycles_due`), so the gaps between
+        # sent commands stretch (a CI run: median 2.4 ms at 500 Hz) while the motion keeps real time
+        # (wait_settled above). The exact pace, and how soon the first command follows the goal, are
+        # measured by bench_trajectory.py --rest-pace against a bare rclpy timer in the same run.
         stamps = [Time.from_msg(m.header.stamp).nanoseconds * 1e-9 for _, m in moving]
         gaps = sorted(b - a for a, b in zip(stamps, stamps[1:], strict=False))
-        assert gaps[len(gaps) // 2] == pytest.approx(1.0 / rate, rel=0.1)
+        assert 2.0 / rate < 1.0 / hold  # the bound below tells the two paces apart
+        assert gaps[len(gaps) // 2] <= 2.0 / rate
     finally:
         for sub in subs:
             node.destroy_subscription(sub)
