@@ -6,7 +6,10 @@ pytest's importlib mode names a test module after its path (``salamander_control
 """
 
 import salamander_behavior  # noqa: F401
-import salamander_control.testing  # noqa: F401
+import salamander_bringup  # noqa: F401
+import salamander_control  # noqa: F401
+import salamander_sim  # noqa: F401
 import salamander_teleop  # noqa: F401
+import salamander_testing  # noqa: F401
 import salamander_view  # noqa: F401
-from salamander_control.testing.fixtures import *  # noqa: F403
+from salamander_testing.fixtures import *  # noqa: F403

@@ -11,7 +11,7 @@ Each seed is one draw of the cell's uncertainty (`uncertainty_seed` of /salamand
 true pose, the cans' true spots, the grip offsets; the sigmas are config/cell.yaml's defaults) and is run
 in both modes, one after the other, so the two columns meet the same boxes and cans (a paired
 comparison). Per seed and mode the stack is started as the README starts it, `python -m
-salamander_control.bringup.runner` on launch/arm_control.launch.xml, with ``run_on_start:=false``,
+salamander_bringup.runner` on launch/arm_control.launch.xml, with ``run_on_start:=false``,
 ``view:=false`` (no browser view: no port to share with another run) and ``sim_operator:=true`` in the
 manual mode; the seed and ``manual_place`` are added to the cell's and the behaviour server's
 parameters in a copy of the launch file (config/ and urdf/ are the repository's, linked beside it), and
@@ -55,7 +55,7 @@ from typing import Any
 from manual_adjust_metrics import AUTONOMOUS, MANUAL, Cycle, find_adjust, summarise, table
 
 from salamander_control import names, params_file
-from salamander_control.sim.cell.config import cell_param_specs, load_cell_config
+from salamander_sim.cell.config import cell_param_specs, load_cell_config
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCH = REPO / "launch" / "arm_control.launch.xml"
@@ -190,7 +190,7 @@ class Stack:
 
     def __init__(self, launch: Path, args: list[str], domain: int, ros_home: Path, log: Path) -> None:
         env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "ROS_HOME": str(ros_home), "PYTHONUNBUFFERED": "1"}
-        cmd = [sys.executable, "-m", "salamander_control.bringup.runner", str(launch), *args]
+        cmd = [sys.executable, "-m", "salamander_bringup.runner", str(launch), *args]
         self.log = log.open("w")
         self.proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True, process_group=0)  # fmt: skip

@@ -12,7 +12,7 @@ What it measures, in one run of the script, in a private ROS_DOMAIN_ID (`--domai
   JointState, once on the SingleThreadedExecutor and once on the EventsExecutor (the trajectory
   generator's loop), and a bare 250 Hz JointState publisher with one subscriber (SingleThreadedExecutor,
   sensor-data QoS: the shape of `/joint_states` and one of its consumers). `bench/floor_nodes.py`.
-* **The stack**: `python -m salamander_control.bringup.runner launch/arm_control.launch.xml` with the
+* **The stack**: `python -m salamander_bringup.runner launch/arm_control.launch.xml` with the
   launch file's defaults (plus `--launch-arg name:=value`), i.e. what `./scripts/up.sh` starts: the
   demo run of every can, then idle. Each node is a process; its CPU is psutil's user+system time of
   the process over a phase divided by the phase's wall time, in % of one core.
@@ -228,7 +228,7 @@ def _measure_stack(
     domain: int, launch_args: list[str], idle_s: float, run_timeout: float, ros_home: str
 ) -> dict[str, object]:
     env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "PYTHONUNBUFFERED": "1", "ROS_HOME": ros_home}
-    cmd = [sys.executable, "-m", "salamander_control.bringup.runner", str(LAUNCH), *launch_args]
+    cmd = [sys.executable, "-m", "salamander_bringup.runner", str(LAUNCH), *launch_args]
     proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, process_group=0)
     run = StackRun(proc, _LINES)

@@ -70,8 +70,8 @@ from bench_stack_cpu import LAUNCH, StackRun, stop_group  # noqa: E402
 
 from salamander_control import names  # noqa: E402
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE  # noqa: E402
-from salamander_control.testing.config_files import launch_param_files  # noqa: E402
-from salamander_control.testing.node_process import stack_ros_args  # noqa: E402
+from salamander_testing.config_files import launch_param_files  # noqa: E402
+from salamander_testing.node_process import stack_ros_args  # noqa: E402
 
 PARAMS_FILES = [arg for path in launch_param_files("controller_node") for arg in ("--params-file", str(path))]
 """The controller's --params-file arguments, as the launch file gives them (arm.yaml, teleop.yaml)."""
@@ -216,14 +216,14 @@ def start_stack(domain: int) -> StackRun:
     """The README's stack with the simulated operator, running; returns once its demo run started."""
     home = tempfile.mkdtemp(prefix="bench_teleop_stack_")  # the run's progress starts fresh here
     env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "PYTHONUNBUFFERED": "1", "ROS_HOME": home}
-    cmd = [sys.executable, "-m", "salamander_control.bringup.runner", str(LAUNCH), "sim_operator:=true",
+    cmd = [sys.executable, "-m", "salamander_bringup.runner", str(LAUNCH), "sim_operator:=true",
            "run_on_start:=false"]
     proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, process_group=0)
     run = StackRun(proc, [])
     threading.Thread(target=run.watch, daemon=True).start()
     # As an operator would: manual_place on, then a run of every can (the simulated operator places each).
-    ctl = [sys.executable, "-m", "salamander_control.cli.ctl", "--timeout", "60"]
+    ctl = [sys.executable, "-m", "salamander_bringup.cli.ctl", "--timeout", "60"]
     subprocess.run([*ctl, "param", "set", "/salamander/behavior_server_node", "manual_place", "true"],
                    env=env, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
     # In the runner's process group: `stop_group` ends it with the stack (it waits for the run's result).

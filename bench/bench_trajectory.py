@@ -73,11 +73,11 @@ from trajectory_metrics import (  # noqa: E402
 
 from salamander_control import names  # noqa: E402
 from salamander_control.kinematics import JOINT_NAMES, ArmParams  # noqa: E402
-from salamander_control.testing.config_files import launch_param_files, node_config  # noqa: E402
-from salamander_control.testing.node_process import stack_ros_args  # noqa: E402
 from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore  # noqa: E402
 from salamander_control.trajectory.otg import MotionLimits, Otg  # noqa: E402
 from salamander_control.trajectory.params import build_motion_limits  # noqa: E402
+from salamander_testing.config_files import launch_param_files, node_config  # noqa: E402
+from salamander_testing.node_process import stack_ros_args  # noqa: E402
 
 TITLE = "Salamander trajectory generator benchmark"
 HEADER = ("metric", "generator", "baseline", "ratio", "target", "verdict")

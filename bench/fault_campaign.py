@@ -51,16 +51,16 @@ from pathlib import Path
 from typing import Any
 
 from salamander_control import names
+from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import JOINT_NAMES, ArmParams, within_limits
-from salamander_control.sim.cell.targets import load_cell_targets
-from salamander_control.testing import REPO
-from salamander_control.testing.cell import cell_config_without_uncertainty
-from salamander_control.testing.process import ChildProcess
-from salamander_control.testing.ros_helpers import ros_env
-from salamander_control.testing.runner_faults import kill_node
+from salamander_testing import REPO
+from salamander_testing.cell import cell_config_without_uncertainty
+from salamander_testing.process import ChildProcess
+from salamander_testing.ros_helpers import ros_env
+from salamander_testing.runner_faults import kill_node
 
 LAUNCH = REPO / "launch" / "arm_control.launch.xml"
-RUNNER = [sys.executable, "-m", "salamander_control.bringup.runner"]
+RUNNER = [sys.executable, "-m", "salamander_bringup.runner"]
 BAD = [math.nan, math.inf, -math.inf, 1e200, -1e200, 1e308]
 CRASH_MARKS = ("Traceback", "[FATAL]", "exited unexpectedly", "exited with code")
 

@@ -32,7 +32,7 @@ OPERATOR_LINE = re.compile(
     r"ManualAdjust\[place_(?P<can>[A-Za-z0-9_]+)\] is over \((?P<how>confirmed|aborted) by the operator "
     r"after (?P<looks>\d+) look\(s\), (?P<strokes>\d+) stroke\(s\)"
 )
-"""The simulated operator's line at the end of a wait (salamander_control/sim/operator/core.py)."""
+"""The simulated operator's line at the end of a wait (salamander_sim/operator/core.py)."""
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ Run from the repository root inside scripts/env.sh:
     python bench/stop_campaign.py                 # 24 stops (8 per moment), ~15 min on a quiet machine
     python bench/stop_campaign.py --stops 6 --domain 102
 
-Each stop (`salamander_control.testing.stop_trial.stop_once`) starts launch/arm_control.launch.xml with
+Each stop (`salamander_testing.stop_trial.stop_once`) starts launch/arm_control.launch.xml with
 the runner in the private ROS_DOMAIN_ID, waits for a moment of the stack's life (``start``: the nodes
 are still importing; ``discovery``: the generator has anchored; ``run``: the behaviour server's run has
 started), waits a further delay drawn from a seeded RNG (0 to 3 s), sends the terminal's Ctrl-C, and
@@ -24,8 +24,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from salamander_control.testing.ros_helpers import ros_env
-from salamander_control.testing.stop_trial import MOMENTS, stop_once
+from salamander_testing.ros_helpers import ros_env
+from salamander_testing.stop_trial import MOMENTS, stop_once
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,19 +35,17 @@ setup(
     zip_safe=True,
     maintainer="Salamander developers",
     maintainer_email="salamander-dev@example.com",
-    description="Kinematics, trajectory generation and simulated hardware of the Salamander arm.",
+    description=(
+        "The Salamander arm: kinematics, trajectory generation, Cartesian motion, the IK ghost and "
+        "their nodes."
+    ),
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
             "trajectory_generator = salamander_control.nodes.trajectory_generator:main",
-            "sim_hardware = salamander_control.nodes.sim_hardware:main",
             "arm_kinematics_node = salamander_control.nodes.arm_kinematics_node:main",
             "arm_cartesian_motion_node = salamander_control.nodes.arm_cartesian_motion_node:main",
             "ik_ghost_node = salamander_control.nodes.ik_ghost_node:main",
-            "cell_sim = salamander_control.nodes.cell_sim:main",
-            "sim_operator = salamander_control.nodes.sim_operator:main",
-            "salamanderctl = salamander_control.cli.ctl:main",
-            "workspace_plot = salamander_control.tools.workspace_plot:main",
         ],
     },
 )

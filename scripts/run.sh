@@ -23,4 +23,4 @@ if [[ -z ${SALAMANDER_PROGRESS_DIR:-} && ! " $* " =~ \ use_sim:=(false|False|0)\
     echo "run: simulation: the run's progress starts fresh in $SALAMANDER_PROGRESS_DIR" >&2
   fi
 fi
-exec python -m salamander_control.bringup.runner "$ROOT/launch/arm_control.launch.xml" "$@"
+exec python -m salamander_bringup.runner "$ROOT/launch/arm_control.launch.xml" "$@"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fresh-machine setup of Salamander: .venv with the pinned requirements, then a colcon build of the
-# five packages into build/ install/ log/ at the repo root, and scripts/env.sh to source afterwards.
+# packages into build/ install/ log/ at the repo root, and scripts/env.sh to source afterwards.
 # Idempotent and quick on a second run (pip is skipped by a stamp, colcon is incremental).
 # Two modes: a real ROS 2 install under /opt/ros wins; otherwise ROS 2 Kilted comes from the
 # registry's ros-* wheels inside .venv (see the project notes on ROS 2 from wheels).
@@ -9,7 +9,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VENV="$ROOT/.venv"
-PACKAGES=(salamander_msgs salamander_control salamander_behavior salamander_teleop salamander_view)
+PACKAGES=(salamander_msgs salamander_control salamander_sim salamander_behavior salamander_teleop salamander_view
+  salamander_bringup salamander_testing)
 
 # Sourcing colcon/ROS setup scripts reads unset variables; relax `set -u` just around it.
 source_relaxed() { set +u; source "$1"; set -u; }
@@ -84,7 +85,7 @@ if [[ -z $ROS_SETUP ]]; then
 fi
 
 # --symlink-install: python sources and installed files link back into the tree.
-# --base-paths: only our five packages, so colcon does not crawl .venv.
+# --base-paths: only our packages, so colcon does not crawl .venv.
 # The venv prefix has no local_setup.* (it is not a colcon install); colcon warns about that on every
 # build, harmlessly: drop that one line from stderr.
 echo "setup: colcon build"
@@ -105,7 +106,8 @@ source "$_sal_root/.venv/bin/activate"
 @UNDERLAY@
 source "$_sal_root/install/setup.bash"
 # Import the Python packages straight from their source folders: edits need no rebuild.
-for _sal_p in salamander_control salamander_behavior salamander_teleop salamander_view; do
+for _sal_p in salamander_control salamander_sim salamander_behavior salamander_teleop salamander_view \
+    salamander_bringup salamander_testing; do
   case ":${PYTHONPATH:-}:" in
     *":$_sal_root/$_sal_p:"*) ;;
     *) export PYTHONPATH="$_sal_root/$_sal_p${PYTHONPATH:+:$PYTHONPATH}" ;;

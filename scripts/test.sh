@@ -10,7 +10,7 @@ source "$ROOT/scripts/env.sh"  # relaxes `set -u` around the colcon scripts itse
 cd "$ROOT"
 
 # A ROS_DOMAIN_ID base of this run (1..69) so parallel runs on one machine rarely meet;
-# salamander_control/testing/ros_helpers.py hands out IDs from base up to base+31 (<= 100, inside the
+# salamander_testing/ros_helpers.py hands out IDs from base up to base+31 (<= 100, inside the
 # range ROS recommends). Two runs at once that must never meet: give each its own base, e.g. 1 and 40.
 export SALAMANDER_TEST_DOMAIN_BASE=${SALAMANDER_TEST_DOMAIN_BASE:-$((1 + $$ % 69))}
 echo "test: ROS domain IDs from SALAMANDER_TEST_DOMAIN_BASE=$SALAMANDER_TEST_DOMAIN_BASE"

@@ -20,16 +20,16 @@ from typing import Any
 import pytest
 
 from salamander_control import names
-from salamander_control.testing import REPO
-from salamander_control.testing.cell import cell_config_without_uncertainty
-from salamander_control.testing.process import ChildProcess
-from salamander_control.testing.ros_helpers import RosPeer, next_domain_id, ros_env
-from salamander_control.testing.runner_faults import kill_node, kill_nodes
+from salamander_testing import REPO
+from salamander_testing.cell import cell_config_without_uncertainty
+from salamander_testing.process import ChildProcess
+from salamander_testing.ros_helpers import RosPeer, next_domain_id, ros_env
+from salamander_testing.runner_faults import kill_node, kill_nodes
 
 pytestmark = pytest.mark.ros
 
 LAUNCH = REPO / "launch" / "arm_control.launch.xml"
-RUNNER = [sys.executable, "-m", "salamander_control.bringup.runner"]
+RUNNER = [sys.executable, "-m", "salamander_bringup.runner"]
 STEP_TIMEOUT = 90.0
 BT = names.absolute(names.BEHAVIOR_SERVER)
 

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from salamander_control.bringup.launch_plan import load_plan
-from salamander_control.testing import REPO
+from salamander_bringup.launch_plan import load_plan
+from salamander_testing import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
 

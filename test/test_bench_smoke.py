@@ -15,8 +15,8 @@ import sys
 
 import pytest
 
-from salamander_control.testing import REPO
-from salamander_control.testing.ros_helpers import next_domain_id
+from salamander_testing import REPO
+from salamander_testing.ros_helpers import next_domain_id
 
 
 def run_bench(script: str, *args: str, timeout: float) -> str:

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from salamander_control.testing import REPO as REPO_ROOT
+from salamander_testing import REPO as REPO_ROOT
 
 REPO = REPO_ROOT
 sys.path.insert(0, str(REPO / "bench"))

@@ -18,9 +18,9 @@ import pytest
 
 from salamander_control import names
 from salamander_control.kinematics import forward_kinematics
-from salamander_control.testing.config_files import launch_node, launch_param_files
-from salamander_control.testing.node_process import NodeProcess
-from salamander_control.testing.ros_helpers import RosPeer, next_domain_id
+from salamander_testing.config_files import launch_node, launch_param_files
+from salamander_testing.node_process import NodeProcess
+from salamander_testing.ros_helpers import RosPeer, next_domain_id
 
 pytestmark = pytest.mark.ros
 

@@ -6,7 +6,7 @@ import sys
 
 import yaml
 
-from salamander_control.testing import REPO
+from salamander_testing import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
 

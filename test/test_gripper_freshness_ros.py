@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from salamander_control import names
-from salamander_control.testing.node_process import NodeProcess
-from salamander_control.testing.ros_helpers import RosPeer, next_domain_id
+from salamander_testing.node_process import NodeProcess
+from salamander_testing.ros_helpers import RosPeer, next_domain_id
 
 pytestmark = pytest.mark.ros
 

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from salamander_control.testing import REPO
-from salamander_control.testing.process import ChildProcess
-from salamander_control.testing.ros_helpers import next_domain_id
+from salamander_testing import REPO
+from salamander_testing.process import ChildProcess
+from salamander_testing.ros_helpers import next_domain_id
 
 PACKAGES = ("salamander_control", "salamander_behavior")
 PY = f"python{sys.version_info.major}.{sys.version_info.minor}"

@@ -28,20 +28,20 @@ from rclpy.node import Node as RclpyNode
 from rclpy.parameter import parameter_value_to_python
 from rclpy.parameter_client import AsyncParameterClient
 
+from salamander_bringup.launch_plan import find_executable, load_plan
 from salamander_control import names, params_file
-from salamander_control.bringup.launch_plan import find_executable, load_plan
 from salamander_control.kinematics import ArmParams
-from salamander_control.testing import REPO as REPO_ROOT
-from salamander_control.testing.process import ChildProcess
-from salamander_control.testing.ros_helpers import next_domain_id, ros_env, spin_until
-from salamander_control.testing.runner_faults import kill_node, node_pid
 from salamander_control.trajectory.params import motion_limit_specs
+from salamander_testing import REPO as REPO_ROOT
+from salamander_testing.process import ChildProcess
+from salamander_testing.ros_helpers import next_domain_id, ros_env, spin_until
+from salamander_testing.runner_faults import kill_node, node_pid
 
 ROOT = REPO_ROOT
 LAUNCH = ROOT / "launch" / "arm_control.launch.xml"
 SETUP_PY = ROOT / "salamander_control" / "setup.py"
 ALL_ON = {"gamepad": "true", "sim_operator": "true"}  # every node of the launch file (both off by default)
-RUNNER = [sys.executable, "-m", "salamander_control.bringup.runner"]
+RUNNER = [sys.executable, "-m", "salamander_bringup.runner"]
 
 # (fully qualified name, executable, parameter files in load order) of the default bring-up: the arm
 # stack (issue 3), then the simulated cell, the behaviour server and the gamepad controller (issue 4).

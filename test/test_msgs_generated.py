@@ -3,10 +3,10 @@
 import pytest
 from geometry_msgs.msg import Point
 
-from salamander_control.testing.ros_helpers import spin_until
 from salamander_msgs.action import MoveCartesian
 from salamander_msgs.msg import ClampReport, IkStatus, LeaseState
 from salamander_msgs.srv import ArmLease, ComputeFk, RetargetCartesian, SolveIk
+from salamander_testing.ros_helpers import spin_until
 
 IK_STATUS_ORDER = [
     "OK",

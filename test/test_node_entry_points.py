@@ -6,11 +6,13 @@ import ast
 import importlib
 import inspect
 
-from salamander_control.bringup.launch_plan import load_plan
+from salamander_bringup.launch_plan import load_plan
 from salamander_control.ros.held_signals import HELD_SIGINT_PACKAGES
-from salamander_control.testing import REPO
+from salamander_testing import REPO
 
-PACKAGES = ("salamander_control", "salamander_behavior", "salamander_teleop", "salamander_view")
+PACKAGES = (
+    "salamander_control", "salamander_sim", "salamander_behavior", "salamander_teleop", "salamander_view"
+)
 
 
 def console_scripts(pkg):

@@ -57,10 +57,10 @@ import pytest
 
 from salamander_control import names
 from salamander_control.kinematics import forward_kinematics
-from salamander_control.testing import REPO
-from salamander_control.testing.node_process import find_executable, stack_ros_args
-from salamander_control.testing.process import ChildProcess
-from salamander_control.testing.ros_helpers import RosPeer, next_domain_id, ros_env
+from salamander_testing import REPO
+from salamander_testing.node_process import find_executable, stack_ros_args
+from salamander_testing.process import ChildProcess
+from salamander_testing.ros_helpers import RosPeer, next_domain_id, ros_env
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -86,7 +86,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 pytestmark = pytest.mark.ros
 
 LAUNCH = REPO / "launch" / "arm_control.launch.xml"
-RUNNER = [sys.executable, "-m", "salamander_control.bringup.runner"]
+RUNNER = [sys.executable, "-m", "salamander_bringup.runner"]
 START_TIMEOUT = 120.0  # the whole stack and the page on a loaded 2-core machine
 STEP_TIMEOUT = 60.0
 RUN_TIMEOUT = 120.0  # start run -> ManualAdjust of the first can, on a loaded machine
@@ -114,8 +114,8 @@ class Stack(RosPeer):
         from std_msgs.msg import Bool, String
 
         from salamander_control.ros.qos import LATCHED
-        from salamander_control.testing.cell import cell_config_without_uncertainty
         from salamander_msgs.msg import IkStatus, LeaseState
+        from salamander_testing.cell import cell_config_without_uncertainty
 
         self.domain = next_domain_id()
         # The cell's fast kinematic model without uncertainty: the view is under test, not the physics

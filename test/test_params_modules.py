@@ -17,9 +17,11 @@ import sys
 import pytest
 
 from salamander_control.param_spec import ParamSpec
-from salamander_control.testing import REPO
+from salamander_testing import REPO
 
-PACKAGES = ("salamander_control", "salamander_behavior", "salamander_teleop", "salamander_view")
+PACKAGES = (
+    "salamander_control", "salamander_sim", "salamander_behavior", "salamander_teleop", "salamander_view"
+)
 RATE = re.compile(r"(^|[._])(rate|period|timeout|window|settle|delay|lifetime)($|[._])")
 
 
@@ -44,8 +46,8 @@ def test_every_node_package_has_its_params_modules() -> None:
         "salamander_control.trajectory.params",
         "salamander_control.cartesian.params",
         "salamander_control.ghost.params",
-        "salamander_control.sim.params",
-        "salamander_control.sim.cell.params",
+        "salamander_sim.params",
+        "salamander_sim.cell.params",
         "salamander_behavior.params",
         "salamander_teleop.controller.params",
         "salamander_teleop.gamepad.params",

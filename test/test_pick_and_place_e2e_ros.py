@@ -29,9 +29,9 @@ import yaml
 
 from salamander_behavior.plan import load_jobs
 from salamander_control import names
-from salamander_control.testing.cell import NO_UNCERTAINTY
-from salamander_control.testing.node_process import NodeProcess
-from salamander_control.testing.ros_helpers import RosPeer, next_domain_id
+from salamander_testing.cell import NO_UNCERTAINTY
+from salamander_testing.node_process import NodeProcess
+from salamander_testing.ros_helpers import RosPeer, next_domain_id
 
 pytestmark = pytest.mark.ros
 

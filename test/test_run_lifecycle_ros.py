@@ -26,17 +26,17 @@ from typing import Any
 import pytest
 
 from salamander_control import names
-from salamander_control.testing import REPO
-from salamander_control.testing.cell import cell_config_without_uncertainty
-from salamander_control.testing.config_files import launch_param_files
-from salamander_control.testing.node_process import NodeProcess
-from salamander_control.testing.process import ChildProcess
-from salamander_control.testing.ros_helpers import RosPeer, next_domain_id, ros_env
+from salamander_testing import REPO
+from salamander_testing.cell import cell_config_without_uncertainty
+from salamander_testing.config_files import launch_param_files
+from salamander_testing.node_process import NodeProcess
+from salamander_testing.process import ChildProcess
+from salamander_testing.ros_helpers import RosPeer, next_domain_id, ros_env
 
 pytestmark = pytest.mark.ros
 
 LAUNCH = REPO / "launch" / "arm_control.launch.xml"
-RUNNER = [sys.executable, "-m", "salamander_control.bringup.runner"]
+RUNNER = [sys.executable, "-m", "salamander_bringup.runner"]
 DEMO_TIMEOUT = 240.0  # the whole three-can demo on a loaded 2-core machine (a pass takes ~60 s)
 RUN_TIMEOUT = 120.0
 STEP_TIMEOUT = 45.0
@@ -174,7 +174,7 @@ def test_cancel_mid_carry_keeps_the_can_on_the_pad_and_frees_the_lease(stack, tm
     run waits in ManualAdjust for the operator, holding can_1 (the tree keeps the lease there too)."""
     peer, bt = stack(manual_place=True)
     env = ros_env(peer.context.get_domain_id())
-    ctl = [sys.executable, "-m", "salamander_control.cli.ctl", "--timeout", str(STEP_TIMEOUT), "run"]
+    ctl = [sys.executable, "-m", "salamander_bringup.cli.ctl", "--timeout", str(STEP_TIMEOUT), "run"]
     with ChildProcess([*ctl, "start", "can_1"], env, tmp_path / "start.log") as start:
         assert start.wait_for_text("Goal accepted with ID: ", timeout=STEP_TIMEOUT), start.describe()
         peer.wait(lambda: peer.holder() == "behavior_server", "the run holding the lease", RUN_TIMEOUT)

@@ -18,22 +18,22 @@ import pytest
 import yaml
 from rclpy.node import Node
 
-from salamander_control import names
-from salamander_control.bringup.launch_plan import (
+from salamander_bringup.launch_plan import (
     VIEWER_PACKAGES,
     NodePlan,
     load_plan,
     package_installed,
     resolve_commands,
 )
+from salamander_control import names
 from salamander_control.ghost.anchor import GHOST_FRAME_PREFIX, ghost_anchor
 from salamander_control.ros.conversions import BASE_FRAME
-from salamander_control.testing import REPO as ROOT
 from salamander_control.urdf import URDF_PATH, load_urdf
+from salamander_testing import REPO as ROOT
 
 LAUNCH = ROOT / "launch" / "arm_control.launch.xml"
 RVIZ = ROOT / "config" / "salamander.rviz"
-RUNNER = [sys.executable, "-m", "salamander_control.bringup.runner", str(LAUNCH)]
+RUNNER = [sys.executable, "-m", "salamander_bringup.runner", str(LAUNCH)]
 LINKS = set(load_urdf(URDF_PATH).links)
 GHOST_PREFIX = GHOST_FRAME_PREFIX.rstrip("/")  # rviz's TF Prefix adds the '/' itself
 VIEW_NODES = [  # (name constant, package, executable) of the nodes rviz:=true adds

@@ -15,8 +15,8 @@ from salamander_behavior.mock.ports import Rig
 from salamander_behavior.nodes.behavior_server_node import snapshot_text
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
-from salamander_control.sim.operator.perception import read_wait
-from salamander_control.testing import REPO
+from salamander_sim.operator.perception import read_wait
+from salamander_testing import REPO
 from salamander_view.snapshot import parse
 
 ADJUST = "ManualAdjust[place_can_0]"

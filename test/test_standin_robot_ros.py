@@ -3,7 +3,7 @@
 The launch file runs through the project's runner with ``use_sim:=false`` (no sim_hardware, no
 cell_sim) and ``run_on_start:=true``. Until something provides the contract, the behaviour server says
 exactly what it waits for (the gripper's vacuum service and part-present topic), once and then at a slow
-rate, and holds no arm lease. Then `salamander_control.testing.standin_robot` starts (joint commands
+rate, and holds no arm lease. Then `salamander_testing.standin_robot` starts (joint commands
 followed into /joint_states, the vacuum service, the part-present switch; no cans, no cell state) and
 the tree completes a run of every can of config/cell.yaml on it.
 """
@@ -16,9 +16,9 @@ import time
 import pytest
 
 from salamander_control import names
-from salamander_control.testing import REPO
-from salamander_control.testing.process import ChildProcess
-from salamander_control.testing.ros_helpers import RosPeer, next_domain_id, ros_env
+from salamander_testing import REPO
+from salamander_testing.process import ChildProcess
+from salamander_testing.ros_helpers import RosPeer, next_domain_id, ros_env
 
 pytestmark = pytest.mark.ros
 
@@ -37,8 +37,8 @@ def test_without_a_robot_the_server_waits_holding_nothing_then_runs_on_the_stand
     domain = next_domain_id()
     env = ros_env(domain)
     args = ["use_sim:=false", "teleop:=false", "view:=false", "run_on_start:=true"]
-    runner_cmd = [sys.executable, "-m", "salamander_control.bringup.runner", str(LAUNCH), *args]
-    standin_cmd = [sys.executable, "-m", "salamander_control.testing.standin_robot"]
+    runner_cmd = [sys.executable, "-m", "salamander_bringup.runner", str(LAUNCH), *args]
+    standin_cmd = [sys.executable, "-m", "salamander_testing.standin_robot"]
     with ChildProcess(runner_cmd, env, tmp_path / "runner.log", process_group=True) as runner:
         peer = RosPeer(domain, "standin_test_peer", names.absolute(names.BEHAVIOR_SERVER), runner.describe)
         try:

@@ -8,8 +8,8 @@ a run. The long campaign (22+ stops, counts printed) is bench/stop_campaign.py.
 
 import pytest
 
-from salamander_control.testing.ros_helpers import next_domain_id, ros_env
-from salamander_control.testing.stop_trial import stop_once
+from salamander_testing.ros_helpers import next_domain_id, ros_env
+from salamander_testing.stop_trial import stop_once
 
 
 @pytest.mark.ros

@@ -1,7 +1,7 @@
 """The pick-and-place jobs: one `CanJob` per can, from the cell config's targets (pure).
 
 The targets themselves (above-can, contact, place_above, place_release and their conventions) are
-`salamander_control.sim.cell.targets`' business: the simulator and the tree read the same file through it.
+`salamander_control.cell.targets`' business: the simulator and the tree read the same file through it.
 This module only turns them into pad-down `CartesianTarget`s (tool yaw = atan2(y, x), so wrist_yaw
 stays at zero) in the order the tree works through them.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from salamander_behavior.ports import CartesianTarget
-from salamander_control.sim.cell.targets import CellTargets, load_cell_targets
+from salamander_control.cell.targets import CellTargets, load_cell_targets
 
 
 @dataclass(frozen=True)

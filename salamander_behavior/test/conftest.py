@@ -1,3 +1,3 @@
-"""Fixtures of these tests: the shared ones from salamander_control.testing.fixtures."""
+"""Fixtures of these tests: the shared ones from salamander_testing.fixtures."""
 
-from salamander_control.testing.fixtures import *  # noqa: F403
+from salamander_testing.fixtures import *  # noqa: F403

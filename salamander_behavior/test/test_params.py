@@ -9,8 +9,8 @@ import pytest
 from salamander_behavior.params import BehaviorSettings
 from salamander_control import names, params_file
 from salamander_control.kinematics import ArmParams
-from salamander_control.testing import REPO
-from salamander_control.testing.config_files import node_config
+from salamander_testing import REPO
+from salamander_testing.config_files import node_config
 
 
 def test_config_yaml_lists_every_parameter_with_its_default() -> None:

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from salamander_behavior.plan import jobs_from_targets
-from salamander_control.sim.cell.targets import load_cell_targets
-from salamander_control.testing import REPO
+from salamander_control.cell.targets import load_cell_targets
+from salamander_testing import REPO
 
 CELL = REPO / "config" / "cell.yaml"
 

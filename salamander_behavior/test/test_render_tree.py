@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from salamander_control.testing import REPO
+from salamander_testing import REPO
 
 CELL = REPO / "config" / "cell.yaml"
 

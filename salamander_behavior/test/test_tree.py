@@ -28,7 +28,7 @@ from salamander_behavior.ports import MotionPath, MotionPhase
 from salamander_behavior.report import CanResult
 from salamander_behavior.tree import ROLE_PLACE_RELEASE, build_tree, walk
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, IkStatus
-from salamander_control.testing import REPO as REPO_ROOT
+from salamander_testing import REPO as REPO_ROOT
 
 REPO = REPO_ROOT
 JOBS = load_jobs(REPO / "config" / "cell.yaml")

@@ -5,7 +5,7 @@ parent and child link, origin, axis, ``<limit>`` values, ``<mimic>``), with the 
 needs (root link, the joints from the root to a tip, the motor-driven joints, the position limits).
 The one parser of the stack: the behaviour server's limit conditions read the per-joint limits through
 it (`salamander_behavior.limits.urdf_limits`), and the tests that check the URDF against the arm model
-evaluate its forward kinematics from it (`salamander_control.testing.urdf_chain`).
+evaluate its forward kinematics from it (`salamander_testing.urdf_chain`).
 
 `find_urdf` locates the file: the copy installed into the package's share folder (found through the
 ament index, so an installed build without ``--symlink-install`` works), else the source tree's

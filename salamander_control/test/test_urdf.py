@@ -1,6 +1,6 @@
 """The URDF against the kinematics library (docs/arm_model.md "In the URDF"): same FK, same joint limits.
 
-The chain FK is computed from the XML alone (`salamander_control.testing.urdf_chain`); nothing here needs
+The chain FK is computed from the XML alone (`salamander_testing.urdf_chain`); nothing here needs
 rclpy or a URDF library, so a wrong origin, axis sign or mimic multiplier shows up as a TCP mismatch.
 """
 
@@ -21,8 +21,8 @@ from salamander_control.kinematics import (
     forward_kinematics_batch,
     wrist_position,
 )
-from salamander_control.testing import urdf_chain
 from salamander_control.urdf import URDF_PATH, Mimic, UrdfModel, load_urdf
+from salamander_testing import urdf_chain
 
 TCP_TOL = 1e-9  # m
 ANGLE_TOL = 1e-9  # rad

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import yaml
 
+from salamander_bringup.launch_plan import load_plan
 from salamander_control import names
-from salamander_control.bringup.launch_plan import load_plan
-from salamander_control.testing import REPO
+from salamander_testing import REPO
 from salamander_view.params import ViewSettings, build_config, param_specs
 
 LAUNCH = REPO / "launch" / "arm_control.launch.xml"

@@ -81,12 +81,12 @@ from salamander_behavior.ros.arm_motion_client import ArmMotionCore
 from salamander_behavior.ros.gripper_client import GripperIO
 from salamander_behavior.tree import build_tree
 from salamander_control import names
+from salamander_control.cell.layout import default_cell_config
 from salamander_control.kinematics import ArmParams
 from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
-from salamander_control.sim.cell.config import default_cell_config
 from salamander_control.urdf import UrdfNotFoundError
 from salamander_msgs.action import RunPickPlace
 

@@ -8,7 +8,7 @@ from py_trees.common import Status
 
 from salamander_behavior.behaviors.btcpp import AreJointsWithinLimits, safe_trajectory_execution
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE
-from salamander_control.testing.ros_helpers import spin_until
+from salamander_testing.ros_helpers import spin_until
 
 pytestmark = pytest.mark.ros
 

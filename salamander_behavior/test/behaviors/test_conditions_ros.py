@@ -11,7 +11,7 @@ from py_trees.common import Status
 from salamander_behavior.behaviors.conditions import CoupledLimitsClear, JointsWithinLimits
 from salamander_behavior.behaviors.guard import guarded
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE
-from salamander_control.testing.ros_helpers import spin_until
+from salamander_testing.ros_helpers import spin_until
 
 pytestmark = pytest.mark.ros
 

@@ -15,9 +15,9 @@ from salamander_behavior.params import MAX_PAD_TILT, MIN_PITCH_OFFSET, BehaviorS
 from salamander_behavior.plan import jobs_from_targets
 from salamander_behavior.ports import CartesianTarget, MotionPath, MotionRequest
 from salamander_behavior.report import CanResult, RunReport
+from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import IkStatus
-from salamander_control.sim.cell.targets import load_cell_targets
-from salamander_control.testing import REPO
+from salamander_testing import REPO
 
 TARGET = CartesianTarget(0.38, 0.18, -0.065, 0.0, 0.44)
 IK_FAIL = Script(

@@ -16,7 +16,7 @@ from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
 from salamander_behavior.ports import DoneCall, MotionPhase
 from salamander_behavior.report import CanResult
-from salamander_control.testing import REPO
+from salamander_testing import REPO
 
 JOBS = load_jobs(REPO / "config" / "cell.yaml")
 CAN_0, CAN_1, CAN_2 = JOBS

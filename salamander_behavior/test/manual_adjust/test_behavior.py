@@ -25,7 +25,7 @@ from salamander_behavior.plan import load_jobs
 from salamander_behavior.ports import CartesianTarget
 from salamander_behavior.report import CanResult
 from salamander_control import names
-from salamander_control.testing import REPO as REPO_ROOT
+from salamander_testing import REPO as REPO_ROOT
 
 REPO = REPO_ROOT
 JOB = load_jobs(REPO / "config" / "cell.yaml")[0]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from salamander_behavior.plan import load_jobs
-from salamander_control.testing import REPO
+from salamander_testing import REPO
 
 CELL = REPO / "config" / "cell.yaml"
 

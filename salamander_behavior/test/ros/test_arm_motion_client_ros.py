@@ -19,8 +19,8 @@ from salamander_behavior.ros.arm_motion_client import (
     ArmMotionCore,
 )
 from salamander_control import names
-from salamander_control.testing.ros_helpers import spin_until
 from salamander_msgs.action import MoveCartesian
+from salamander_testing.ros_helpers import spin_until
 
 pytestmark = pytest.mark.ros
 

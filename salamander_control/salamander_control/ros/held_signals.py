@@ -1,6 +1,7 @@
 """The signals a node process starts with blocked under the launch runner, shared by both sides.
 
-The runner (`bringup.runner`, no rclpy) blocks them in the children of `HELD_SIGINT_PACKAGES` before exec;
+The runner (`salamander_bringup.runner`, no rclpy) blocks them in the children of
+`HELD_SIGINT_PACKAGES` before exec;
 `ros.run.run_node` unblocks them once its stop handler is installed, so a Ctrl-C that comes while Python
 is still importing waits for the handler instead of raising KeyboardInterrupt inside an import.
 
@@ -18,7 +19,7 @@ HELD_SIGNALS = frozenset({signal.SIGINT})
 signal must still end a node that is importing)."""
 
 HELD_SIGINT_PACKAGES = frozenset(
-    {"salamander_control", "salamander_behavior", "salamander_teleop", "salamander_view"}
+    {"salamander_control", "salamander_sim", "salamander_behavior", "salamander_teleop", "salamander_view"}
 )
 """Packages whose every node starts through `run_node` (test_node_entry_points checks it); any other
 package's node (rviz2, robot_state_publisher, a test's stand-in) gets SIGINT as usual."""

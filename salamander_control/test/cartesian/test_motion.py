@@ -28,9 +28,9 @@ from salamander_control.kinematics import (
     solve_ik_pitched,
     within_limits,
 )
-from salamander_control.testing.kin_strategies import feasible_joints
-from salamander_control.testing.line_metrics import line_deviation
 from salamander_control.trajectory.otg import MotionLimits
+from salamander_testing.kin_strategies import feasible_joints
+from salamander_testing.line_metrics import line_deviation
 
 CFG = MotionConfig()
 LIMITS = CartesianLimits()

@@ -18,7 +18,7 @@ from salamander_control.kinematics import (
     solve_ik_pitched,
     within_limits,
 )
-from salamander_control.testing.kin_strategies import feasible_joints
+from salamander_testing.kin_strategies import feasible_joints
 
 DEFAULT = ArmParams()
 SAMPLING = PathSampling()

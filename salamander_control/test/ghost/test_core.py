@@ -25,8 +25,8 @@ from salamander_control.kinematics import (
     wrist_position,
 )
 from salamander_control.latest_sample import LatestSample, PutResult
-from salamander_control.testing.kin_strategies import feasible_joints
 from salamander_msgs.msg import IkStatus as IkStatusMsg
+from salamander_testing.kin_strategies import feasible_joints
 
 P = ArmParams()
 TOL = 1e-9

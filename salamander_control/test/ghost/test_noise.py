@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from salamander_control.ghost.core import evaluate_ghost, settle_into_limits
 from salamander_control.ghost.params import NOISE_TOLERANCE
 from salamander_control.kinematics import ArmParams, within_limits
-from salamander_control.testing.kin_strategies import feasible_joints
+from salamander_testing.kin_strategies import feasible_joints
 
 P = ArmParams()
 TOL = NOISE_TOLERANCE

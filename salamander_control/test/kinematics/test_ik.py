@@ -20,7 +20,7 @@ from salamander_control.kinematics import (
     solve_ik_pitched,
     within_limits,
 )
-from salamander_control.testing.kin_strategies import any_pose, feasible_joints
+from salamander_testing.kin_strategies import any_pose, feasible_joints
 
 DEFAULT = ArmParams()
 WIDE = ArmParams(alpha_max=2.7, beta_max=2.7)  # coupled limits inactive: both elbow branches feasible

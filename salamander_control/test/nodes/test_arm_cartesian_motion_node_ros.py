@@ -18,11 +18,11 @@ from rclpy.time import Time
 from salamander_control import names, params_file
 from salamander_control.kinematics import JOINT_NAMES, IkStatus, forward_kinematics, solve_ik_pitched
 from salamander_control.ros.conversions import INVALID_REQUEST
-from salamander_control.testing import REPO as REPO_ROOT
-from salamander_control.testing.config_files import node_config
-from salamander_control.testing.line_metrics import line_deviation
-from salamander_control.testing.node_process import NodeProcess
-from salamander_control.testing.ros_helpers import spin_until
+from salamander_testing import REPO as REPO_ROOT
+from salamander_testing.config_files import node_config
+from salamander_testing.line_metrics import line_deviation
+from salamander_testing.node_process import NodeProcess
+from salamander_testing.ros_helpers import spin_until
 
 ROOT = REPO_ROOT
 NODE = names.absolute(names.CARTESIAN_MOTION_NODE)  # /arm/arm_cartesian_motion_node

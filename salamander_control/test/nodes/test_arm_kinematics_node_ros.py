@@ -16,11 +16,11 @@ from salamander_control.ghost import params as ghost_params
 from salamander_control.kinematics import REST_POSTURE, ArmParams, forward_kinematics
 from salamander_control.kinematics import params as kinematics_params
 from salamander_control.ros.conversions import INVALID_REQUEST, tuple_to_point
-from salamander_control.testing.config_files import ARM_YAML, CONFIG, launch_param_files, node_config
-from salamander_control.testing.node_process import NodeProcess
-from salamander_control.testing.ros_helpers import RosPeer, next_domain_id
 from salamander_msgs.msg import IkStatus as IkStatusMsg
 from salamander_msgs.srv import ComputeFk, SolveIk
+from salamander_testing.config_files import ARM_YAML, CONFIG, launch_param_files, node_config
+from salamander_testing.node_process import NodeProcess
+from salamander_testing.ros_helpers import RosPeer, next_domain_id
 
 TIMEOUT = 30.0
 FEASIBLE = (0.4, 0.3, 0.7, -0.2, 1.1)

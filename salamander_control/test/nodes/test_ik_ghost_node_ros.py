@@ -20,9 +20,9 @@ from visualization_msgs.msg import Marker, MarkerArray
 from salamander_control import names
 from salamander_control.ghost.core import GREEN, RED
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, ArmParams, forward_kinematics
-from salamander_control.testing.node_process import NodeProcess
-from salamander_control.testing.ros_helpers import RosPeer, next_domain_id
 from salamander_msgs.msg import IkStatus as IkStatusMsg
+from salamander_testing.node_process import NodeProcess
+from salamander_testing.ros_helpers import RosPeer, next_domain_id
 
 TIMEOUT = 30.0
 NAMES = list(JOINT_NAMES)

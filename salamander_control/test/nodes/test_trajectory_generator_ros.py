@@ -22,14 +22,14 @@ from std_msgs.msg import UInt64
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, ArmParams, within_limits
 from salamander_control.ros.qos import LATCHED
-from salamander_control.sim import params as sim_params
-from salamander_control.testing.config_files import MOTION_LIMITS_YAML, launch_param_files, node_config
-from salamander_control.testing.node_process import NodeProcess
-from salamander_control.testing.ros_helpers import RosPeer, next_domain_id, spin_until
 from salamander_control.trajectory import params as tg_params
 from salamander_control.trajectory.otg import MotionLimits
 from salamander_msgs.msg import ClampReport, LeaseState
 from salamander_msgs.srv import ArmLease
+from salamander_sim import params as sim_params
+from salamander_testing.config_files import MOTION_LIMITS_YAML, launch_param_files, node_config
+from salamander_testing.node_process import NodeProcess
+from salamander_testing.ros_helpers import RosPeer, next_domain_id, spin_until
 
 TG_CONFIG = launch_param_files("trajectory_generator")  # arm.yaml, motion_limits.yaml, its own
 SIM_CONFIG = launch_param_files("sim_hardware")

@@ -23,12 +23,12 @@ from std_msgs.msg import UInt64
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES, forward_kinematics
 from salamander_control.ros.qos import LATCHED
-from salamander_control.testing.config_files import launch_param_files
-from salamander_control.testing.line_metrics import line_deviation
-from salamander_control.testing.node_process import NodeProcess
-from salamander_control.testing.ros_helpers import RosPeer, next_domain_id
 from salamander_msgs.action import MoveCartesian
 from salamander_msgs.srv import ArmLease
+from salamander_testing.config_files import launch_param_files
+from salamander_testing.line_metrics import line_deviation
+from salamander_testing.node_process import NodeProcess
+from salamander_testing.ros_helpers import RosPeer, next_domain_id
 
 TIMEOUT = 25.0
 CLIENT = "bt-streaming-test"

@@ -32,9 +32,9 @@ from salamander_control.ros.conversions import (
     vector_to_joint_state,
 )
 from salamander_control.ros.kinematics_services import compute_fk_response, solve_ik_response
-from salamander_control.testing.kin_strategies import feasible_joints
 from salamander_msgs.msg import IkStatus as IkStatusMsg
 from salamander_msgs.srv import ComputeFk, SolveIk
+from salamander_testing.kin_strategies import feasible_joints
 
 P = ArmParams()
 NAMES = list(JOINT_NAMES)

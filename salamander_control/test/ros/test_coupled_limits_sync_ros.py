@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from salamander_control.testing.ros_helpers import spin_until
+from salamander_testing.ros_helpers import spin_until
 
 pytestmark = pytest.mark.ros
 

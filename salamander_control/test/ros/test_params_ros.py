@@ -14,9 +14,9 @@ from salamander_control import params_file
 from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
 from salamander_control.param_spec import ParamSpec
 from salamander_control.ros.params import INT64_MIN, ParamBinding, descriptor
-from salamander_control.testing import REPO
-from salamander_control.testing.ros_helpers import spin_until
 from salamander_control.trajectory import params as trajectory_params
+from salamander_testing import REPO
+from salamander_testing.ros_helpers import spin_until
 
 pytestmark = pytest.mark.ros
 

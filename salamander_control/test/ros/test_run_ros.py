@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from salamander_control.testing.ros_helpers import next_domain_id, ros_env
+from salamander_testing.ros_helpers import next_domain_id, ros_env
 
 pytestmark = pytest.mark.ros
 

@@ -17,7 +17,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from salamander_control.kinematics import REST_POSTURE, ArmParams, project_to_feasible
-from salamander_control.sim.hardware import SimModel
 from salamander_control.trajectory.core import CycleOutput, TrajectoryConfig, TrajectoryCore
 from salamander_control.trajectory.measurement_watch import (
     MAX_SILENCE_STEP,
@@ -25,6 +24,7 @@ from salamander_control.trajectory.measurement_watch import (
     Verdict,
 )
 from salamander_control.trajectory.otg import MotionLimits
+from salamander_sim.hardware import SimModel
 
 CONFIG = TrajectoryConfig(ArmParams(), MotionLimits())
 DT = 1.0 / CONFIG.control_rate_hz

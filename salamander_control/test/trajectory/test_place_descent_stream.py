@@ -15,11 +15,11 @@ import pytest
 from salamander_control.cartesian.config import MotionConfig, parse_goal
 from salamander_control.cartesian.goal import start_goal
 from salamander_control.cartesian.plan import joint_rate_ratios
+from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import ArmParams, forward_kinematics, solve_ik_pitched
-from salamander_control.sim.cell.targets import load_cell_targets
-from salamander_control.testing.line_metrics import line_deviation
 from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore
 from salamander_control.trajectory.otg import MotionLimits
+from salamander_testing.line_metrics import line_deviation
 
 DT = 0.002  # the generator's 500 Hz
 SAMPLE_EVERY = 5  # cycles: the Cartesian node's 100 Hz

@@ -26,11 +26,11 @@ from salamander_control.kinematics import (
     solve_ik_pitched,
     within_limits,
 )
-from salamander_control.testing.kin_strategies import feasible_joints
-from salamander_control.testing.line_metrics import line_deviation
 from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore
 from salamander_control.trajectory.otg import MotionLimits
 from salamander_control.trajectory.stream_follow import StreamFollower, stream_limit_problem
+from salamander_testing.kin_strategies import feasible_joints
+from salamander_testing.line_metrics import line_deviation
 
 LIMITS = MotionLimits()
 CONFIG = TrajectoryConfig(ArmParams(), LIMITS)

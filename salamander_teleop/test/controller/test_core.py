@@ -13,9 +13,6 @@ from hypothesis import strategies as st
 
 from salamander_control import params_file
 from salamander_control.kinematics import ALPHA_BETA_RANGE, REST_POSTURE, ArmParams, within_limits
-from salamander_control.testing import REPO as REPO_ROOT
-from salamander_control.testing.config_files import node_config
-from salamander_control.testing.kin_strategies import feasible_joints
 from salamander_teleop.controller.core import (
     JOY_BURST,
     Confirm,
@@ -32,6 +29,9 @@ from salamander_teleop.controller.core import (
     limit_step,
 )
 from salamander_teleop.controller.mapping import Control, JoyMapping, apply_deadzone
+from salamander_testing import REPO as REPO_ROOT
+from salamander_testing.config_files import node_config
+from salamander_testing.kin_strategies import feasible_joints
 
 M = JoyMapping()
 ARM = ArmParams()

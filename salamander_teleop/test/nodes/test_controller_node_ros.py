@@ -15,8 +15,8 @@ import random
 
 import pytest
 
-from salamander_control.testing import REPO as REPO_ROOT
-from salamander_control.testing.config_files import launch_param_files
+from salamander_testing import REPO as REPO_ROOT
+from salamander_testing.config_files import launch_param_files
 
 pytestmark = pytest.mark.ros
 
@@ -31,9 +31,9 @@ from std_msgs.msg import Bool, String  # noqa: E402
 from salamander_control import names  # noqa: E402
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, ArmParams, within_limits  # noqa: E402
 from salamander_control.ros.qos import LATCHED  # noqa: E402
-from salamander_control.testing.node_process import NodeProcess  # noqa: E402
-from salamander_control.testing.ros_helpers import spin_until  # noqa: E402
 from salamander_msgs.srv import ArmLease  # noqa: E402
+from salamander_testing.node_process import NodeProcess  # noqa: E402
+from salamander_testing.ros_helpers import spin_until  # noqa: E402
 
 REPO = REPO_ROOT
 CONFIG = launch_param_files("controller_node")  # config/arm.yaml, then config/teleop.yaml

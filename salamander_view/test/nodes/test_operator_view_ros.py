@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from salamander_control import names
-from salamander_control.testing.ros_helpers import spin_until
+from salamander_testing.ros_helpers import spin_until
 
 pytestmark = pytest.mark.ros
 

@@ -1,0 +1,161 @@
+"""`salamanderctl run start|cancel`: start, watch and cancel a pick-and-place run, like ``ros2 action``.
+
+Usage::
+
+    salamanderctl run start                 # every can not yet placed
+    salamanderctl run start can_2 can_0     # these cans, in this order
+    salamanderctl run cancel                # cancel the running run (whoever started it)
+
+``run start`` sends a RunPickPlace goal to the behaviour server's action (/salamander/run_pick_place,
+or /CELL/salamander/run_pick_place with ``--cell``), prints every feedback and then the result, as
+``ros2 action send_goal --feedback`` does; Ctrl-C while it runs cancels the goal. Exit code 0 when the
+run placed every can, 1 otherwise (rejected: the reason is in the behaviour server's log). ``run
+cancel`` calls the action's cancel service with a zero goal id and stamp (every goal of the server, so
+also a run started by the gamepad or by ``run_on_start``) and waits until the goals ended. Pure
+printing helpers (`feedback_text`, `result_text`) are separate from the ROS calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from action_msgs.msg import GoalStatus, GoalStatusArray
+from action_msgs.srv import CancelGoal
+from rclpy.action import ActionClient
+from rclpy.node import Node
+from rclpy.qos import qos_profile_action_status_default
+
+from salamander_bringup.cli.spin import Interrupted
+from salamander_control import names
+from salamander_msgs.action import RunPickPlace
+
+EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
+STATUS_WORDS = {
+    GoalStatus.STATUS_UNKNOWN: "UNKNOWN",
+    GoalStatus.STATUS_ACCEPTED: "ACCEPTED",
+    GoalStatus.STATUS_EXECUTING: "EXECUTING",
+    GoalStatus.STATUS_CANCELING: "CANCELING",
+    GoalStatus.STATUS_SUCCEEDED: "SUCCEEDED",
+    GoalStatus.STATUS_CANCELED: "CANCELED",
+    GoalStatus.STATUS_ABORTED: "ABORTED",
+}
+_ENDED = {GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED, GoalStatus.STATUS_ABORTED}
+
+Spin = Callable[[Node, Callable[[], bool], float], bool]
+
+
+def add_run_parser(sub: Any) -> None:
+    """The `run` command and its verbs on the CLI's subparsers."""
+    run = sub.add_parser("run", help="start, watch or cancel a pick-and-place run (like ros2 action)")
+    verbs = run.add_subparsers(dest="verb", required=True)
+    start = verbs.add_parser("start", help="start a run and print its feedback and result")
+    start.add_argument("cans", nargs="*", help="can ids (default: every can not yet placed)")
+    verbs.add_parser("cancel", help="cancel the running run")
+
+
+def _yaml_list(values: list[str]) -> str:
+    return "[" + ", ".join(values) + "]"
+
+
+def goal_text(cans: list[str]) -> str:
+    """The goal as ros2 action send_goal prints it."""
+    return f"Sending goal:\n     cans: {_yaml_list(cans) if cans else '[]'}\n"
+
+
+def feedback_text(feedback: Any) -> str:
+    """One feedback as ros2 action send_goal --feedback prints it."""
+    return (
+        f"Feedback:\n    can: {feedback.can or chr(39) * 2}\nstep: {feedback.step or chr(39) * 2}\n"
+        f"cans_done: {feedback.cans_done}\ncans_total: {feedback.cans_total}\n"
+    )
+
+
+def result_text(status: int, result: Any) -> str:
+    """The result and the final status as ros2 action send_goal prints them."""
+    return (
+        f"Result:\n    success: {str(result.success).lower()}\nmessage: {result.message}\n"
+        f"cans: {_yaml_list(list(result.cans))}\noutcomes: {_yaml_list(list(result.outcomes))}\n\n"
+        f"Goal finished with status: {STATUS_WORDS.get(status, str(status))}"
+    )
+
+
+def _action_name(cell: str) -> str:
+    return names.absolute(names.RUN_PICK_PLACE, cell)
+
+
+def run_start(node: Node, args: argparse.Namespace, spin_until: Spin) -> int:
+    """Send the goal, print feedback until the result; Ctrl-C cancels the goal."""
+    client = ActionClient(node, RunPickPlace, _action_name(args.cell))
+    print("Waiting for an action server to become available...", flush=True)
+    if not spin_until(node, client.server_is_ready, args.timeout):
+        print(f"no {_action_name(args.cell)} action server within {args.timeout:g} s", flush=True)
+        return EXIT_FAILED
+    print(goal_text(list(args.cans)), flush=True)
+    sent = client.send_goal_async(
+        RunPickPlace.Goal(cans=list(args.cans)),
+        feedback_callback=lambda msg: print(feedback_text(msg.feedback), flush=True),
+    )
+    if not spin_until(node, sent.done, args.timeout) or sent.exception() is not None:
+        print("no answer to the goal", flush=True)
+        return EXIT_FAILED
+    handle = sent.result()
+    if not handle.accepted:
+        print("Goal was rejected. (the behaviour server's log says why)", flush=True)
+        return EXIT_FAILED
+    print(f"Goal accepted with ID: {bytes(handle.goal_id.uuid).hex()}\n", flush=True)
+    result = handle.get_result_async()
+    try:
+        spin_until(node, result.done, float("inf"))
+    except Interrupted:
+        print("Canceling goal...", flush=True)
+        cancel = handle.cancel_goal_async()
+        try:
+            spin_until(node, cancel.done, args.timeout)
+            spin_until(node, result.done, args.timeout)
+        except Interrupted:
+            pass
+        if not result.done():
+            return EXIT_INTERRUPTED
+        print("Goal canceled.", flush=True)
+    answer = result.result()
+    print(result_text(answer.status, answer.result), flush=True)
+    return EXIT_OK if answer.status == GoalStatus.STATUS_SUCCEEDED and answer.result.success else EXIT_FAILED
+
+
+def run_cancel(node: Node, args: argparse.Namespace, spin_until: Spin) -> int:
+    """Cancel every goal of the server and wait until they ended."""
+    name = _action_name(args.cell)
+    statuses: dict[bytes, int] = {}
+
+    def on_status(msg: GoalStatusArray) -> None:
+        for status in msg.status_list:
+            statuses[bytes(status.goal_info.goal_id.uuid)] = status.status
+
+    qos = qos_profile_action_status_default  # latched, as the action server publishes it
+    node.create_subscription(GoalStatusArray, f"{name}/_action/status", on_status, qos)
+    client = node.create_client(CancelGoal, f"{name}/_action/cancel_goal")
+    if not spin_until(node, client.service_is_ready, args.timeout):
+        print(f"no {name} action server within {args.timeout:g} s", flush=True)
+        return EXIT_FAILED
+    print("Canceling goal...", flush=True)
+    future = client.call_async(CancelGoal.Request())  # zero id and stamp: every goal
+    if not spin_until(node, future.done, args.timeout) or future.exception() is not None:
+        print("no answer to the cancel request", flush=True)
+        return EXIT_FAILED
+    canceling = [bytes(g.goal_id.uuid) for g in future.result().goals_canceling]
+    if not canceling:
+        print("No active goal to cancel.", flush=True)
+        return EXIT_FAILED
+    for goal in canceling:
+        print(f"Goal canceling with ID: {goal.hex()}", flush=True)
+    ended = spin_until(node, lambda: all(statuses.get(g) in _ENDED for g in canceling), args.timeout)
+    for goal in canceling:
+        print(f"Goal finished with status: {STATUS_WORDS.get(statuses.get(goal, 0), 'UNKNOWN')}", flush=True)
+    return EXIT_OK if ended else EXIT_FAILED
+
+
+def run_run(node: Node, args: argparse.Namespace, spin_until: Spin) -> int:
+    """`run start|cancel`."""
+    return run_start(node, args, spin_until) if args.verb == "start" else run_cancel(node, args, spin_until)

@@ -1,0 +1,83 @@
+"""When the runner restarts a node that exited on its own: launch's ``respawn`` rules, as a pure tracker.
+
+`ros2 launch` (launch's ExecuteLocal, which launch_ros's Node extends) restarts a process whose node has
+``respawn="true"`` when it exits, whatever its exit code (0 included), unless the launch is shutting
+down; it waits ``respawn_delay`` seconds first (none: at once) and gives up that wait when a shutdown
+comes; ``respawn_max_retries`` bounds the restarts over the whole launch (negative: no bound; the count
+is never reset). The runner follows the same rules with one difference of policy that launch leaves to
+``on_exit``: a node that exits and will not be restarted (no ``respawn``, or its retries spent) stops
+the whole stack (fail-stop, exit code 1), because the arm stack is not safe with a part missing.
+
+Invariants: a tracker never schedules a restart while a stop is requested, and a scheduled restart that
+a stop request overtakes is dropped (`cancel`); `attempt` counts restarts from 1, as launch's
+``respawn_retries`` does. Time comes in as an argument (`time.monotonic()` in the runner, a fake clock
+in the tests); nothing here sleeps, starts or signals a process. The runner's use: `runner.Supervisor`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from salamander_bringup.launch_plan import RespawnSpec
+
+
+@dataclass(frozen=True)
+class Respawn:
+    """Restart the node at `at` (monotonic seconds); this is its `attempt`-th restart."""
+
+    at: float
+    delay: float
+    attempt: int
+
+
+@dataclass(frozen=True)
+class Fail:
+    """Do not restart: the node is gone and the stack must stop."""
+
+    reason: str
+    """Why, for the log: "" when the node has no respawn (the plain case), else e.g. the retries spent."""
+
+
+class RespawnTracker:
+    """One node's respawn state: how many restarts it had, and the one pending, if any."""
+
+    def __init__(self, spec: RespawnSpec) -> None:
+        self.spec = spec
+        self.retries = 0
+        self.pending: Respawn | None = None
+
+    def on_exit(self, now: float, stopping: bool) -> Respawn | Fail | None:
+        """The node's process exited at `now`; what to do.
+
+        Returns:
+            None when a stop was requested (`stopping`): the exit is part of the stop, nothing to do;
+            `Respawn` (also kept as `pending`) when launch would restart it; `Fail` otherwise.
+        """
+        if stopping:
+            self.pending = None
+            return None
+        if not self.spec.respawn:
+            return Fail("")
+        if 0 <= self.spec.max_retries <= self.retries:
+            return Fail(f"respawn_max_retries={self.spec.max_retries} spent")
+        self.retries += 1
+        self.pending = Respawn(now + self.spec.delay, self.spec.delay, self.retries)
+        return self.pending
+
+    def due(self, now: float, stopping: bool) -> Respawn | None:
+        """The pending restart once its time has come and no stop is requested, else None.
+
+        A returned restart is no longer pending (the caller starts the process); a stop request drops it.
+        """
+        if stopping:
+            self.pending = None
+            return None
+        if self.pending is None or now < self.pending.at:
+            return None
+        due, self.pending = self.pending, None
+        return due
+
+    def cancel(self) -> Respawn | None:
+        """Drop the pending restart (a stop overtook it); the dropped one, or None."""
+        dropped, self.pending = self.pending, None
+        return dropped

@@ -1,0 +1,335 @@
+"""Fresh-machine stand-in for ``ros2 launch``: start a launch file's nodes as processes, stop them cleanly.
+
+Usage::
+
+    python -m salamander_bringup.runner LAUNCH_FILE [name:=value ...] [--dry-run] [--duration S]
+
+The launch file is read by `launch_plan` (the same file ``ros2 launch`` runs on a full install) and each
+node is started like ``ros2 run`` would start it, in a process group of its own so that a terminal's
+Ctrl-C reaches the runner only and each node is stopped exactly once. Every output line is prefixed
+with ``[node_name]`` (coloured on a terminal). Ctrl-C, SIGTERM or the end of ``--duration`` send SIGINT
+to every node, wait ``--stop-timeout`` seconds, then kill what is left; a second Ctrl-C kills at once.
+Before a node of the project's packages is killed for not stopping in time, it is asked for every
+thread's Python stack (`STACK_DUMP_SIGNAL`, printed by `run_node`'s faulthandler), so the log shows
+where it hung.
+
+Nodes of a viewer package this machine lacks (robot_state_publisher, rviz2 with ``rviz:=true``) are left
+out with one line per package (`launch_plan.resolve_commands`); the rest starts. Multi-line
+``<param name value>`` values (the URDF) go to params files generated in a temporary folder that lives
+as long as the runner.
+
+A node with ``respawn="true"`` that exits on its own (any exit code) is started again after its
+``respawn_delay``, at most ``respawn_max_retries`` times, as ``ros2 launch`` does (`respawn`): one line
+"<node> exited with code N; respawning in D s (respawn K)", then "respawned <node> (pid P, respawn K)".
+A stop request cancels a pending restart. Any other exit of a node stops the stack.
+
+Exit codes: 0 all nodes stopped cleanly on request (respawned exits before it included); 1 a node died
+on its own and was not respawned (the others are stopped) or had to be killed; 2 the launch
+file or the arguments are unusable (nothing was started).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import IO
+
+from salamander_bringup.launch_plan import (
+    LaunchFileError,
+    LaunchPlan,
+    NodePlan,
+    load_plan,
+    parse_overrides,
+    resolve_commands,
+)
+from salamander_bringup.respawn import Fail, Respawn, RespawnTracker
+from salamander_control.ros.held_signals import HELD_SIGINT_PACKAGES, HELD_SIGNALS, STACK_DUMP_SIGNAL
+
+EXIT_CLEAN, EXIT_NODE_FAILED, EXIT_BAD_LAUNCH = 0, 1, 2
+POLL_PERIOD = 0.05  # s; how often the supervisor looks at its children and its stop flag
+STACK_DUMP_WAIT = 1.0  # s; how long a hung node is given to print its stacks before it is killed
+_COLOURS = ("\033[36m", "\033[32m", "\033[33m", "\033[35m", "\033[34m", "\033[91m")
+_RESET = "\033[0m"
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGTERM if the runner itself dies (e.g. SIGKILL), Linux only."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+def _die_with_parent_and_hold_sigint() -> None:
+    """`_die_with_parent`, and SIGINT blocked (inherited through exec) until run_node unblocks it."""
+    _die_with_parent()
+    signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+
+
+def clean_exit(returncode: int) -> bool:
+    """Whether a node stopped as asked: exit 0, or ended by the SIGINT it was sent."""
+    return returncode in (0, -signal.SIGINT, 128 + signal.SIGINT)
+
+
+@dataclass
+class _Child:
+    """One node of the plan: command, respawn state, current process (None while a restart is pending)."""
+
+    node: NodePlan
+    cmd: list[str]
+    colour: str
+    tracker: RespawnTracker
+    proc: subprocess.Popen[bytes] | None = None
+    readers: list[threading.Thread] = field(default_factory=list)
+
+
+class Supervisor:
+    """Starts the plan's nodes, relays their output, restarts the respawning ones, stops them all.
+
+    Restarts follow launch's rules (`respawn.RespawnTracker`); all stop on request or when a node is
+    gone for good.
+    """
+
+    def __init__(self, plan: LaunchPlan, out: IO[str], stop_timeout: float) -> None:
+        self._plan = plan
+        self._out = out
+        self._stop_timeout = stop_timeout
+        self._colour = out.isatty()
+        self._lock = threading.Lock()
+        self._children: list[_Child] = []
+        self._env: dict[str, str] = {}
+        self._stop_reason: str | None = None  # set from signal handlers: plain assignments only
+        self._kill_now = False
+
+    def request_stop(self, reason: str) -> None:
+        """Ask for a clean stop (signal handler); a second request kills the nodes at once."""
+        if self._stop_reason is not None:
+            self._kill_now = True
+        else:
+            self._stop_reason = reason
+
+    def say(self, text: str) -> None:
+        """One line of the runner's own, prefixed like the nodes' lines."""
+        self._emit("runner", text, "")
+
+    def _emit(self, label: str, text: str, colour: str) -> None:
+        prefix = f"{colour}[{label}]{_RESET}" if self._colour and colour else f"[{label}]"
+        with self._lock:
+            self._out.write(f"{prefix} {text}\n")
+            self._out.flush()
+
+    def _relay(self, label: str, colour: str, stream: IO[bytes]) -> None:
+        for raw in iter(stream.readline, b""):
+            self._emit(label, raw.decode("utf-8", "replace").rstrip("\r\n"), colour)
+        stream.close()
+
+    def start(self, commands: Sequence[list[str]]) -> None:
+        """Start one process per node; output is read by one thread per process.
+
+        Raises:
+            OSError: a node's process cannot start (the nodes started before it keep running).
+        """
+        self._env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if self._colour:
+            self._env.setdefault("RCUTILS_COLORIZED_OUTPUT", "1")  # rcutils turns colour off on a pipe
+        for i, (node, cmd) in enumerate(zip(self._plan.nodes, commands, strict=True)):
+            child = _Child(node, list(cmd), _COLOURS[i % len(_COLOURS)], RespawnTracker(node.respawn))
+            self._spawn(child)
+            self._children.append(child)
+            self.say(f"started {node.fqn} (pid {child.proc.pid})")  # type: ignore[union-attr]
+
+    def _spawn(self, child: _Child) -> None:
+        proc = subprocess.Popen(
+            child.cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=self._env,
+            process_group=0,
+            preexec_fn=(_die_with_parent_and_hold_sigint if child.node.pkg in HELD_SIGINT_PACKAGES
+                        else _die_with_parent),
+        )
+        reader = threading.Thread(target=self._relay, args=(child.node.name, child.colour, proc.stdout),
+                                  daemon=True)  # fmt: skip
+        reader.start()
+        child.proc = proc
+        child.readers.append(reader)
+
+    def supervise(self, duration: float | None) -> int:
+        """Run until a stop request, the end of `duration`, or a node gone for good; then stop all.
+
+        A node that exits on its own is restarted when its ``respawn`` says so (after its
+        ``respawn_delay``, unless a stop comes first); any other exit stops the stack (exit 1).
+        """
+        end = None if duration is None else time.monotonic() + duration
+        failed = False
+        while self._stop_reason is None:
+            now = time.monotonic()
+            failed = self._handle_exits(now) or self._respawn_due(now)
+            if failed:
+                self._stop_reason = "a node died"
+                break
+            if end is not None and now >= end:
+                self._stop_reason = f"--duration {duration:g} s elapsed"
+                break
+            time.sleep(POLL_PERIOD)
+        failed = failed or len(self._children) < len(self._plan.nodes)  # a node failed to start
+        self.say(f"stopping ({self._stop_reason})")
+        if self._stop_all() or failed:
+            self.say(f"stopped, with failures (exit code {EXIT_NODE_FAILED})")
+            return EXIT_NODE_FAILED
+        self.say("all nodes stopped cleanly")
+        return EXIT_CLEAN
+
+    def _handle_exits(self, now: float) -> bool:
+        """Log each process that exited on its own and schedule its restart.
+
+        Returns True when one is gone for good (no respawn, or its retries spent).
+        """
+        gone = False
+        for child in self._children:
+            if child.proc is None or child.proc.poll() is None:
+                continue
+            code, child.proc = child.proc.returncode, None
+            decision = child.tracker.on_exit(now, stopping=False)
+            if isinstance(decision, Respawn):
+                self.say(f"{child.node.fqn} exited with code {code}; respawning in {decision.delay:g} s "
+                         f"(respawn {decision.attempt})")  # fmt: skip
+            else:
+                why = f" ({decision.reason})" if isinstance(decision, Fail) and decision.reason else ""
+                self.say(f"{child.node.fqn} exited unexpectedly with code {code}{why}")
+                gone = True
+        return gone
+
+    def _respawn_due(self, now: float) -> bool:
+        """Start the processes whose restart is due; True when one cannot start."""
+        for child in self._children:
+            if self._stop_reason is not None:  # a stop came in: `_stop_all` cancels what is pending
+                return False
+            due = child.tracker.due(now, stopping=False)
+            if due is None:
+                continue
+            try:
+                self._spawn(child)
+            except OSError as exc:
+                self.say(f"cannot respawn {child.node.fqn}: {exc}")
+                return True
+            self.say(f"respawned {child.node.fqn} (pid {child.proc.pid}, respawn {due.attempt})")  # type: ignore[union-attr]
+        return False
+
+    def _stop_all(self) -> bool:
+        """Drop pending restarts, SIGINT every live node, wait, kill stragglers.
+
+        Returns True when some node did not stop cleanly.
+        """
+        for child in self._children:
+            if child.tracker.cancel() is not None:
+                self.say(f"{child.node.fqn}: respawn cancelled ({self._stop_reason})")
+        running = [c for c in self._children if c.proc is not None and c.proc.poll() is None]
+        for child in running:
+            child.proc.send_signal(signal.SIGINT)  # type: ignore[union-attr]
+        deadline = time.monotonic() + self._stop_timeout
+        while any(c.proc.poll() is None for c in running):  # type: ignore[union-attr]
+            if self._kill_now or time.monotonic() >= deadline:
+                break
+            time.sleep(POLL_PERIOD)
+        timed_out = f"not stopped after {self._stop_timeout:g} s"
+        if not self._kill_now:
+            self._dump_stacks([c for c in running if c.proc.poll() is None], timed_out)  # type: ignore[union-attr]
+        unclean = False
+        for child in running:
+            proc = child.proc
+            assert proc is not None
+            if proc.poll() is None:
+                why = "second interrupt" if self._kill_now else timed_out
+                self.say(f"{child.node.fqn} {why}: killing it")
+                proc.kill()
+                proc.wait()
+                unclean = True
+            elif not clean_exit(proc.returncode):
+                self.say(f"{child.node.fqn} stopped with exit code {proc.returncode}")
+                unclean = True
+        if running:  # one line with every node's code: 0 is a clean stop (a test counts them)
+            self.say("exit codes: " + ", ".join(f"{c.node.fqn} {c.proc.returncode}" for c in running))  # type: ignore[union-attr]
+        for child in self._children:
+            for reader in child.readers:
+                reader.join(timeout=2.0)
+        return unclean
+
+    def _dump_stacks(self, hung: list[_Child], why: str) -> None:
+        """Ask each hung node of the project's packages for its threads' stacks; wait for them to print."""
+        asked = [c for c in hung if c.node.pkg in HELD_SIGINT_PACKAGES]
+        for child in asked:
+            self.say(f"{child.node.fqn} {why}: its threads' stacks follow")
+            child.proc.send_signal(STACK_DUMP_SIGNAL)  # type: ignore[union-attr]
+        if asked:
+            time.sleep(STACK_DUMP_WAIT)  # faulthandler writes at once; this lets the relay threads print it
+
+
+def describe_plan(plan: LaunchPlan, commands: Sequence[list[str]]) -> str:
+    """The dry-run text: the arguments and one shell-quoted command per node."""
+    lines = [f"launch file: {plan.path}"]
+    lines += [f"arg {name}:={value}" for name, value in plan.values.items()]
+    lines += [f"[{node.name}] {shlex.join(cmd)}" for node, cmd in zip(plan.nodes, commands, strict=True)]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; returns the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="runner", description="Start the nodes of a ROS 2 launch XML file without ros2 launch."
+    )
+    parser.add_argument("launch_file", help="path of the launch XML file")
+    parser.add_argument("launch_args", nargs="*", metavar="name:=value", help="launch arguments")
+    parser.add_argument("--dry-run", action="store_true", help="print the commands, start nothing")
+    parser.add_argument("--duration", type=float, metavar="SECONDS", help="stop cleanly after this time")
+    parser.add_argument(
+        "--stop-timeout", type=float, default=10.0, metavar="SECONDS",
+        help="how long nodes get to exit after SIGINT before they are killed (default 10)",
+    )
+    args = parser.parse_intermixed_args(argv)
+    # Generated params files (multi-line <param name value>, e.g. the URDF) live while the runner does.
+    with tempfile.TemporaryDirectory(prefix="salamander_runner_") as params_dir:
+        return _run(args, params_dir)
+
+
+def _run(args: argparse.Namespace, params_dir: str) -> int:
+    try:
+        plan = load_plan(args.launch_file, parse_overrides(args.launch_args))
+        resolved = resolve_commands(plan, params_dir)
+    except LaunchFileError as exc:
+        print(f"runner: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_LAUNCH
+    plan, commands = resolved.plan, list(resolved.commands)
+    if args.dry_run:
+        print("\n".join([*resolved.skipped, describe_plan(plan, commands)]))
+        return EXIT_CLEAN
+    if not plan.nodes:
+        print("runner: nothing to start", file=sys.stderr)
+        return EXIT_CLEAN
+    supervisor = Supervisor(plan, sys.stdout, args.stop_timeout)
+    for line in resolved.skipped:  # a viewer package this machine lacks: the rest still starts
+        supervisor.say(line)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda num, _frame: supervisor.request_stop(signal.Signals(num).name))
+    try:
+        supervisor.start(commands)
+    except OSError as exc:  # e.g. a broken interpreter line; stop what already runs
+        supervisor.say(f"cannot start a node: {exc}")
+        supervisor.request_stop("a node failed to start")
+    return supervisor.supervise(args.duration)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The nodes of the arm stack: thin ROS shells around the pure modules of salamander_control."""

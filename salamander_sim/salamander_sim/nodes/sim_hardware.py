@@ -1,0 +1,107 @@
+"""`/arm/sim_hardware`: the simulated arm behind /arm/joint_command and /joint_states.
+
+The embedded default hardware; the real robot's driver replaces only this node (same topics). The
+motor and stop model is `sim.hardware.SimModel`, its parameters `sim.params`; this shell caches the
+latest valid command, advances the model at `update_rate_hz` by the measured elapsed time along the
+command interpolated from the previous to the newest one (`SimModel.advance`: a late tick does not make
+the motors outrun the command, docs/design/trajectory_generator.md), publishes
+/joint_states (positions and velocities) and the physical-stop counter, and warns on every stop hit: in
+a correct stack the counter stays 0.
+
+Its command subscription is a plain callback, not polled at the tick (`ros.polled_subscription`): taking
+the 5 commands of each 10 ms at once made a burst of work that delayed the 500 Hz processes sharing
+the two cores (the generator's period error p99 0.21-0.35 ms with the callback, 0.49-0.74 ms polled,
+bench_trajectory, docs/design/cpu.md); the ~2 % of a core polling saved is not worth that.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import UInt64
+
+from salamander_control import names
+from salamander_control.joint_state import JointStateError, joint_vector
+from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE
+from salamander_control.ros.log import LOG_THROTTLE_S
+from salamander_control.ros.params import ParamBinding
+from salamander_control.ros.qos import LATCHED
+from salamander_control.ros.run import run_node
+from salamander_sim import params
+from salamander_sim.hardware import SimConfig, SimModel
+
+MAX_STEPS_PER_TICK = 125  # a late tick integrates at most this many periods (1.25 s at 100 Hz); the rest
+# of a longer stall is dropped. Each period is one sub-step along the command interpolated from the
+# previous to the newest one (`SimModel.advance`): the motors never outrun the command.
+
+
+class SimHardware(Node):
+    """The simulated hardware node (see the module docstring)."""
+
+    def __init__(self, **node_kwargs: Any) -> None:
+        """`node_kwargs` go to rclpy's Node (e.g. namespace= for a test that builds it in-process)."""
+        super().__init__(names.SIM_HARDWARE, **node_kwargs)
+        self._lock = threading.Lock()
+        self._pending: tuple[float, ...] | None = None
+        self._params = ParamBinding(
+            self, params.param_specs(), params.build_config, on_change=self._on_params
+        )
+        self._model = SimModel(self._params.snapshot, REST_POSTURE)
+        self._period = 1.0 / float(self.get_parameter("update_rate_hz").value)
+        self._last_tick = time.monotonic()
+        self._js_pub = self.create_publisher(JointState, names.JOINT_STATES, 10)
+        self._hits_pub = self.create_publisher(UInt64, names.SIM_STOP_HITS, LATCHED)
+        self.create_subscription(JointState, names.JOINT_COMMAND, self._on_command, 10)
+        self._js_msg = JointState(name=list(JOINT_NAMES))
+        self._hits_pub.publish(UInt64(data=0))
+        self.create_timer(self._period, self._on_tick)
+        self.get_logger().info(f"simulated arm at rest, {1.0 / self._period:.0f} Hz")
+
+    def _on_command(self, msg: JointState) -> None:
+        try:
+            command = joint_vector(msg.name, msg.position, allow_extra=False).positions  # all five, no others
+        except JointStateError as exc:
+            self.get_logger().error(f"command refused: {exc}", throttle_duration_sec=LOG_THROTTLE_S)
+            return
+        with self._lock:
+            self._pending = command
+
+    def _on_params(self, old: SimConfig, new: SimConfig) -> None:
+        with self._lock:
+            self._model.set_config(new)
+
+    def _on_tick(self) -> None:
+        now = time.monotonic()
+        stamp = self.get_clock().now().to_msg()  # read with `now`: stamps are as far apart as the steps
+        dt = min(max(now - self._last_tick, 1e-6), MAX_STEPS_PER_TICK * self._period)
+        self._last_tick = now
+        with self._lock:
+            pending, self._pending = self._pending, None
+            hits_before = self._model.stop_hits
+            event = self._model.advance(pending, dt, self._period)
+            position, velocity, hits = self._model.position, self._model.velocity, self._model.stop_hits
+        msg = self._js_msg
+        msg.header.stamp = stamp
+        msg.position = list(position)
+        msg.velocity = list(velocity)
+        self._js_pub.publish(msg)
+        if event is not None and hits != hits_before:
+            self._hits_pub.publish(UInt64(data=hits))
+            beyond = f", command {event.command_beyond:.4f} rad beyond" if event.command_beyond > 0.0 else ""
+            self.get_logger().warning(
+                f"physical stop hit: {', '.join(event.stops)} (would have passed by {event.overshoot:.4f} rad"
+                f"{beyond}; hits: {hits})", throttle_duration_sec=LOG_THROTTLE_S,
+            )
+
+
+def main(args: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    run_node(SimHardware, args, events_executor=True)
+
+
+if __name__ == "__main__":
+    main()

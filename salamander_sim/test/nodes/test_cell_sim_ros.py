@@ -1,0 +1,268 @@
+"""`/salamander/cell_sim` as a real process: joint states and vacuum calls in, can state and markers out.
+
+Each test starts the node with its launch files (config/arm.yaml, config/cell.yaml; the default physics
+engine, uncertainty pinned to zero so the true cell is the configured one) in a DDS domain of its own. A
+peer node streams `/joint_states` at 50 Hz for the joints the test sets (IK of the cell's own
+pick/place targets), calls the gripper's vacuum service, and reads the part-present switch (the
+hardware contract), the JSON state, the markers and the latched vacuum state (the ground truth).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Bool, String
+from std_srvs.srv import SetBool
+from visualization_msgs.msg import Marker, MarkerArray
+
+from salamander_control import names
+from salamander_control.cell.targets import load_cell_targets
+from salamander_control.kinematics import JOINT_NAMES, forward_kinematics, solve_ik_pitched
+from salamander_control.ros.qos import LATCHED, SERVICE_QOS
+from salamander_sim.cell import load_cell_config
+from salamander_sim.cell.scene import GREEN
+from salamander_testing import REPO as REPO_ROOT
+from salamander_testing.cell import NO_UNCERTAINTY
+from salamander_testing.config_files import launch_param_files
+from salamander_testing.node_process import NodeProcess
+from salamander_testing.ros_helpers import RosPeer, next_domain_id
+
+pytestmark = pytest.mark.ros
+
+REPO = REPO_ROOT
+CELL_YAML = REPO / "config" / "cell.yaml"
+TARGETS = load_cell_targets(CELL_YAML)
+LAYOUT = load_cell_config(CELL_YAML).layout
+TIMEOUT = 30.0
+
+
+def joints_for(tcp: tuple[float, float, float]) -> tuple[float, ...]:
+    result = solve_ik_pitched(tcp, 0.0, math.atan2(tcp[1], tcp[0]))
+    assert result.ok, (tcp, result.reason)
+    return result.q
+
+
+class CellPeer(RosPeer):
+    """Streams joint states, calls the vacuum, and keeps the newest state, markers and vacuum flag."""
+
+    def __init__(self, domain_id: int, sim: NodeProcess) -> None:
+        self.sim = sim
+        cell_sim = names.absolute(names.CELL_SIM)
+        super().__init__(domain_id, "cell_sim_test_peer", cell_sim, sim.describe, TIMEOUT)
+        self.q: tuple[float, ...] | list[float] = joints_for(TARGETS.picks[0].above)
+        self._ramp: tuple[float, float, tuple[float, ...], tuple[float, ...]] | None = None  # t0, T, TCP a, b
+        self.names = list(JOINT_NAMES)
+        self.state: dict[str, Any] | None = None
+        self.markers: MarkerArray | None = None
+        self.vacuum: bool | None = None
+        self.part: list[tuple[float, bool]] = []  # (arrival, value) of every part-present message
+        at = names.absolute  # the default launch's names (the peer lives at /)
+        self.js_pub = self.node.create_publisher(JointState, at(names.JOINT_STATES), 10)
+        self.node.create_subscription(String, at(names.CELL_STATE), self._on_state, 10)
+        self.node.create_subscription(MarkerArray, at(names.CELL_MARKERS), self._on_markers, 10)
+        self.node.create_subscription(Bool, at(names.CELL_VACUUM_STATE), self._on_vacuum, LATCHED)
+        self.node.create_subscription(Bool, at(names.PART_PRESENT), self._on_part, 10)
+        self.vacuum_client = self.node.create_client(SetBool, at(names.GRIPPER_VACUUM))
+        self.node.create_timer(0.02, self._publish_joints)
+        assert self.spin_until(lambda: self.state is not None and self.vacuum is not None), sim.describe()
+
+    def _publish_joints(self) -> None:
+        if self._ramp is not None:  # a smooth straight move, as the arm makes (a held can rides on a seal)
+            t0, duration, start, goal = self._ramp
+            s = min(1.0, (time.monotonic() - t0) / duration)
+            s = 10 * s**3 - 15 * s**4 + 6 * s**5
+            self.q = joints_for(tuple(a + s * (b - a) for a, b in zip(start, goal, strict=True)))  # type: ignore[arg-type]
+            if s >= 1.0:
+                self._ramp = None
+        msg = JointState(name=self.names, position=[float(v) for v in self.q])
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        self.js_pub.publish(msg)
+
+    def _on_state(self, msg: String) -> None:
+        self.state = json.loads(msg.data)
+
+    def _on_markers(self, msg: MarkerArray) -> None:
+        self.markers = msg
+
+    def _on_vacuum(self, msg: Bool) -> None:
+        self.vacuum = msg.data
+
+    def _on_part(self, msg: Bool) -> None:
+        self.part.append((time.monotonic(), bool(msg.data)))
+
+    def part_present(self) -> bool | None:
+        """The newest part-present value (None before one arrived)."""
+        return self.part[-1][1] if self.part else None
+
+    def can(self, can_id: str) -> dict[str, Any]:
+        assert self.state is not None
+        return next(c for c in self.state["cans"] if c["id"] == can_id)
+
+    def set_vacuum(self, on: bool) -> SetBool.Response:
+        assert self.vacuum_client.wait_for_service(timeout_sec=TIMEOUT), self.sim.describe()
+        future = self.vacuum_client.call_async(SetBool.Request(data=on))
+        assert self.spin_until(future.done), self.sim.describe()
+        return future.result()
+
+    def move_to(self, tcp: tuple[float, float, float], can_id: str) -> None:
+        """Move the pad to `tcp` (smoothly, ~0.2 m/s) and wait until the held can's position shows it there
+        (bottom = tcp - height)."""
+        here = forward_kinematics(self.q).tcp
+        self._ramp = (time.monotonic(), max(0.2, math.dist(here, tcp) / 0.2), here, tcp)
+        want = (tcp[0], tcp[1], tcp[2] - LAYOUT.can_height)
+        assert self.spin_until(lambda: math.dist(self.can(can_id)["position"], want) < 1e-4), (
+            self.can(can_id),
+            want,
+            self.sim.describe(),
+        )
+
+
+@pytest.fixture
+def peer(tmp_path: Path) -> Iterator[CellPeer]:
+    domain = next_domain_id()
+    files = launch_param_files("cell_sim")  # config/arm.yaml, then config/cell.yaml
+    sim = NodeProcess("cell_sim", names.CELL_SIM, domain, tmp_path, params=NO_UNCERTAINTY, params_file=files)
+    peer = None
+    try:
+        peer = CellPeer(domain, sim)
+        yield peer
+    finally:
+        if peer is not None:
+            peer.close()
+        code = sim.stop()
+        print(sim.describe())  # shown by pytest when the test failed
+        assert code == 0, sim.describe()
+
+
+def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None:
+    pick, place = TARGETS.pairs()[0]
+    assert peer.can("can_0")["on"] == "table" and peer.vacuum is False
+    # The true box pose: the configured one, with the uncertainty pinned to zero.
+    assert peer.state["box"] == {"xy": pytest.approx([LAYOUT.box_x, LAYOUT.box_y]), "yaw": LAYOUT.box_yaw}
+    assert peer.sim.wait_for_text("cell ready (physics engine", timeout=10.0), peer.sim.describe()
+    # The part-present switch: false with nothing on the pad, at part_present_rate_hz (10) and on change.
+    assert peer.spin_until(lambda: len(peer.part) >= 5), peer.sim.describe()
+    assert peer.part_present() is False
+    first = len(peer.part)
+    window = time.monotonic()
+    assert peer.spin_until(lambda: time.monotonic() - window >= 1.0)
+    assert len(peer.part) - first >= 6  # 10 Hz, with room for a loaded machine
+
+    # Pad on the can top, vacuum on: held after attach_settle_s (0.5 s), not before.
+    peer.q = joints_for(pick.contact)
+    assert peer.spin_until(lambda: peer.state["contact"] == "can_0"), peer.sim.describe()
+    sent = time.monotonic()
+    reply = peer.set_vacuum(True)
+    assert reply.success and "held after 0.50 s" in reply.message
+    assert peer.spin_until(lambda: peer.state["held"] == "can_0"), peer.sim.describe()
+    assert time.monotonic() - sent >= TARGETS.attach_settle_s
+    assert peer.can("can_0")["attached"] is True and peer.vacuum is True
+    assert peer.spin_until(lambda: peer.part_present() is True), peer.sim.describe()
+    assert all(t < sent or not v for t, v in peer.part if t < sent + TARGETS.attach_settle_s)
+
+    # The can follows the pad up, across and down into compartment 0.
+    peer.move_to(pick.above, "can_0")
+    peer.move_to(place.place_above, "can_0")
+    peer.move_to(place.place_release, "can_0")
+
+    # Vacuum off: it lets go after release_settle_s (0.7 s) and lands clear of the walls.
+    sent = time.monotonic()
+    assert peer.set_vacuum(False).success
+    assert peer.spin_until(lambda: peer.can("can_0")["outcome"] is not None), peer.sim.describe()
+    assert time.monotonic() - sent >= TARGETS.release_settle_s
+    assert peer.spin_until(lambda: peer.part_present() is False), peer.sim.describe()
+    assert all(v for t, v in peer.part if sent <= t < sent + TARGETS.release_settle_s)
+    can = peer.can("can_0")
+    assert can["outcome"]["result"] == "in_box_clear" and can["outcome"]["compartment"] == 0
+    assert can["outcome"]["text"].startswith("in box, clear of walls")
+    for side, gap in can["outcome"]["clearance_mm"].items():
+        assert gap == pytest.approx(1.95, abs=0.01), side
+    assert can["position"] == pytest.approx([*place.centre, LAYOUT.floor_top], abs=1e-4)
+    assert not can["attached"] and peer.state["held"] is None and peer.vacuum is False
+
+    # The markers show it there, green; the other cans still silver on the table.
+    def can_marker() -> Marker | None:
+        if peer.markers is None:
+            return None
+        return next((m for m in peer.markers.markers if m.ns == "cans" and m.id == 0), None)
+
+    def colour(marker: Marker | None) -> tuple[float, ...] | None:
+        return None if marker is None else (marker.color.r, marker.color.g, marker.color.b, marker.color.a)
+
+    assert peer.spin_until(lambda: colour(can_marker()) == pytest.approx(GREEN)), colour(can_marker())
+    marker = can_marker()
+    assert marker.header.frame_id == "base_link" and marker.type == Marker.CYLINDER
+    assert (marker.pose.position.x, marker.pose.position.y) == pytest.approx(place.centre, abs=1e-4)
+    assert sum(m.type == Marker.CYLINDER for m in peer.markers.markers) == 3
+    assert sum(m.ns == "box" for m in peer.markers.markers) == 7
+    # The log may trail the topics: wait for the line (woken by each new line), then it must be there.
+    assert peer.sim.wait_for_text("can_0 in box, clear of walls", timeout=10.0), peer.sim.describe()
+
+
+def test_bad_joint_states_never_grip_and_parameters_are_guarded(peer: CellPeer) -> None:
+    contact = joints_for(TARGETS.picks[1].contact)
+
+    # Read-only layout: a can cannot be moved by a parameter; a live value outside its range is refused.
+    results = peer.params.set_parameters(
+        [Parameter("can_xy", value=[0.3, 0.2]), Parameter("attach_settle_s", value=-1.0)]
+    )
+    assert peer.spin_until(results.done)
+    refused = results.result().results
+    assert not refused[0].successful and "read-only" in refused[0].reason
+    assert not refused[1].successful and "attach_settle_s" in refused[1].reason
+
+    # NaN joint states at the can top with the vacuum on: refused, so no contact and no grip.
+    peer.q = [*contact[:4], math.nan]
+    assert peer.set_vacuum(True).success
+    assert not peer.spin_until(lambda: peer.state["contact"] is not None, timeout=1.5)
+    assert peer.sim.wait_for_text("skipped a /joint_states", timeout=10.0), peer.sim.describe()
+
+    # A live settle time of 1.5 s: valid joint states grip, but only after it.
+    results = peer.params.set_parameters([Parameter("attach_settle_s", value=1.5)])
+    assert peer.spin_until(results.done) and results.result().results[0].successful
+    peer.q = contact
+    assert peer.spin_until(lambda: peer.state["contact"] == "can_1"), peer.sim.describe()
+    seen = time.monotonic()
+    assert peer.spin_until(lambda: peer.state["held"] == "can_1"), peer.sim.describe()
+    assert time.monotonic() - seen >= 1.5 - 0.1  # contact is published within a step or two of it
+
+
+BURST = 500
+"""Vacuum calls sent at once, without waiting for any answer (issue 13, item 11: 22 of 500 answered)."""
+
+
+def test_a_burst_of_vacuum_calls_is_answered_in_full_and_the_last_call_wins(peer: CellPeer) -> None:
+    # A caller with 500 calls out keeps all its answers too (SERVICE_QOS); the default keeps the last 10.
+    client = peer.node.create_client(SetBool, names.absolute(names.GRIPPER_VACUUM), qos_profile=SERVICE_QOS)
+    assert client.wait_for_service(timeout_sec=TIMEOUT), peer.sim.describe()
+    wants = [i % 2 == 1 for i in range(BURST - 1)] + [True]  # ... off, on, off, and the last one on
+    sent = time.monotonic()
+    futures = [client.call_async(SetBool.Request(data=on)) for on in wants]
+    answered = peer.spin_until(lambda: all(f.done() for f in futures), timeout=10.0)  # 2.3 s measured
+    took = time.monotonic() - sent
+    done = sum(f.done() for f in futures)
+    assert answered, f"{done} of {BURST} calls answered in {took:.1f} s\n{peer.sim.describe()}"
+    replies = [f.result() for f in futures]
+    assert all(r.success for r in replies), [r.message for r in replies if not r.success][:3]
+    assert all(
+        r.message.startswith("vacuum on" if on else "vacuum off")
+        for r, on in zip(replies, wants, strict=True)
+    )
+    # Every command is applied by the next step, in the order it came: from then on, the last call's.
+    states: list[bool] = []  # the vacuum flag of every state published after the last answer
+
+    def on_state(msg: String) -> None:
+        states.append(json.loads(msg.data)["vacuum"])
+
+    peer.node.create_subscription(String, names.absolute(names.CELL_STATE), on_state, 10)
+    assert peer.spin_until(lambda: len(states) >= 5), peer.sim.describe()  # state_rate_hz: 4
+    assert states[2:] == [True] * (len(states) - 2) and peer.vacuum is True, (states, peer.sim.describe())
+    print(f"{BURST} vacuum calls answered in {took:.2f} s")

@@ -1,0 +1,219 @@
+"""The simulated arm: first-order motors, velocity limits, physical stops that hold and count, timeouts."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from salamander_control.kinematics import REST_POSTURE, ArmParams, within_limits
+from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore
+from salamander_control.trajectory.otg import MotionLimits
+from salamander_sim.hardware import SimConfig, SimModel
+from salamander_testing import REPO as REPO_ROOT
+
+DT = 0.004
+CONFIG = SimConfig()
+STOPS = CONFIG.stops
+
+
+def run(model: SimModel, seconds: float, dt: float = DT) -> list:
+    return [model.step(dt) for _ in range(round(seconds / dt))]
+
+
+def press(model: SimModel, command: tuple[float, ...], seconds: float) -> list:
+    """Send the same command every step, as the trajectory generator does."""
+    events = []
+    for _ in range(round(seconds / DT)):
+        model.command(command)
+        events.append(model.step(DT))
+    return events
+
+
+def test_stops_sit_just_beyond_the_software_limits() -> None:
+    assert (STOPS.alpha_max, STOPS.beta_max) == (1.45, 0.92)
+    assert STOPS.q1_max == pytest.approx(1.37) and STOPS.q2_min == pytest.approx(-0.02)
+    assert STOPS.yaw_max == pytest.approx(math.pi + 0.02)
+    with pytest.raises(ValueError, match="alpha_stop"):
+        SimConfig(alpha_stop=3.0)
+    with pytest.raises(ValueError, match="time_constant"):
+        SimConfig(time_constant=0.0)
+
+
+def test_starts_at_rest_and_holds_without_a_command() -> None:
+    model = SimModel()
+    assert model.position == REST_POSTURE and model.holding
+    run(model, 1.0)
+    assert model.position == REST_POSTURE and model.velocity == (0.0,) * 5
+
+
+def test_follows_a_command_as_a_first_order_lag_deterministically() -> None:
+    a, b = SimModel(), SimModel()
+    target = (0.1, REST_POSTURE[1], REST_POSTURE[2], 0.0, 0.0)
+    for model in (a, b):
+        model.command(target)
+    run(a, CONFIG.time_constant, dt=0.005)
+    run(b, CONFIG.time_constant, dt=0.005)
+    assert a.position == b.position  # deterministic
+    assert a.position[0] == pytest.approx(0.1 * (1 - math.exp(-1)), rel=1e-9)  # 63 % after one tau
+    assert a.velocity[0] > 0 and not a.holding
+
+
+def test_motor_velocity_limits_hold_for_a_large_step() -> None:
+    model = SimModel()
+    model.command((2.0, REST_POSTURE[1], REST_POSTURE[2], 1.0, -3.0))
+    run(model, 0.2)
+    assert model.velocity[0] == pytest.approx(CONFIG.max_velocity[0])
+    assert model.velocity[4] == pytest.approx(-CONFIG.max_velocity[4])
+
+
+def test_a_command_into_the_coupled_stop_leaves_the_joints_at_the_stop_and_counts_once() -> None:
+    model = SimModel()
+    model.command((0.0, -1.0, 0.8, 0.0, 0.0))  # q2 - q1 = 1.8, beyond alpha_stop = 1.45
+    events = [e for e in run(model, 0.4) if e is not None]
+    assert len(events) == 1 and events[0].stops == ("alpha_stop",)
+    assert events[0].overshoot > 0 and events[0].command_beyond == pytest.approx(0.35 / math.sqrt(2))
+    q = model.position
+    assert q[2] - q[1] == pytest.approx(1.45, abs=1e-12) and within_limits(q, STOPS)
+    press(model, (0.0, -1.0, 0.8, 0.0, 0.0), 1.0)  # pressing on: still one hit
+    assert model.stop_hits == 1 and model.in_contact == frozenset({"alpha_stop"})
+    model.command(REST_POSTURE)
+    run(model, 0.4)
+    assert model.in_contact == frozenset()
+    press(model, (0.0, 1.3, 0.0, 0.0, 0.0), 1.5)  # q1 - q2 = 1.3, beyond beta_stop = 0.92
+    assert model.stop_hits == 2 and model.position[1] - model.position[2] == pytest.approx(0.92, abs=1e-12)
+
+
+def test_per_joint_stops_hold_too() -> None:
+    model = SimModel()
+    events = [e for e in press(model, (5.0, REST_POSTURE[1], REST_POSTURE[2], -2.0, 0.0), 2.0) if e]
+    assert {s for e in events for s in e.stops} == {"yaw_max_stop", "wrist_pitch_min_stop"}
+    assert model.position[0] == pytest.approx(math.pi + 0.02) and model.stop_hits == 2
+
+
+def test_a_stale_command_is_no_longer_followed_the_motors_hold() -> None:
+    model = SimModel()
+    model.command((3.0, REST_POSTURE[1], REST_POSTURE[2], 0.0, 0.0))
+    run(model, 0.48)  # just inside the 0.5 s timeout: still following
+    assert not model.holding
+    run(model, 0.04)
+    held = model.position
+    assert model.holding and 0.5 < held[0] < 2.5  # on its way to 3.0 at the base's 2 rad/s, then held
+    run(model, 0.5)
+    assert model.position == held and model.velocity == (0.0,) * 5
+    model.command(REST_POSTURE)  # a fresh command is followed again
+    run(model, 0.1)
+    assert not model.holding and model.position[0] < held[0]
+
+
+def test_bad_input_is_refused() -> None:
+    model = SimModel()
+    with pytest.raises(ValueError):
+        model.command((math.nan, 0.0, 0.0, 0.0, 0.0))
+    with pytest.raises(ValueError):
+        model.command((0.0,) * 4)
+    with pytest.raises(ValueError):
+        model.step(0.0)
+    assert model.holding and model.position == REST_POSTURE
+
+
+commands = st.lists(st.floats(-8.0, 8.0), min_size=5, max_size=5)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    steps=st.lists(st.tuples(commands, st.integers(1, 40), st.floats(0.0005, 0.05)), min_size=1, max_size=6),
+    tau=st.floats(0.005, 0.3),
+)
+def test_never_passes_a_stop_and_counts_every_contact(steps, tau) -> None:
+    model = SimModel(SimConfig(time_constant=tau))
+    contacts = 0
+    for command, n, dt in steps:
+        model.command(command)
+        for _ in range(n):
+            before = model.in_contact
+            event = model.step(dt)
+            q = model.position
+            assert within_limits(q, STOPS) and all(math.isfinite(v) for v in (*q, *model.velocity))
+            fresh = model.in_contact - before
+            assert (event is not None) == bool(fresh)
+            contacts += len(fresh)
+    assert model.stop_hits == contacts
+
+
+def test_the_trajectory_core_drives_the_sim_into_no_stop() -> None:
+    """The two pure halves of the stack together: goals far past both coupled limits, no stop hit."""
+    config = TrajectoryConfig(ArmParams(), MotionLimits(), 250.0)
+    core, sim = TrajectoryCore(config, REST_POSTURE), SimModel()
+    for goal in ((0.3, -1.3, 1.3, 0.0, 0.0), (0.0, 1.35, 0.0, 0.0, 0.0), REST_POSTURE):
+        core.set_goal(goal, config.arm)
+        for _ in range(1000):
+            sim.command(core.step(config).position)
+            sim.step(1.0 / 250.0)
+            assert within_limits(sim.position, config.arm, tol=1e-12)
+    assert sim.stop_hits == 0
+
+
+def test_motor_velocity_limits_are_the_urdf_ones_and_above_the_generator_limits() -> None:
+    """The sim reports no velocity beyond the URDF's (the tree's velocity guard checks against those)."""
+
+    from salamander_behavior.limits.urdf_limits import load_urdf_limits
+    from salamander_control.kinematics import JOINT_NAMES
+    from salamander_testing.config_files import node_config
+
+    root = REPO_ROOT
+    urdf = {lim.name: lim.velocity for lim in load_urdf_limits(root / "urdf" / "salamander.urdf")}
+    sim, tg = node_config("sim_hardware"), node_config("trajectory_generator")  # the launch file's files
+    sim_v = {name: sim[f"max_velocity.{name}"] for name in JOINT_NAMES}
+    tg_v = {name: tg[f"max_velocity.{name}"] for name in JOINT_NAMES}
+    assert SimConfig().max_velocity == tuple(urdf[name] for name in JOINT_NAMES)
+    for name in JOINT_NAMES:
+        assert sim_v[name] == urdf[name] and tg_v[name] < sim_v[name], name
+
+
+def ramp(t: float, speed: float) -> tuple[float, ...]:
+    """A shoulder command moving at `speed` from t = 0.1 s on, for 1.5 s."""
+    return (0.0, -0.7 + speed * min(max(t - 0.1, 0.0), 1.5), 0.5, 0.0, 0.0)
+
+
+def test_a_late_tick_held_the_newest_command_and_outran_it_the_interpolated_one_does_not() -> None:
+    """Issue 13 item 11: 1.098 rad/s measured against the generator's 1.0 (a late sim tick)."""
+    held, followed = SimModel(start=ramp(0.0, 1.0)), SimModel(start=ramp(0.0, 1.0))
+    t, worst_held, worst_followed = 0.0, 0.0, 0.0
+    while t < 1.0:
+        dt = 0.016 if abs(t - 0.5) < 0.002 else DT  # one tick 12 ms late
+        t += dt
+        held.command(ramp(t, 1.0))
+        held.step(dt)  # the newest command held over the whole tick: what the node did
+        followed.advance(ramp(t, 1.0), dt, DT)
+        worst_held = max(worst_held, held.velocity[1])
+        worst_followed = max(worst_followed, followed.velocity[1])
+    assert worst_held > 1.09  # the motors outran the command
+    assert worst_followed <= 1.0 + 1e-9
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ticks=st.lists(st.one_of(st.just(DT), st.floats(0.0005, 0.2)), min_size=5, max_size=60),
+    speed=st.floats(0.1, 1.4),
+)
+def test_whatever_the_tick_timing_the_motors_never_outrun_the_command(ticks, speed) -> None:
+    model = SimModel(start=ramp(0.0, speed))
+    t = 0.0
+    for dt in ticks:
+        t += dt
+        model.advance(ramp(t, speed), dt, DT)
+        assert abs(model.velocity[1]) <= speed * (1 + 1e-9) + 1e-12
+    model.advance(None, 0.2, DT)  # no new command: it settles on the last one
+    assert abs(model.position[1] - ramp(t, speed)[1]) < abs(speed) * CONFIG.time_constant
+
+
+def test_advance_refuses_bad_input_and_changes_nothing() -> None:
+    model = SimModel()
+    bad = (((math.nan,) * 5, DT, DT), (REST_POSTURE, 0.0, DT), (REST_POSTURE, DT, -1.0))
+    for command, dt, substep in bad:
+        with pytest.raises(ValueError):
+            model.advance(command, dt, substep)
+    assert model.position == REST_POSTURE and model.time == 0.0 and model.holding

@@ -1,0 +1,126 @@
+"""One Ctrl-C stop of the whole stack through the launch runner, at a chosen moment, and its verdict.
+
+`stop_once` starts launch/arm_control.launch.xml with the runner (in a process group of its own, as a
+shell job), waits for a moment of the stack's life, sends the terminal's Ctrl-C (SIGINT to the group)
+and judges the stop: the runner exits 0, every node's exit code is 0 (the runner's "exit codes:" line),
+and no node printed a traceback, a FATAL callback error or a KeyboardInterrupt. Moments (`MOMENTS`):
+
+- ``start``: right after the runner has started every process (the nodes are still importing);
+- ``discovery``: the generator has anchored on the measured joints, the rest may still be coming up;
+- ``run``: the behaviour server's run has started (the arm is moving or about to).
+
+An extra delay (s) after the moment varies where the signal lands. Used by the suite
+(test/test_stop_clean.py, a few stops) and the long campaign (bench/stop_campaign.py).
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from salamander_bringup.launch_plan import package_installed
+from salamander_testing import REPO
+from salamander_testing.process import ChildProcess
+
+LAUNCH = REPO / "launch" / "arm_control.launch.xml"
+MOMENTS = {
+    "start": "[runner] started /salamander/controller_node",  # the last node the launch file starts
+    "discovery": "started from the measured joint state",  # the generator's anchor line
+    "run": "run started:",  # the behaviour server's run
+}
+BAD_OUTPUT = ("Traceback", "[FATAL]", "KeyboardInterrupt", "Unable to convert call argument",
+              "killing it", "stopped with exit code")  # fmt: skip
+_CODES = re.compile(r"^\[runner\] exit codes: (.*)$")
+
+
+@dataclass
+class StopOutcome:
+    """What one stop did."""
+
+    moment: str
+    delay: float
+    reached: bool
+    """Whether the moment was seen before the signal (else the signal went at the wait's deadline)."""
+    runner_code: int | None
+    """None: the runner itself did not exit in time (then it was killed)."""
+    node_codes: dict[str, int] = field(default_factory=dict)
+    bad_lines: list[str] = field(default_factory=list)
+    stop_s: float = 0.0
+    """Seconds from the signal to the runner's exit."""
+    output: str = ""
+
+    @property
+    def clean(self) -> bool:
+        """Runner exit 0, every node exit 0, nothing bad printed."""
+        return (
+            self.runner_code == 0
+            and bool(self.node_codes)
+            and all(code == 0 for code in self.node_codes.values())
+            and not self.bad_lines
+        )
+
+    def summary(self) -> str:
+        """One line for a campaign's log."""
+        unclean = {n: c for n, c in self.node_codes.items() if c != 0}
+        return (f"{self.moment:9s} +{self.delay:4.1f}s reached={self.reached!s:5s} runner={self.runner_code} "
+                f"stop={self.stop_s:5.1f}s nonzero={unclean} bad={self.bad_lines[:2]}")  # fmt: skip
+
+
+def buildable_launch_args() -> tuple[str, ...]:
+    """Launch arguments that leave out a package of the launch file this build lacks (the operator view
+    before salamander_view is built), so a stop trial runs the rest of the stack."""
+    return () if package_installed("salamander_view") else ("view:=false",)
+
+
+def stop_once(
+    moment: str,
+    delay: float,
+    env: dict[str, str],
+    log_path: Path | None = None,
+    launch_args: tuple[str, ...] = (),
+    moment_timeout: float = 120.0,
+    stop_timeout: float = 30.0,
+) -> StopOutcome:
+    """Start the stack, wait for `moment` (a key of `MOMENTS`) plus `delay` s, Ctrl-C it, judge the stop.
+
+    Args:
+        moment: when to stop (see the module docstring).
+        delay: seconds after the moment.
+        env: the environment (its ROS_DOMAIN_ID isolates the stack).
+        log_path: a copy of the runner's output.
+        launch_args: extra ``name:=value`` launch arguments.
+        moment_timeout: how long to wait for the moment, s.
+        stop_timeout: the runner's ``--stop-timeout`` (a loaded machine imports slowly).
+    """
+    launch_args = (*buildable_launch_args(), *launch_args)
+    cmd = [sys.executable, "-m", "salamander_bringup.runner", str(LAUNCH), *launch_args,
+           "--stop-timeout", f"{stop_timeout:g}"]  # fmt: skip
+    runner = ChildProcess(cmd, env, log_path, process_group=True)
+    try:
+        reached = runner.wait_for_text(MOMENTS[moment], timeout=moment_timeout)
+        if delay > 0.0:
+            time.sleep(delay)  # where the signal lands is the point of the trial, not a synchronisation
+        start = time.monotonic()
+        runner.send_signal(signal.SIGINT)  # a terminal's Ctrl-C: the whole foreground group
+        try:
+            code: int | None = runner.wait(timeout=stop_timeout + 30.0)
+        except subprocess.TimeoutExpired:
+            code = None
+        stop_s = time.monotonic() - start
+    finally:
+        runner.stop(timeout=5.0)
+    lines = runner.lines
+    node_codes: dict[str, int] = {}
+    for line in lines:
+        match = _CODES.match(line)
+        if match:
+            for item in match.group(1).split(", "):
+                fqn, value = item.rsplit(" ", 1)
+                node_codes[fqn] = int(value)
+    bad = [line for line in lines if any(marker in line for marker in BAD_OUTPUT)]
+    return StopOutcome(moment, delay, reached, code, node_codes, bad, stop_s, "\n".join(lines))
