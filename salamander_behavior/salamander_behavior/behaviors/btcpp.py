@@ -43,13 +43,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import py_trees
 from py_trees.common import Status
 
-from salamander_behavior.limits.cache import JointStateCache, shared_joint_state_cache
-from salamander_behavior.limits.sample import JointSample
+from salamander_behavior.behaviors.conditions import JointStateBehaviour
+from salamander_behavior.limits.cache import JointStateCache
 from salamander_control import names
 
 
@@ -121,62 +120,13 @@ def parse_joint_limits(text: str, margin: float = 0.1) -> tuple[JointBounds, ...
     return tuple(out)
 
 
-class _JointStateCondition(py_trees.behaviour.Behaviour):
-    """Cache wiring shared by the ports: setup(node=...), newest valid sample or why there is none."""
+class _PortCondition(JointStateBehaviour):
+    """The ports judge a malformed newest message as unknown, as the original did."""
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        max_age: float = 0.5,
-        cache: JointStateCache | None = None,
-        topic: str = names.JOINT_STATES,
-    ) -> None:
-        super().__init__(name)
-        if not (isinstance(max_age, (int, float)) and math.isfinite(max_age) and max_age > 0.0):
-            raise ValueError(f"max_age must be a positive number of seconds, got {max_age!r}")
-        self.max_age = float(max_age)
-        self.cache = cache
-        self.topic = topic
-        self._topic_shown = topic
-        self.node: Any = None
-        self.feedback_message = "not ticked yet"
-
-    def setup(self, **kwargs: Any) -> None:
-        """Subscribe the node's shared joint state cache (``setup(node=node)``).
-
-        Raises:
-            KeyError: no ``node`` in kwargs and no cache given to the constructor.
-        """
-        if self.cache is not None:
-            self.node = kwargs.get("node")
-            return
-        try:
-            self.node = kwargs["node"]
-        except KeyError as exc:
-            raise KeyError(
-                f"didn't find 'node' in setup's kwargs [{self.qualified_name}][{type(self).__name__}]"
-            ) from exc
-        self.cache = shared_joint_state_cache(self.node, self.topic)
-        self._topic_shown = self.node.resolve_topic_name(self.topic)
-
-    def newest(self) -> tuple[JointSample | None, str]:
-        """(the newest valid sample, "") or (None, why it cannot be judged). Never blocks."""
-        cache = self.cache
-        if cache is None:
-            return None, "not set up: call setup(node=...) or pass a cache"
-        state = cache.latest()
-        if cache.newest_malformed:
-            return None, f"invalid joint state on {self._topic_shown}: {cache.last_refusal}"
-        if state is None:
-            return None, f"no joint state received on {self._topic_shown} yet"
-        age = cache.now() - state.received
-        if age > self.max_age:
-            return None, f"joint state stale: {age:.2f} s old (max_age {self.max_age:.2f} s)"
-        return state.sample, ""
+    refuse_malformed_newest = True
 
 
-class AreJointsWithinLimits(_JointStateCondition):
+class AreJointsWithinLimits(_PortCondition):
     """BehaviorTree.CPP's AreJointsWithinLimits: SUCCESS only when every listed joint is inside its margin.
 
     Args:
@@ -227,7 +177,7 @@ class AreJointsWithinLimits(_JointStateCondition):
         return Status.SUCCESS
 
 
-class IsJointNearLimit(_JointStateCondition):
+class IsJointNearLimit(_PortCondition):
     """BehaviorTree.CPP's IsJointNearLimit: SUCCESS when the joint is within `warning_margin` of a limit.
 
     Args:

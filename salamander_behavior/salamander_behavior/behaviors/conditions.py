@@ -61,7 +61,73 @@ ArmSource = ArmParams | Callable[[], ArmParams]
 """A fixed ArmParams, or a callable returning the current snapshot (alpha/beta change at run time)."""
 
 
-class LimitCondition(py_trees.behaviour.Behaviour):
+class JointStateBehaviour(py_trees.behaviour.Behaviour):
+    """A leaf that judges the newest joint state of the node's shared cache (py_trees_ros wiring).
+
+    ``setup(node=node)`` subscribes the one cache of the node (or the constructor's `cache` is read);
+    `newest` gives the newest sample young enough to judge, or why there is none. Never blocks.
+
+    Args:
+        name: behaviour name.
+        max_age: a joint state older than this (s) is stale: it cannot be judged.
+        cache: a cache to read instead of subscribing in setup (then setup needs no node).
+        topic: the joint state topic subscribed in setup (relative: resolved in the node's namespace).
+    """
+
+    refuse_malformed_newest = False
+    """True: a malformed newest message makes the state unjudgeable (not just the last valid one kept)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        max_age: float = 0.5,
+        cache: JointStateCache | None = None,
+        topic: str = names.JOINT_STATES,
+    ) -> None:
+        super().__init__(name)
+        self.max_age = require_positive("max_age", max_age)
+        self.cache = cache
+        self.topic = topic
+        self._topic_shown = topic  # the name messages give: the resolved one once set up with a node
+        self.node: Any = None
+        self.feedback_message = "not ticked yet"
+
+    def setup(self, **kwargs: Any) -> None:
+        """Subscribe the node's shared joint state cache (py_trees_ros style: ``setup(node=node)``).
+
+        Raises:
+            KeyError: no ``node`` in kwargs and no cache given to the constructor.
+        """
+        if self.cache is not None:
+            self.node = kwargs.get("node")
+            return
+        try:
+            self.node = kwargs["node"]
+        except KeyError as exc:
+            raise KeyError(
+                f"didn't find 'node' in setup's kwargs [{self.qualified_name}][{type(self).__name__}]"
+            ) from exc
+        self.cache = shared_joint_state_cache(self.node, self.topic)
+        self._topic_shown = self.node.resolve_topic_name(self.topic)  # absolute and remapped
+
+    def newest(self) -> tuple[JointSample | None, str]:
+        """(the newest sample young enough to judge, "") or (None, why it cannot be judged)."""
+        cache = self.cache
+        if cache is None:
+            return None, "not set up: call setup(node=...) or pass a cache"
+        state = cache.latest()
+        if self.refuse_malformed_newest and cache.newest_malformed:
+            return None, f"invalid joint state on {self._topic_shown}: {cache.last_refusal}"
+        if state is None:
+            return None, f"no joint state received on {self._topic_shown} yet"
+        age = cache.now() - state.received
+        if age > self.max_age:
+            return None, f"joint state stale: {age:.2f} s old (max_age {self.max_age:.2f} s)"
+        return state.sample, ""
+
+
+class LimitCondition(JointStateBehaviour):
     """Base of the limit conditions: cache, staleness, lookahead, hysteresis, status and feedback.
 
     Subclasses implement `evaluate` (one pure check). The check's slack goes through
@@ -90,36 +156,12 @@ class LimitCondition(py_trees.behaviour.Behaviour):
         cache: JointStateCache | None = None,
         topic: str = names.JOINT_STATES,
     ) -> None:
-        super().__init__(name)
+        super().__init__(name, max_age=max_age, cache=cache, topic=topic)
         self.release = require_nonnegative("release", release)
-        self.max_age = require_positive("max_age", max_age)
         self.lookahead = require_nonnegative("lookahead", lookahead)
         self.hysteresis = Hysteresis(0.0, self.release)
-        self.cache = cache
-        self.topic = topic
-        self._topic_shown = topic  # the name messages give: the resolved one once set up with a node
-        self.node: Any = None
         self.result: CheckResult | None = None
         """The last check result (None until one was judged)."""
-        self.feedback_message = "not ticked yet"
-
-    def setup(self, **kwargs: Any) -> None:
-        """Subscribe the node's shared joint state cache (py_trees_ros style: ``setup(node=node)``).
-
-        Raises:
-            KeyError: no ``node`` in kwargs and no cache given to the constructor.
-        """
-        if self.cache is not None:
-            self.node = kwargs.get("node")
-            return
-        try:
-            self.node = kwargs["node"]
-        except KeyError as exc:
-            raise KeyError(
-                f"didn't find 'node' in setup's kwargs [{self.qualified_name}][{type(self).__name__}]"
-            ) from exc
-        self.cache = shared_joint_state_cache(self.node, self.topic)
-        self._topic_shown = self.node.resolve_topic_name(self.topic)  # absolute and remapped
 
     def evaluate(self, sample: JointSample) -> CheckResult:
         """Run this condition's check on one joint state (subclasses).
@@ -131,18 +173,13 @@ class LimitCondition(py_trees.behaviour.Behaviour):
 
     def update(self) -> Status:
         """Judge the newest joint state; never blocks."""
-        if self.cache is None:
-            return self._unknown("not set up: call setup(node=...) or pass a cache")
-        state = self.cache.latest()
-        if state is None:
-            return self._unknown(f"no joint state received on {self._topic_shown} yet")
-        age = self.cache.now() - state.received
-        if age > self.max_age:
-            return self._unknown(f"joint state stale: {age:.2f} s old (max_age {self.max_age:.2f} s)")
+        sample, why = self.newest()
+        if sample is None:
+            return self._unknown(why)
         try:
-            result = self.evaluate(state.sample)
-            if self.uses_lookahead and self.lookahead > 0.0 and state.sample.velocities:
-                ahead = self.evaluate(state.sample.extrapolated(self.lookahead))
+            result = self.evaluate(sample)
+            if self.uses_lookahead and self.lookahead > 0.0 and sample.velocities:
+                ahead = self.evaluate(sample.extrapolated(self.lookahead))
                 if ahead.slack < result.slack:
                     result = replace(ahead, message=f"in {self.lookahead:.2f} s: {ahead.message}")
         except ValueError as exc:  # JointStateError, or an ArmParams provider that failed validation

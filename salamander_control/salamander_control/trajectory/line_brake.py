@@ -41,11 +41,11 @@ import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from ruckig import ControlInterface, InputParameter, OutputParameter, Result, Ruckig, RuckigError, Trajectory
+from ruckig import ControlInterface, InputParameter, OutputParameter, Ruckig
 
 from salamander_control.kinematics import ArmParams, branch_of, forward_kinematics, solve_ik_pitched
 from salamander_control.trajectory.otg import MotionLimits
-from salamander_control.trajectory.path_brake import BrakePoint, scalar_step
+from salamander_control.trajectory.path_brake import BrakePoint, plan_scalar_brake, scalar_step
 from salamander_control.trajectory.stream_follow import BLEND_JERK_SHARE, _fade, _max_jerk, _poly
 
 LINE_TOLERANCE = 2e-5
@@ -153,24 +153,12 @@ class LineBrake:
         # measure what the plan covers and plan again over that.
         reach = sd * sd / 2.0  # a first guess (1 m/s^2); the loop below measures what the plan covers
         ends = [self._s0, self._s0 + math.copysign(reach, sd)] + ([0.0] if back else [])
-        lo, hi = min(ends), max(ends)
-        peak = abs(sd)
-        for _ in range(4):
-            self._build_table(lo, hi)
+
+        def set_limits(span: tuple[float, float], peak: float) -> None:
+            self._build_table(*span)
             self._set_limits(abs(sd), sdd, peak)
-            trajectory = Trajectory(1)
-            try:
-                result = self._ruckig.calculate(inp, trajectory)
-            except RuckigError as exc:
-                raise ValueError(f"ruckig: {str(exc).strip()}") from exc
-            if result not in (Result.Working, Result.Finished):
-                raise ValueError(f"ruckig returned {result.name}")
-            (c_lo, c_hi), fastest = _extent(trajectory)
-            if c_lo >= lo and c_hi <= hi and fastest <= peak:
-                break
-            margin = 0.05 * (c_hi - c_lo) + 1e-4
-            lo, hi = min(lo, c_lo - margin), max(hi, c_hi + margin)
-            peak = max(peak, 1.02 * fastest)
+
+        c_lo, c_hi = plan_scalar_brake(self._ruckig, inp, (min(ends), max(ends)), abs(sd), set_limits)
         self.stop_at = c_hi if sd > 0 else c_lo
         """Where along the line (m from the newest sample) the brake's motion turns or ends."""
         g, k = self._derivatives(self._s0)
@@ -326,11 +314,3 @@ def _distance_from_line(p: Sequence[float], a: Sequence[float], b: Sequence[floa
         return _norm(r)
     t = _dot(r, d) / length
     return math.sqrt(max(_dot(r, r) - t * t, 0.0))
-
-
-def _extent(trajectory: Trajectory, samples: int = 48) -> tuple[tuple[float, float], float]:
-    """((lowest, highest) position, highest |velocity|) of a one-axis Ruckig trajectory."""
-    extrema = trajectory.position_extrema[0]
-    duration = trajectory.duration
-    fastest = max(abs(trajectory.at_time(duration * i / samples)[1][0]) for i in range(samples + 1))
-    return (extrema.min, extrema.max), fastest

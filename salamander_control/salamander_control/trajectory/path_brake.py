@@ -24,7 +24,7 @@ measurements: docs/design/stream_following.md ("Stopping on the path").
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from ruckig import (
@@ -53,6 +53,17 @@ class BrakePoint(NamedTuple):
     finished: bool
 
 
+def _checked(call: Callable[[], Result]) -> Result:
+    """The result of a Ruckig call; an error it raises or returns becomes a ValueError."""
+    try:
+        result = call()
+    except RuckigError as exc:
+        raise ValueError(f"ruckig: {str(exc).strip()}") from exc
+    if result not in (Result.Working, Result.Finished):
+        raise ValueError(f"ruckig returned {result.name}")
+    return result
+
+
 def scalar_step(
     ruckig: Ruckig, inp: InputParameter, out: OutputParameter
 ) -> tuple[float, float, float, bool]:
@@ -61,16 +72,43 @@ def scalar_step(
     Raises:
         ValueError: Ruckig raised or returned an error (the caller falls back to a joint-space stop).
     """
-    try:
-        result = ruckig.update(inp, out)
-    except RuckigError as exc:
-        raise ValueError(f"ruckig: {str(exc).strip()}") from exc
-    if result not in (Result.Working, Result.Finished):
-        raise ValueError(f"ruckig returned {result.name}")
+    result = _checked(lambda: ruckig.update(inp, out))
     s, sd, sdd = out.new_position[0], out.new_velocity[0], out.new_acceleration[0]
     out.pass_to_input(inp)
     finished = result == Result.Finished
     return (s, 0.0, 0.0, True) if finished else (s, sd, sdd, False)
+
+
+def plan_scalar_brake(
+    ruckig: Ruckig,
+    inp: InputParameter,
+    span: tuple[float, float],
+    peak: float,
+    set_limits: Callable[[tuple[float, float], float], None],
+) -> tuple[float, float]:
+    """Plan a one-axis brake whose scalar limits depend on the stretch it covers and its top speed.
+
+    The limits that keep every joint within its own depend on where along the curve the brake runs and
+    how fast, which depend on the limits: `set_limits(span, peak)` sets them for a stretch and a speed,
+    the plan is measured, and planned again over what it covers (at most 4 rounds).
+
+    Returns:
+        The (lowest, highest) position the planned brake covers.
+
+    Raises:
+        ValueError: Ruckig raised or returned an error.
+    """
+    for _ in range(4):
+        set_limits(span, peak)
+        trajectory = Trajectory(1)
+        _checked(lambda: ruckig.calculate(inp, trajectory))  # noqa: B023 (called at once)
+        covered, fastest = _extent(trajectory)
+        if covered[0] >= span[0] and covered[1] <= span[1] and fastest <= peak:
+            break
+        margin = 0.05 * (covered[1] - covered[0]) + 1e-4
+        span = (min(span[0], covered[0] - margin), max(span[1], covered[1] + margin))
+        peak = max(peak, 1.02 * fastest)
+    return covered
 
 
 class PathBrake:
@@ -118,22 +156,12 @@ class PathBrake:
         # The scalar limits depend on the stretch of curve the brake covers (the tangent's length varies by
         # k s) and on its speed (the curvature takes k ds^2), which depend on the limits: start from the
         # straight line at the start speed, plan, measure the plan, and plan again with what it covers.
-        span, peak = (min(target or 0.0, 0.0), max(target or 0.0, 0.0)), speed
-        for _ in range(4):
+        span = (min(target or 0.0, 0.0), max(target or 0.0, 0.0))
+
+        def set_limits(span: tuple[float, float], peak: float) -> None:
             self._set_limits(limits, speed, a_t, span, peak)
-            trajectory = Trajectory(1)
-            try:
-                result = self._ruckig.calculate(inp, trajectory)
-            except RuckigError as exc:
-                raise ValueError(f"ruckig: {str(exc).strip()}") from exc
-            if result not in (Result.Working, Result.Finished):
-                raise ValueError(f"ruckig returned {result.name}")
-            covered, fastest = _extent(trajectory)
-            if covered[0] >= span[0] and covered[1] <= span[1] and fastest <= peak:
-                break
-            margin = 0.05 * (covered[1] - covered[0]) + 1e-4
-            span = (min(span[0], covered[0] - margin), max(span[1], covered[1] + margin))
-            peak = max(peak, 1.02 * fastest)
+
+        plan_scalar_brake(self._ruckig, inp, span, speed, set_limits)
         self._back_to = None if back_to is None else tuple(back_to)
 
     def _set_limits(
