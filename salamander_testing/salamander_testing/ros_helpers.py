@@ -25,9 +25,24 @@ def domain_base() -> int:
     return int(env) if env else 1 + os.getpid() % 69
 
 
+def _worker_share() -> tuple[int, int]:
+    """(first offset, size) of this process's share of the block: pytest-xdist workers split it evenly."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", ... under pytest -n
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or count <= 1:
+        return 0, DOMAIN_BLOCK
+    size = DOMAIN_BLOCK // count
+    return int(worker[2:]) * size, size
+
+
 def next_domain_id() -> int:
-    """A ROS_DOMAIN_ID not handed out before in this process (wraps after DOMAIN_BLOCK IDs)."""
-    return domain_base() + next(_next) % DOMAIN_BLOCK
+    """A ROS_DOMAIN_ID not handed out before in this process, nor in a parallel worker of the same run.
+
+    IDs wrap inside this process's share of the block (all of it without pytest-xdist, an equal part per
+    worker with it), so the tests running at one moment never share a domain.
+    """
+    first, size = _worker_share()
+    return domain_base() + first + next(_next) % size
 
 
 def ros_env(domain_id: int) -> dict[str, str]:

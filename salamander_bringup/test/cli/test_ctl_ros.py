@@ -29,7 +29,7 @@ TARGET = "/arm/ctl_target"
 @pytest.fixture
 def ctl(ros_context, ros_executor):
     """Run salamanderctl with the given arguments while the test's executor keeps spinning."""
-    exe = find_executable("salamander_control", "salamanderctl")
+    exe = find_executable("salamander_bringup", "salamanderctl")
     env = ros_env(ros_context.get_domain_id())
     started = []
 
@@ -185,7 +185,7 @@ def test_status_of_a_cell_shows_that_cells_topics_only(make_node, ctl):
 
 def test_status_watch_refreshes_until_ctrl_c(ros_context, ros_executor, make_node):
     publish_status_sources(make_node("status_source"))
-    exe = find_executable("salamander_control", "salamanderctl")
+    exe = find_executable("salamander_bringup", "salamanderctl")
     env = ros_env(ros_context.get_domain_id())
     cmd = [exe, "status", "--watch", "--period", "0.5"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -57,7 +57,7 @@ def test_bad_types_and_values_are_refused_with_a_reason(type_name, values, error
 @pytest.fixture
 def ctl(ros_context, ros_executor):
     """Run salamanderctl with the given arguments while the test's executor keeps spinning."""
-    exe = find_executable("salamander_control", "salamanderctl")
+    exe = find_executable("salamander_bringup", "salamanderctl")
     env = ros_env(ros_context.get_domain_id())
     started: list[subprocess.Popen] = []
 

@@ -40,7 +40,8 @@ pytestmark = pytest.mark.ros
 REPO = REPO_ROOT
 CELL_YAML = REPO / "config" / "cell.yaml"
 TARGETS = load_cell_targets(CELL_YAML)
-LAYOUT = load_cell_config(CELL_YAML).layout
+CONFIG = load_cell_config(CELL_YAML)
+LAYOUT, SUCTION = CONFIG.layout, CONFIG.suction
 TIMEOUT = 30.0
 
 
@@ -163,10 +164,10 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
     reply = peer.set_vacuum(True)
     assert reply.success and "held after 0.50 s" in reply.message
     assert peer.spin_until(lambda: peer.state["held"] == "can_0"), peer.sim.describe()
-    assert time.monotonic() - sent >= TARGETS.attach_settle_s
+    assert time.monotonic() - sent >= SUCTION.attach_settle_s
     assert peer.can("can_0")["attached"] is True and peer.vacuum is True
     assert peer.spin_until(lambda: peer.part_present() is True), peer.sim.describe()
-    assert all(t < sent or not v for t, v in peer.part if t < sent + TARGETS.attach_settle_s)
+    assert all(t < sent or not v for t, v in peer.part if t < sent + SUCTION.attach_settle_s)
 
     # The can follows the pad up, across and down into compartment 0.
     peer.move_to(pick.above, "can_0")
@@ -177,9 +178,9 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
     sent = time.monotonic()
     assert peer.set_vacuum(False).success
     assert peer.spin_until(lambda: peer.can("can_0")["outcome"] is not None), peer.sim.describe()
-    assert time.monotonic() - sent >= TARGETS.release_settle_s
+    assert time.monotonic() - sent >= SUCTION.release_settle_s
     assert peer.spin_until(lambda: peer.part_present() is False), peer.sim.describe()
-    assert all(v for t, v in peer.part if sent <= t < sent + TARGETS.release_settle_s)
+    assert all(v for t, v in peer.part if sent <= t < sent + SUCTION.release_settle_s)
     can = peer.can("can_0")
     assert can["outcome"]["result"] == "in_box_clear" and can["outcome"]["compartment"] == 0
     assert can["outcome"]["text"].startswith("in box, clear of walls")
