@@ -17,7 +17,7 @@ box truly stands 4 mm further along +y than the cell config (and so the tree's t
 
 The cell runs its kinematic engine: the test is about what the operator buys, and the kinematic model
 judges the same rim and walls deterministically (the physics cell passed it too, but on this 2-core
-machine under load its timing made it flaky; its own tests are in salamander_control/test/sim/cell).
+machine under load its timing made it flaky; its own tests are in salamander_sim/test/cell).
 One can per mode keeps this to one start of the stack (the
 suite's time budget). Speeds, settle times
 and heights are the shipped ones (faster lifts tear cans off the physics cell's pad); only the tree

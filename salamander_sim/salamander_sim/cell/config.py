@@ -178,7 +178,7 @@ _NODE: tuple[ParamSpec, ...] = (
         "part_present_delay_s",
         0.03,
         "the simulated vacuum switch reports a can gripped or gone this long after the cell model "
-        "decided it (s; the hose and switch response of a real one, sim/cell/switch.py)",
+        "decided it (s; the hose and switch response of a real one, salamander_sim/cell/switch.py)",
         0.0,
         2.0,
         True,

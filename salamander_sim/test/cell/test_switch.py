@@ -1,4 +1,4 @@
-"""The simulated vacuum switch's dead time (sim/cell/switch.py)."""
+"""The simulated vacuum switch's dead time (salamander_sim/cell/switch.py)."""
 
 from __future__ import annotations
 
