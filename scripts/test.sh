@@ -19,7 +19,13 @@ echo "test: ROS domain IDs from SALAMANDER_TEST_DOMAIN_BASE=$SALAMANDER_TEST_DOM
 lint_rc=0
 ruff check . || lint_rc=$?
 # pytest's own exit code counts as is: 5 ("no tests collected") is a failure too.
+# Two workers (pytest-xdist), a test file at a time each: the files are isolated (every test has its own
+# ROS_DOMAIN_ID and ROS_HOME) and much of a ROS test is waiting on a running stack. SALAMANDER_TEST_WORKERS=0
+# runs them in this one process.
+workers=${SALAMANDER_TEST_WORKERS:-2}
+xdist=()
+((workers > 0)) && xdist=(-n "$workers" --dist loadfile)
 test_rc=0
-python -m pytest "$@" || test_rc=$?
+python -m pytest "${xdist[@]}" "$@" || test_rc=$?
 if ((test_rc)); then exit "$test_rc"; fi
 exit "$lint_rc"

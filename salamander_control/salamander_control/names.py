@@ -103,7 +103,7 @@ GRIPPER_VACUUM = _at(SALAMANDER_NS, "gripper/vacuum")  # /salamander/gripper/vac
 PART_PRESENT = _at(SALAMANDER_NS, "gripper/part_present")  # /salamander/gripper/part_present: Bool
 
 # Simulated cell: its ground truth, for reports and tests (the behaviour tree never reads these).
-CELL_STATE = _at(SALAMANDER_NS, "cell/state")  # /salamander/cell/state: String, JSON (salamander_sim/cell/report.py)
+CELL_STATE = _at(SALAMANDER_NS, "cell/state")  # /salamander/cell/state: String, JSON (cell_sim)
 CELL_MARKERS = _at(SALAMANDER_NS, "cell/markers")  # /salamander/cell/markers: MarkerArray, base_link
 CELL_VACUUM_STATE = _at(SALAMANDER_NS, "cell/vacuum_state")  # /salamander/cell/vacuum_state: Bool, latched
 

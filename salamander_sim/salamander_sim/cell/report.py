@@ -12,7 +12,7 @@ One JSON object per message::
       "contact": "can_0",            # can whose top the pad is on (gripping in progress or held), or null
       "box": {"xy": [0.381, -0.179],  # the box's TRUE pose (base_link, m, rad): the configured
               "yaw": 0.002},         # box_x, box_y, box_yaw plus the drawn and the fixed error
-                                     # (salamander_sim/cell/uncertainty.py); the tree's targets use the configured one
+                                     # (cell/uncertainty.py); the tree's targets use the configured one
       "cans": [
         {
           "id": "can_0",
