@@ -9,7 +9,8 @@ process* heard of it, which is what matters for "is the arm still where we think
 (sim time, a robot's own) stamped it.
 
 What is refused, keeping the previous sample (which then ages and goes stale: the conditions fail
-rather than judge on bad data): malformed messages (see `JointSample.from_arrays`) and messages
+rather than judge on bad data): malformed messages (see `JointSample.from_arrays`; a stamp that is no
+time on a ROS clock, `salamander_control.stamp`, counts as malformed) and messages
 stamped older than the newest one, unless older by more than `clock_reset` seconds, which is a
 restarted publisher or simulation and starts a new ordering (`salamander_control.latest_sample`).
 Unstamped (zero) messages are not ordered.
@@ -29,6 +30,7 @@ from salamander_control import names
 from salamander_control.joint_state import JointStateError
 from salamander_control.latest_sample import CLOCK_RESET_NS, PutResult, StampOrder
 from salamander_control.ros.log import LOG_THROTTLE_S
+from salamander_control.stamp import StampError, stamp_ns
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,12 @@ class JointStateCache:
 
     def put_message(self, msg: Any) -> str | None:
         """`put` a ``sensor_msgs/msg/JointState`` (duck-typed: no ROS import here)."""
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        try:
+            stamp = stamp_ns(msg.header.stamp) * 1e-9
+        except StampError as exc:  # no time on a ROS clock: malformed, refused like a NaN
+            with self._lock:
+                self.newest_malformed = True
+            return self._refuse(str(exc))
         return self.put(msg.name, msg.position, msg.velocity, msg.effort, stamp)
 
     def _refuse(self, reason: str) -> str:

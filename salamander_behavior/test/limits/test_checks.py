@@ -319,6 +319,21 @@ def test_cache_keeps_the_last_good_state_and_refuses_bad_or_late_ones() -> None:
     assert cache.put(JOINT_NAMES, REST_POSTURE) is None  # unstamped: not ordered
 
 
+def test_cache_refuses_a_stamp_that_is_no_time_as_malformed() -> None:
+    from sensor_msgs.msg import JointState
+
+    cache = JointStateCache()
+    good = JointState(name=list(JOINT_NAMES), position=list(MID))
+    good.header.stamp.sec = 10
+    assert cache.put_message(good) is None
+    for sec, nanosec in ((-100, 0), (-(2**31), 999_999_999), (11, 10**9), (11, 2**32 - 1)):
+        bad = JointState(name=list(JOINT_NAMES), position=list(REST_POSTURE))
+        bad.header.stamp.sec, bad.header.stamp.nanosec = sec, nanosec
+        assert "header stamp" in cache.put_message(bad)
+        assert cache.newest_malformed
+    assert cache.latest().sample.vector(JOINT_NAMES) == MID and (cache.accepted, cache.refused) == (1, 4)
+
+
 # ------------------------------------------------------------------ properties
 
 MARGIN, COUPLED_MARGIN, COMFORT = 0.05, 0.05, 0.15

@@ -74,7 +74,7 @@ from salamander_control.ros.conversions import (
     invalid_reason,
     measured_joints,
     point_to_tuple,
-    stamp_to_ns,
+    read_stamp,
     tuple_to_point,
 )
 from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
@@ -163,11 +163,13 @@ class CartesianMotionNode(PolledNode):
     # Inputs -------------------------------------------------------------------------------------------
 
     def _on_joint_state(self, msg: JointState, received: float) -> None:
-        """Cache a valid measured joint state; refuse NaN, missing joints and out-of-order stamps."""
+        """Cache a valid measured joint state; refuse NaN, missing joints, stamps out of range or order."""
         q = measured_joints(msg, self._js_topic, self.get_logger().warning, velocities=True)
         if q is None:
             return
-        stamp = stamp_to_ns(msg.header.stamp)
+        stamp = read_stamp(msg.header.stamp, self._js_topic, self.get_logger())
+        if stamp is None:
+            return
         with self._lock:
             if stamp and self._joints_order.offer(stamp) is PutResult.OUT_OF_ORDER:
                 self.get_logger().warning(

@@ -45,7 +45,7 @@ from salamander_control.ghost.msgs import joint_state_msg, marker_array, status_
 from salamander_control.joint_state import JointStateError, joint_vector
 from salamander_control.kinematics import IkStatus
 from salamander_control.latest_sample import LatestSample, PutResult
-from salamander_control.ros.conversions import stamp_to_ns
+from salamander_control.ros.conversions import read_stamp
 from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.log import LOG_THROTTLE_S, KindLogger
 from salamander_control.ros.params import ParamBinding
@@ -72,9 +72,9 @@ class IkGhostNode(Node):
         self._joints_pub = self.create_publisher(JointState, names.GHOST_JOINT_STATE, 10)
         self._markers_pub = self.create_publisher(MarkerArray, names.GHOST_MARKERS, 10)
         # Best effort matches reliable and best-effort publishers; only the newest counts.
-        self.create_subscription(
+        self._js_topic = self.create_subscription(
             JointState, names.JOINT_STATES_MONITOR, self._on_joint_state, qos_profile_sensor_data
-        )
+        ).topic_name  # resolved and remapped, for the logs
         self._timer = self.create_timer(1.0 / self._params.snapshot.max_rate_hz, self._on_timer)
         self._publish_anchor()
 
@@ -93,7 +93,10 @@ class IkGhostNode(Node):
             self._timer.timer_period_ns = round(1e9 / new.max_rate_hz)
 
     def _on_joint_state(self, msg: JointState) -> None:
-        result = self._latest.put(stamp_to_ns(msg.header.stamp), msg)
+        stamp = read_stamp(msg.header.stamp, self._js_topic, self.get_logger())
+        if stamp is None:
+            return
+        result = self._latest.put(stamp, msg)
         if result is PutResult.OUT_OF_ORDER:
             self._skip("out_of_order", "stamped before the newest joint state already received")
         elif result is PutResult.CLOCK_RESET:

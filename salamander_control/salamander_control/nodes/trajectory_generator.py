@@ -43,13 +43,12 @@ from typing import Any
 
 from builtin_interfaces.msg import Time as TimeMsg
 from rclpy.qos import qos_profile_sensor_data
-from rclpy.time import Time
 from sensor_msgs.msg import JointState
 
 from salamander_control import names
 from salamander_control.joint_state import joints_text
 from salamander_control.kinematics import JOINT_NAMES
-from salamander_control.ros.conversions import measured_joints
+from salamander_control.ros.conversions import measured_joints, read_stamp
 from salamander_control.ros.coupled_limits_sync import own_coupled_limits
 from salamander_control.ros.log import LOG_THROTTLE_S, KindLogger
 from salamander_control.ros.params import ParamBinding
@@ -108,7 +107,8 @@ class TrajectoryGenerator(PolledNode):
         self._lease_pub = self.create_publisher(LeaseState, names.LEASE_STATE, LATCHED)
         self._js_sub = self.polled.subscribe(JointState, names.JOINT_STATES, qos_profile_sensor_data)
         self._js_topic = self._js_sub.topic_name  # resolved and remapped, for the logs
-        self.create_subscription(JointState, names.JOINT_TARGET, self._on_goal, 10)
+        goals = self.create_subscription(JointState, names.JOINT_TARGET, self._on_goal, 10)
+        self._goal_topic = goals.topic_name
         self.create_service(ArmLease, names.LEASE_SERVICE, self._on_lease, qos_profile=SERVICE_QOS)
         self._cmd_msg = JointState(name=list(JOINT_NAMES))
         self._timer = self.create_timer(1.0 / self._params.snapshot.control_rate_hz, self._on_cycle)
@@ -131,8 +131,10 @@ class TrajectoryGenerator(PolledNode):
             self._monitor_pub.publish(msg)
 
     def _on_goal(self, msg: JointState) -> None:
+        stamp_ns = read_stamp(msg.header.stamp, self._goal_topic, self.get_logger())
+        if stamp_ns is None:
+            return  # no time on a ROS clock: refused (logged), nothing changes
         now, now_ns = time.monotonic(), self.get_clock().now().nanoseconds
-        stamp_ns = Time.from_msg(msg.header.stamp).nanoseconds
         with self._lock:
             if self._core is None:
                 self.get_logger().warning(

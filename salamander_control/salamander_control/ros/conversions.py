@@ -18,6 +18,7 @@ from sensor_msgs.msg import JointState
 from salamander_control.joint_state import JointStateError, joint_vector
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
 from salamander_control.ros.log import LOG_THROTTLE_S
+from salamander_control.stamp import StampError, stamp_ns
 from salamander_msgs.msg import IkStatus as IkStatusMsg
 
 INVALID_REQUEST = 255
@@ -80,9 +81,19 @@ def tuple_to_point(xyz: Sequence[float]) -> Point:
     return Point(x=float(xyz[0]), y=float(xyz[1]), z=float(xyz[2]))
 
 
-def stamp_to_ns(stamp: Time) -> int:
-    """A builtin_interfaces/Time as integer nanoseconds (exact, for ordering comparisons)."""
-    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+def read_stamp(stamp: Time, topic: str, logger: Any) -> int | None:
+    """A received message's header stamp as integer nanoseconds; None when it is no time (refused, logged).
+
+    The one way a subscription callback reads a stamp (`salamander_control.stamp`: a negative `sec` or a
+    `nanosec` past 999999999 is refused, never raised): the callback drops a message whose stamp is
+    refused. The refusal is logged with ``logger.warning`` (a logger, not a method: one call site must
+    keep one severity) as ``ignoring <topic>: <why>``, throttled to one line per `LOG_THROTTLE_S`.
+    """
+    try:
+        return stamp_ns(stamp)
+    except StampError as exc:
+        logger.warning(f"ignoring {topic}: {exc}", throttle_duration_sec=LOG_THROTTLE_S)
+        return None
 
 
 def ik_status_from_msg(value: int) -> IkStatus:

@@ -11,7 +11,9 @@ Rules, in order:
    refused. "" is the anonymous gamepad/preset sender, accepted only while the lease is free. Goals that
    carry the token of a lease that expired stay refused (also once the lease is free): a controller
    that lost its heartbeat must not resume moving the arm by accident; it acquires again (a new token).
-   Refusal reasons name the holder's client id, never a token.
+   Refusal reasons name the holder's client id, never a token: any frame_id may be one (an expired,
+   a wrong, an unknown token), so a reason names a sender's frame_id by its fingerprint only
+   (`lease.fingerprint`, the one the grant's log line shows).
 2. Order: a goal stamped earlier than the last accepted goal is stale and dropped. A zero stamp means
    "now" and is always in order; a stamp more than `max_future` s ahead of the clock is refused (it
    would make every later goal look stale).
@@ -28,10 +30,7 @@ from enum import Enum
 from typing import NamedTuple
 
 from salamander_control.joint_state import JointStateError, merge_goal
-from salamander_control.trajectory.lease import ArmLease, LeaseReply, same_token
-
-MAX_SENDER_IN_LOG = 40
-"""Characters of a refused goal's frame_id quoted in its reason (a fuzzer's frame_id may be huge)."""
+from salamander_control.trajectory.lease import ArmLease, LeaseReply, fingerprint, same_token
 
 
 class Verdict(Enum):
@@ -136,19 +135,17 @@ class GoalGate:
         self.expire(now)
         holder = self._lease.holder
         if holder and not self._lease.allows(sender, now):
-            who = f"frame_id {sender[:MAX_SENDER_IN_LOG]!r}" if sender else "anonymous sender"
             return GoalDecision(
                 Verdict.LEASE, None,
-                f"goal from {who} refused: lease held by {holder!r} (the frame_id is not its lease token)",
+                f"goal from {_sender(sender)} refused: lease held by {holder!r} (the frame_id is not its "
+                "lease token)",
             )
         if not holder and same_token(sender, self._locked_out):
             return GoalDecision(
-                Verdict.LEASE, None, "goal with an expired lease's token refused: acquire the lease again"
+                Verdict.LEASE, None,
+                f"goal with an expired lease's token {fingerprint(sender)} refused: acquire the lease again",
             )
-        if holder:  # the sender is the token: name the holder instead
-            who = f"lease holder {holder!r}"
-        else:
-            who = f"frame_id {sender[:MAX_SENDER_IN_LOG]!r}" if sender else "anonymous sender"
+        who = f"lease holder {holder!r}" if holder else _sender(sender)  # held: the sender is the token
         if stamp_ns > now_ns + self._max_future_ns:
             ahead = (stamp_ns - now_ns) * 1e-9
             return GoalDecision(Verdict.STALE, None, f"goal from {who} stamped {ahead:.3f} s in the future")
@@ -164,3 +161,7 @@ class GoalGate:
         self._last_stamp_ns = max(self._last_stamp_ns, stamp_ns or now_ns)
         return GoalDecision(Verdict.ACCEPTED, goal.positions, "", goal.velocities)
 
+
+def _sender(sender: str) -> str:
+    """A goal's sender as a reason names it: its frame_id by fingerprint only (it may be a lease token)."""
+    return f"frame_id {fingerprint(sender)}" if sender else "anonymous sender"

@@ -27,7 +27,7 @@ from salamander_control.ros.conversions import (
     ik_status_msg,
     measured_joints,
     point_to_tuple,
-    stamp_to_ns,
+    read_stamp,
     tuple_to_point,
     vector_to_joint_state,
 )
@@ -64,9 +64,31 @@ def test_joint_state_round_trip_and_stamp():
     msg = vector_to_joint_state(Q, stamp)
     assert list(msg.name) == NAMES and msg.header.stamp == stamp
     assert joint_vector(msg.name, msg.position).positions == Q
-    assert stamp_to_ns(stamp) == 12_000_000_345
     with pytest.raises(ValueError):
         vector_to_joint_state(Q[:3])
+
+
+class _Logger:
+    def __init__(self) -> None:
+        self.warnings: list[tuple[str, float]] = []
+
+    def warning(self, text: str, throttle_duration_sec: float) -> None:
+        self.warnings.append((text, throttle_duration_sec))
+
+
+def test_read_stamp_refuses_a_stamp_that_is_no_time_with_a_throttled_warning_and_never_raises():
+    logger = _Logger()
+    assert read_stamp(Time(sec=12, nanosec=345), "/joy", logger) == 12_000_000_345
+    last = Time(sec=2**31 - 1, nanosec=999_999_999)  # 2038: a time, for the reader's ordering to judge
+    assert read_stamp(last, "/joy", logger) == (2**31 - 1) * 10**9 + 999_999_999
+    assert read_stamp(Time(), "/joy", logger) == 0 and not logger.warnings  # unstamped: the reader decides
+    for sec, nanosec, why in ((-100, 0, "sec -100 is negative"), (-(2**31), 0, "is negative"),
+                              (0, 10**9, "nanosec 1000000000 is not in [0, 999999999]"),
+                              (5, 2**32 - 1, "nanosec 4294967295")):  # fmt: skip
+        assert read_stamp(Time(sec=sec, nanosec=nanosec), "/arm/joint_target", logger) is None
+        text, throttle = logger.warnings[-1]
+        assert text.startswith("ignoring /arm/joint_target: header stamp ") and why in text, text
+        assert throttle == 2.0
 
 
 def test_point_round_trip():

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from salamander_control.trajectory.goal_gate import GoalGate, Verdict
+from salamander_control.trajectory.lease import fingerprint, new_token
 
 CURRENT = (0.0, -0.785, 0.59, 0.0, 0.0)
 S = 1_000_000_000  # ns per s
@@ -78,6 +79,31 @@ def test_the_holders_client_id_in_frame_id_is_refused_and_the_token_never_in_a_r
     assert "'behavior_server'" in older.reason
     bad = check(gate, sender=token, now=10.1, elbow=1.0)
     assert bad.verdict is Verdict.MALFORMED and token not in bad.reason
+
+
+def test_a_refused_frame_id_is_named_by_its_fingerprint_only_on_every_path() -> None:
+    """Issue 23.6: "goal from frame_id 'SXVL2tqc...' refused" quoted an expired lease's token."""
+    gate = GoalGate()
+    expired = gate.acquire("bt", 0.5, now=10.0).token
+    gate.poll_expired(11.0)
+    unknown = new_token()
+    free = [
+        (check(gate, sender=expired, now=11.0), expired),  # the expired lease's token, locked out
+        (check(gate, sender=unknown, stamp_s=20.0, now=11.0), unknown),  # from the future
+        (check(gate, sender=unknown, now=11.0, elbow=1.0), unknown),  # malformed
+    ]
+    assert check(gate, stamp_s=10.5, now=11.0).verdict is Verdict.ACCEPTED
+    free.append((check(gate, sender=unknown, stamp_s=10.0, now=11.0), unknown))  # older
+    held = gate.acquire("tree", 5.0, now=11.0).token
+    wrong = held[:-1] + ("A" if held[-1] != "A" else "B")
+    refused = [*free, *((check(gate, sender=s, now=11.1), s) for s in (expired, wrong, unknown, "tree"))]
+    assert [d.verdict for d, _ in refused] == [Verdict.LEASE, Verdict.STALE, Verdict.MALFORMED, Verdict.STALE,
+                                               *[Verdict.LEASE] * 4]  # fmt: skip
+    for decision, sender in refused:
+        assert fingerprint(sender) in decision.reason, decision.reason
+        assert held[:6] not in decision.reason, decision.reason
+        if sender != "tree":  # a token: not even its start ("tree" is the holder's name, quoted as such)
+            assert sender[:6] not in decision.reason, decision.reason
 
 
 def test_stale_and_out_of_order_goals_are_dropped_zero_stamp_means_now() -> None:

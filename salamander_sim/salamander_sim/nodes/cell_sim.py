@@ -52,7 +52,7 @@ from salamander_control import names
 from salamander_control.joint_state import JointStateError, joint_vector
 from salamander_control.kinematics import forward_kinematics
 from salamander_control.latest_sample import LatestSample, PutResult
-from salamander_control.ros.conversions import BASE_FRAME, stamp_to_ns
+from salamander_control.ros.conversions import BASE_FRAME, read_stamp
 from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.log import KindLogger
 from salamander_control.ros.params import ParamBinding
@@ -159,7 +159,9 @@ class CellSimNode(PolledNode):
 
     def _on_joint_state(self, msg: JointState, received: float) -> None:
         """File a joint state received at `received` (time.monotonic()) in the mailbox."""
-        stamp = stamp_to_ns(msg.header.stamp)
+        stamp = read_stamp(msg.header.stamp, self._js_topic, self.get_logger())
+        if stamp is None:
+            return
         now = received - self._t0  # its arrival on the model's clock
         measured = stamp * 1e-9 + self._clock_offset()
         if not now - 1.0 <= measured <= now:  # a stamp from another clock: its arrival

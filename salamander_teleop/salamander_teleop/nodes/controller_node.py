@@ -38,7 +38,7 @@ from std_msgs.msg import Bool, String
 
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES
-from salamander_control.ros.conversions import measured_joints, stamp_to_ns
+from salamander_control.ros.conversions import measured_joints, read_stamp
 from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.log import KindLogger
 from salamander_control.ros.params import ParamBinding
@@ -91,7 +91,7 @@ class ControllerNode(Node):
         self._rejections = KindLogger(self.get_logger())
         # Reliable Joy (as joy_node publishes it): a lost message could be a lost button edge. The
         # measured joints are best effort, which matches a reliable or a best-effort publisher.
-        self.create_subscription(Joy, names.JOY, self._on_joy, 10)
+        self._joy_topic = self.create_subscription(Joy, names.JOY, self._on_joy, 10).topic_name
         self._js_topic = self.create_subscription(
             JointState, names.JOINT_STATES_MONITOR, self._on_joint_states, qos_profile_sensor_data
         ).topic_name  # resolved and remapped, for the logs
@@ -119,13 +119,11 @@ class ControllerNode(Node):
             self._sync_timer()
 
     def _on_joy(self, msg: Joy) -> None:
-        sample = JoySample(
-            tuple(float(a) for a in msg.axes),
-            tuple(int(b) for b in msg.buttons),
-            # Not rclpy's Time.from_msg: it raises on a negative stamp, and a raise here ends the node
-            # (a clean DPAD_DOWN after a Joy fuzz found no controller). The core refuses such a stamp.
-            stamp_to_ns(msg.header.stamp) * 1e-9,
-        )
+        stamp = read_stamp(msg.header.stamp, self._joy_topic, self.get_logger())
+        if stamp is None:
+            return
+        axes, buttons = tuple(float(a) for a in msg.axes), tuple(int(b) for b in msg.buttons)
+        sample = JoySample(axes, buttons, stamp * 1e-9)
         with self._lock:
             actions = self._core.feed(sample, self._now(), self._measured)
         self._publish(actions)
