@@ -77,11 +77,10 @@ from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore 
 from salamander_control.trajectory.otg import MotionLimits, Otg  # noqa: E402
 from salamander_control.trajectory.params import build_motion_limits  # noqa: E402
 from salamander_testing.config_files import launch_param_files, node_config  # noqa: E402
-from salamander_testing.node_process import stack_ros_args  # noqa: E402
+from salamander_testing.node_process import find_executable, stack_ros_args  # noqa: E402
 
 TITLE = "Salamander trajectory generator benchmark"
 HEADER = ("metric", "generator", "baseline", "ratio", "target", "verdict")
-EXECUTABLES = REPO / "install" / "salamander_control" / "lib" / "salamander_control"
 PERIOD_NS = 2_000_000
 """Control period at 500 Hz (config/trajectory_generator.yaml control_rate_hz; baseline RATE_HZ)."""
 RATE_TOL = 0.01
@@ -227,7 +226,7 @@ def start_subjects(domain: int, log_dir: Path, rest_pace: bool = False) -> dict[
     env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
     subjects = {}
     for exe in ("sim_hardware", "trajectory_generator"):
-        cmd = [str(EXECUTABLES / exe), "--ros-args", *stack_ros_args(exe)]  # placed as the launch does
+        cmd = [str(find_executable(exe)), "--ros-args", *stack_ros_args(exe)]  # placed as the launch does
         cmd += [arg for path in launch_param_files(exe) for arg in ("--params-file", str(path))]
         if exe == "trajectory_generator" and not rest_pace:
             cmd += ["-p", f"hold_command_rate_hz:={1e9 / PERIOD_NS!r}"]

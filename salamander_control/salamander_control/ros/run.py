@@ -1,10 +1,11 @@
 """Process entry point shared by the nodes: init, spin, clean stop on Ctrl-C or SIGTERM.
 
-Invariants: a stop signal never raises (no KeyboardInterrupt anywhere, in a callback or in the teardown);
-the node is destroyed while its context still works; a repeated stop signal is ignored while the stop is
-younger than `STOP_GRACE_S` (``ros2 launch`` forwards the terminal's Ctrl-C to nodes that got it already)
-and only after that forces the exit, with one log line and exit code `EXIT_FORCED`. Design notes:
-docs/design/respawn_and_stop.md.
+Invariants: an exception in a callback or a task ends the process with its traceback and exit 1 on
+either executor (never a segfault: see `_events_guard`); a stop signal never raises (no
+KeyboardInterrupt anywhere, in a callback or in the teardown); the node is destroyed while its context
+still works; a repeated stop signal is ignored while the stop is younger than `STOP_GRACE_S` (``ros2
+launch`` forwards the terminal's Ctrl-C to nodes that got it already) and only after that forces the
+exit, with one log line and exit code `EXIT_FORCED`. Design notes: docs/design/respawn_and_stop.md.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable
 import rclpy
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
 from salamander_control.ros.held_signals import HELD_SIGNALS, STACK_DUMP_SIGNAL
@@ -59,7 +61,7 @@ def run_node(
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)  # a held Ctrl-C arrives now: the flag
-    node = None
+    node = guard = None
     executor: Executor | None = None
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
@@ -69,6 +71,8 @@ def run_node(
                 from rclpy.experimental import EventsExecutor
 
                 executor = EventsExecutor()
+                guard = _events_guard(node)
+                executor.add_node(guard)
             else:
                 executor = SingleThreadedExecutor()
             executor.add_node(node)
@@ -89,11 +93,35 @@ def run_node(
             executor.shutdown()
         if node is not None:
             node.destroy_node()
+        if guard is not None:
+            guard.destroy_node()
         rclpy.try_shutdown()
         # The stop is done; a late SIGINT (launch's forward after a fast stop) has nothing left to stop.
         # Ignored, not handled: the interpreter's exit puts Python-level handlers back to the default
         # (killed by SIGINT, exit -2) before it tears down the modules and the middleware.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _events_guard(node: Node) -> Node:
+    """A hidden node with nothing to run, added to the EventsExecutor beside `node`.
+
+    rclpy 9.1.2's EventsExecutor dies of SIGSEGV when a task (a coroutine callback, a future's
+    done-callback) raises while exactly one node is added: to name the logger of its error message it
+    indexes its *set* of nodes, which builds a string from a null pointer (ros2/rclpy#1641, fixed by
+    ros2/rclpy#1718, not in 9.1.2). With a second node the exception is logged and raised out of
+    `spin_once` as on the SingleThreadedExecutor: the node ends with its traceback, exit 1. The guard has
+    no services, no rosout and ignores the process's arguments (a ``__node:=`` remap would give it the
+    node's own name); its leading underscore hides it from ``ros2 node list``.
+    """
+    return Node(
+        f"_{node.get_name()}_events_guard",
+        namespace=node.get_namespace(),
+        context=node.context,
+        use_global_arguments=False,
+        enable_rosout=False,
+        start_parameter_services=False,
+        parameter_overrides=[Parameter("start_type_description_service", value=False)],
+    )
 
 
 class _StopOnSignal:

@@ -11,6 +11,10 @@ A repeated stop signal while the node stops (``ros2 launch`` forwards the termin
 got it already) is ignored: the stop ends with exit 0 and no traceback (it raised KeyboardInterrupt in
 `destroy_node`, exit -2, issue 23 item 2). Only a stop still running `STOP_GRACE_S` after the first
 signal is forced by the next one: exit `EXIT_FORCED`, one log line, no traceback.
+
+A task that raises (a coroutine callback, a future's done-callback) ends the process with its traceback
+and exit 1 on either executor. rclpy 9.1.2's EventsExecutor with exactly one node died of SIGSEGV
+instead (ros2/rclpy#1641), leaving no trace of the exception: `run_node` adds a hidden guard node.
 """
 
 from __future__ import annotations
@@ -140,3 +144,32 @@ def test_a_stop_that_does_not_finish_in_time_is_forced_by_a_repeat_with_one_line
         forced = [line for line in out.splitlines() if "forced exit" in line]
         assert len(forced) == 1 and "stop not finished" in forced[0] and "after SIGINT" in forced[0], out
         assert "Traceback" not in out and "KeyboardInterrupt" not in out, out
+
+
+RAISING_TASK = textwrap.dedent('''
+    import sys
+    from rclpy.node import Node
+    from salamander_control.ros.run import run_node
+
+    class RaisingTask(Node):
+        def __init__(self):
+            super().__init__("raising_task_probe")
+            self.timer = self.create_timer(0.05, self.once)  # a coroutine callback: a task
+
+        async def once(self):
+            self.timer.cancel()
+            raise RuntimeError("the probe's task raised")
+
+    run_node(RaisingTask, None, events_executor=sys.argv[1] == "events")
+''')
+
+
+@pytest.mark.parametrize("executor", ["events", "single_threaded"])
+def test_a_task_that_raises_ends_the_node_with_its_traceback_not_a_segfault(tmp_path, executor):
+    script = tmp_path / "raising_task_probe.py"
+    script.write_text(RAISING_TASK)
+    done = subprocess.run([sys.executable, str(script), executor], env=ros_env(next_domain_id()),
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, f"exit {done.returncode}\n{out}"
+    assert "RuntimeError: the probe's task raised" in out and "Segmentation fault" not in out, out
