@@ -77,11 +77,10 @@ from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore 
 from salamander_control.trajectory.otg import MotionLimits, Otg  # noqa: E402
 from salamander_control.trajectory.params import build_motion_limits  # noqa: E402
 from salamander_testing.config_files import launch_param_files, node_config  # noqa: E402
-from salamander_testing.node_process import stack_ros_args  # noqa: E402
+from salamander_testing.node_process import find_executable, stack_ros_args  # noqa: E402
 
 TITLE = "Salamander trajectory generator benchmark"
 HEADER = ("metric", "generator", "baseline", "ratio", "target", "verdict")
-PACKAGE_OF = {"sim_hardware": "salamander_sim", "trajectory_generator": "salamander_control"}
 PERIOD_NS = 2_000_000
 """Control period at 500 Hz (config/trajectory_generator.yaml control_rate_hz; baseline RATE_HZ)."""
 RATE_TOL = 0.01
@@ -223,16 +222,11 @@ def start_subjects(domain: int, log_dir: Path, rest_pace: bool = False) -> dict[
     configured keep-alive rate it slows down and sends a standing command less often at rest
     (nodes/trajectory_generator.py), and those gaps would count as period errors.
     """
-    sources = [str(REPO / "salamander_control"), str(REPO / "salamander_sim"), os.environ.get("PYTHONPATH")]
-    path = os.pathsep.join(p for p in sources if p)
+    path = os.pathsep.join(p for p in (str(REPO / "salamander_control"), os.environ.get("PYTHONPATH")) if p)
     env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
     subjects = {}
     for exe in ("sim_hardware", "trajectory_generator"):
-        pkg = PACKAGE_OF[exe]
-        cmd = [
-            str(REPO / "install" / pkg / "lib" / pkg / exe),
-            "--ros-args", *stack_ros_args(exe),
-        ]  # placed as the launch does
+        cmd = [str(find_executable(exe)), "--ros-args", *stack_ros_args(exe)]  # placed as the launch does
         cmd += [arg for path in launch_param_files(exe) for arg in ("--params-file", str(path))]
         if exe == "trajectory_generator" and not rest_pace:
             cmd += ["-p", f"hold_command_rate_hz:={1e9 / PERIOD_NS!r}"]

@@ -4,6 +4,7 @@ Run from the repository root inside scripts/env.sh:
 
     python bench/stop_campaign.py                 # 24 stops (8 per moment), ~15 min on a quiet machine
     python bench/stop_campaign.py --stops 6 --domain 102
+    python bench/stop_campaign.py --twice         # every node gets the Ctrl-C twice, as under ros2 launch
 
 Each stop (`salamander_testing.stop_trial.stop_once`) starts launch/arm_control.launch.xml with
 the runner in the private ROS_DOMAIN_ID, waits for a moment of the stack's life (``start``: the nodes
@@ -11,7 +12,9 @@ are still importing; ``discovery``: the generator has anchored; ``run``: the beh
 started), waits a further delay drawn from a seeded RNG (0 to 3 s), sends the terminal's Ctrl-C, and
 judges the stop: runner exit 0, every node's exit code 0, no traceback / FATAL / KeyboardInterrupt in
 the output. Printed: one line per stop, then the counts per moment and in all, the slowest stop and the
-non-zero exit codes per node. Exit code 0 when every stop was clean, 1 otherwise (the output of each
+non-zero exit codes per node. With ``--twice`` each node also gets a second SIGINT 0 to 0.5 s (seeded)
+after the group's, as ``ros2 launch`` forwards the terminal's Ctrl-C to nodes that got it already
+(`stop_trial`, ``forward_after``). Exit code 0 when every stop was clean, 1 otherwise (the output of each
 unclean stop is kept under --logs).
 """
 
@@ -34,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--domain", type=int, default=102, help="private ROS_DOMAIN_ID (not the suite's)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--logs", type=Path, default=Path("/tmp/stop_campaign"), help="runner logs")
+    parser.add_argument("--twice", action="store_true", help="a second SIGINT to every node (ros2 launch)")
     args = parser.parse_args(argv)
     args.logs.mkdir(parents=True, exist_ok=True)
     rng = random.Random(args.seed)
@@ -45,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     for i in range(args.stops):
         moment = moments[i % len(moments)]
         delay = round(rng.uniform(0.0, 3.0), 2)
-        outcome = stop_once(moment, delay, ros_env(args.domain), args.logs / f"stop_{i:03d}.log")
+        forward_after = round(rng.uniform(0.0, 0.5), 2) if args.twice else None
+        outcome = stop_once(moment, delay, ros_env(args.domain), args.logs / f"stop_{i:03d}.log",
+                            forward_after=forward_after)  # fmt: skip
         verdict = "clean" if outcome.clean else "UNCLEAN"
         per_moment[moment][verdict] += 1
         per_moment[moment]["reached" if outcome.reached else "moment missed"] += 1
@@ -55,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         if outcome.runner_code is None:
             nonzero["runner hung"] += 1
         slowest = max(slowest, outcome.stop_s)
-        print(f"{i:3d} {verdict:7s} {outcome.summary()}", flush=True)
+        twice = "" if forward_after is None else f" second SIGINT +{forward_after:.2f}s"
+        print(f"{i:3d} {verdict:7s} {outcome.summary()}{twice}", flush=True)
     total = Counter()
     for counts in per_moment.values():
         total.update(counts)

@@ -29,6 +29,7 @@ from rclpy.parameter import parameter_value_to_python
 from rclpy.parameter_client import AsyncParameterClient
 
 from salamander_bringup.launch_plan import find_executable, load_plan
+from salamander_bringup.runner import clean_exit
 from salamander_control import names, params_file
 from salamander_control.kinematics import ArmParams
 from salamander_control.trajectory.params import motion_limit_specs
@@ -520,6 +521,14 @@ def test_runner_kills_a_node_that_ignores_sigint_and_fails(standin, run_runner, 
     assert f"[runner] /stubborn {why}: killing it" in runner.lines
     assert "[runner] stopped, with failures (exit code 1)" in runner.lines
     assert not [p for p in pids_in(runner.text()) if psutil.pid_exists(p)]
+
+
+def test_death_by_sigint_is_a_clean_stop_only_for_nodes_outside_the_project():
+    # run_node never lets a SIGINT end a project node: dead of it (-2), it raised KeyboardInterrupt
+    # somewhere, with a traceback (issue 23 item 2: the runner said "all nodes stopped cleanly" then).
+    assert clean_exit(0, "salamander_control") and not clean_exit(-signal.SIGINT, "salamander_sim")
+    assert not clean_exit(128 + signal.SIGINT, "salamander_behavior")
+    assert clean_exit(-signal.SIGINT, "rviz2") and clean_exit(128 + signal.SIGINT, "robot_state_publisher")
 
 
 @pytest.mark.ros

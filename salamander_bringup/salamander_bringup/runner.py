@@ -23,9 +23,10 @@ A node with ``respawn="true"`` that exits on its own (any exit code) is started 
 "<node> exited with code N; respawning in D s (respawn K)", then "respawned <node> (pid P, respawn K)".
 A stop request cancels a pending restart. Any other exit of a node stops the stack.
 
-Exit codes: 0 all nodes stopped cleanly on request (respawned exits before it included); 1 a node died
-on its own and was not respawned (the others are stopped) or had to be killed; 2 the launch
-file or the arguments are unusable (nothing was started).
+Exit codes: 0 all nodes stopped cleanly on request (respawned exits before it included; clean: exit 0,
+or for a node outside the project's packages also the SIGINT's own -2); 1 a node died on its own and was
+not respawned (the others are stopped), stopped otherwise or had to be killed; 2 the launch file or the
+arguments are unusable (nothing was started).
 """
 
 from __future__ import annotations
@@ -77,8 +78,15 @@ def _die_with_parent_and_hold_sigint() -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
 
 
-def clean_exit(returncode: int) -> bool:
-    """Whether a node stopped as asked: exit 0, or ended by the SIGINT it was sent."""
+def clean_exit(returncode: int, pkg: str) -> bool:
+    """Whether a node of package `pkg` stopped as asked.
+
+    Exit 0, or for another package's node (rviz2, robot_state_publisher) ended by the SIGINT it was
+    sent. A node of the project's packages stops through `run_node`, which never lets a SIGINT end the
+    process: dead of it, it raised a KeyboardInterrupt somewhere (a traceback), not a clean stop.
+    """
+    if pkg in HELD_SIGINT_PACKAGES:
+        return returncode == 0
     return returncode in (0, -signal.SIGINT, 128 + signal.SIGINT)
 
 
@@ -257,7 +265,7 @@ class Supervisor:
                 proc.kill()
                 proc.wait()
                 unclean = True
-            elif not clean_exit(proc.returncode):
+            elif not clean_exit(proc.returncode, child.node.pkg):
                 self.say(f"{child.node.fqn} stopped with exit code {proc.returncode}")
                 unclean = True
         if running:  # one line with every node's code: 0 is a clean stop (a test counts them)

@@ -9,12 +9,17 @@ and no node printed a traceback, a FATAL callback error or a KeyboardInterrupt. 
 - ``discovery``: the generator has anchored on the measured joints, the rest may still be coming up;
 - ``run``: the behaviour server's run has started (the arm is moving or about to).
 
-An extra delay (s) after the moment varies where the signal lands. Used by the suite
-(test/test_stop_clean.py, a few stops) and the long campaign (bench/stop_campaign.py).
+An extra delay (s) after the moment varies where the signal lands. With ``forward_after`` every node
+gets the Ctrl-C twice, as under ``ros2 launch``: there a terminal's Ctrl-C reaches the launch process and
+every node (one process group), and launch then forwards a SIGINT of its own to each node. The runner
+starts each node in a group of its own and forwards the Ctrl-C once, so the trial sends the second SIGINT
+to each node itself, `forward_after` s after the group's. Used by the suite (test/test_stop_clean.py, a
+few stops) and the long campaign (bench/stop_campaign.py).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -36,6 +41,7 @@ MOMENTS = {
 BAD_OUTPUT = ("Traceback", "[FATAL]", "KeyboardInterrupt", "Unable to convert call argument",
               "killing it", "stopped with exit code")  # fmt: skip
 _CODES = re.compile(r"^\[runner\] exit codes: (.*)$")
+_PID = re.compile(r"^\[runner\] (?:started|respawned) (\S+) \(pid (\d+)")
 
 
 @dataclass
@@ -85,6 +91,7 @@ def stop_once(
     launch_args: tuple[str, ...] = (),
     moment_timeout: float = 120.0,
     stop_timeout: float = 30.0,
+    forward_after: float | None = None,
 ) -> StopOutcome:
     """Start the stack, wait for `moment` (a key of `MOMENTS`) plus `delay` s, Ctrl-C it, judge the stop.
 
@@ -96,6 +103,8 @@ def stop_once(
         launch_args: extra ``name:=value`` launch arguments.
         moment_timeout: how long to wait for the moment, s.
         stop_timeout: the runner's ``--stop-timeout`` (a loaded machine imports slowly).
+        forward_after: when given, a second SIGINT goes to every node this many seconds after the
+            group's (what ``ros2 launch`` forwards; see the module docstring).
     """
     launch_args = (*buildable_launch_args(), *launch_args)
     cmd = [sys.executable, "-m", "salamander_bringup.runner", str(LAUNCH), *launch_args,
@@ -107,6 +116,8 @@ def stop_once(
             time.sleep(delay)  # where the signal lands is the point of the trial, not a synchronisation
         start = time.monotonic()
         runner.send_signal(signal.SIGINT)  # a terminal's Ctrl-C: the whole foreground group
+        if forward_after is not None:
+            _forward_sigint(runner.lines, forward_after)
         try:
             code: int | None = runner.wait(timeout=stop_timeout + 30.0)
         except subprocess.TimeoutExpired:
@@ -124,3 +135,24 @@ def stop_once(
                 node_codes[fqn] = int(value)
     bad = [line for line in lines if any(marker in line for marker in BAD_OUTPUT)]
     return StopOutcome(moment, delay, reached, code, node_codes, bad, stop_s, "\n".join(lines))
+
+
+def node_pids(lines: list[str]) -> dict[str, int]:
+    """Each node's current pid, from the runner's "started" and "respawned" lines."""
+    pids = {}
+    for line in lines:
+        match = _PID.match(line)
+        if match:
+            pids[match.group(1)] = int(match.group(2))
+    return pids
+
+
+def _forward_sigint(lines: list[str], after: float) -> None:
+    """SIGINT to every node's process `after` s from now, as launch forwards the terminal's Ctrl-C."""
+    if after > 0.0:
+        time.sleep(after)  # the gap between the two signals is what the trial varies
+    for pid in node_pids(lines).values():
+        try:
+            os.kill(pid, signal.SIGINT)
+        except ProcessLookupError:  # already stopped (the runner reaps it: its pid is not reused yet)
+            pass

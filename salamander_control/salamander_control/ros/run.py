@@ -1,17 +1,34 @@
-"""Process entry point shared by the nodes: init, spin, clean stop on Ctrl-C or SIGTERM."""
+"""Process entry point shared by the nodes: init, spin, clean stop on Ctrl-C or SIGTERM.
+
+Invariants: an exception in a callback or a task ends the process with its traceback and exit 1 on
+either executor (never a segfault: see `_events_guard`); a stop signal never raises (no
+KeyboardInterrupt anywhere, in a callback or in the teardown); the node is destroyed while its context
+still works; a repeated stop signal is ignored while the stop is younger than `STOP_GRACE_S` (``ros2
+launch`` forwards the terminal's Ctrl-C to nodes that got it already) and only after that forces the
+exit, with one log line and exit code `EXIT_FORCED`. Design notes: docs/design/respawn_and_stop.md.
+"""
 
 from __future__ import annotations
 
 import faulthandler
+import os
 import signal
+import time
 from collections.abc import Callable
 
 import rclpy
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
 from salamander_control.ros.held_signals import HELD_SIGNALS, STACK_DUMP_SIGNAL
+
+STOP_GRACE_S = 3.0
+"""s a stop may take before a repeated SIGINT/SIGTERM forces the exit: above the slowest clean stop seen
+(2.1 s, bench/stop_campaign.py), below ``ros2 launch``'s SIGTERM escalation (5 s after its SIGINT)."""
+EXIT_FORCED = 1
+"""Exit code of a stop forced by a repeated signal (not a clean stop: the teardown was left unfinished)."""
 
 
 def run_node(
@@ -29,7 +46,10 @@ def run_node(
     # slices: a KeyboardInterrupt raised by the handler could land anywhere, e.g. inside rclpy's
     # take_message ("Unable to convert call argument") or in a timer callback ("[FATAL] Exception in
     # 'timers' callback"). The node is then destroyed while its context still works (a goal can be
-    # cancelled, a lease released). A second signal raises at once, for a shutdown that hangs.
+    # cancelled, a lease released). A second signal is ignored while the stop is young: under ros2 launch
+    # every node gets the terminal's Ctrl-C and then launch's forwarded SIGINT, and raising on the second
+    # one crashed the teardown (KeyboardInterrupt in destroy_node, exit -2). A stop still running
+    # STOP_GRACE_S after the first signal is forced by the next one (one line, no traceback).
     # The handlers go in before rclpy.init, and only then is SIGINT unblocked: the launch runner starts
     # the project's nodes with SIGINT blocked (`held_signals`), so a Ctrl-C that comes while Python is
     # still importing (seconds on a loaded machine) waits here instead of raising KeyboardInterrupt
@@ -37,11 +57,11 @@ def run_node(
     # The launch runner sends STACK_DUMP_SIGNAL to a node that did not stop in time, before it kills it:
     # every thread's stack then goes to the log, which says where the stop hung.
     faulthandler.register(STACK_DUMP_SIGNAL, all_threads=True)
-    stop = _StopOnSignal()
+    stop = _StopOnSignal(STOP_GRACE_S)
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)  # a held Ctrl-C arrives now: the flag
-    node = None
+    node = guard = None
     executor: Executor | None = None
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
@@ -51,6 +71,8 @@ def run_node(
                 from rclpy.experimental import EventsExecutor
 
                 executor = EventsExecutor()
+                guard = _events_guard(node)
+                executor.add_node(guard)
             else:
                 executor = SingleThreadedExecutor()
             executor.add_node(node)
@@ -71,16 +93,58 @@ def run_node(
             executor.shutdown()
         if node is not None:
             node.destroy_node()
+        if guard is not None:
+            guard.destroy_node()
         rclpy.try_shutdown()
+        # The stop is done; a late SIGINT (launch's forward after a fast stop) has nothing left to stop.
+        # Ignored, not handled: the interpreter's exit puts Python-level handlers back to the default
+        # (killed by SIGINT, exit -2) before it tears down the modules and the middleware.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _events_guard(node: Node) -> Node:
+    """A hidden node with nothing to run, added to the EventsExecutor beside `node`.
+
+    rclpy 9.1.2's EventsExecutor dies of SIGSEGV when a task (a coroutine callback, a future's
+    done-callback) raises while exactly one node is added: to name the logger of its error message it
+    indexes its *set* of nodes, which builds a string from a null pointer (ros2/rclpy#1641, fixed by
+    ros2/rclpy#1718, not in 9.1.2). With a second node the exception is logged and raised out of
+    `spin_once` as on the SingleThreadedExecutor: the node ends with its traceback, exit 1. The guard has
+    no services, no rosout and ignores the process's arguments (a ``__node:=`` remap would give it the
+    node's own name); its leading underscore hides it from ``ros2 node list``.
+    """
+    return Node(
+        f"_{node.get_name()}_events_guard",
+        namespace=node.get_namespace(),
+        context=node.context,
+        use_global_arguments=False,
+        enable_rosout=False,
+        start_parameter_services=False,
+        parameter_overrides=[Parameter("start_type_description_service", value=False)],
+    )
 
 
 class _StopOnSignal:
-    """A SIGINT/SIGTERM handler: the first signal asks the spin loop to stop, a second one raises."""
+    """A SIGINT/SIGTERM handler: the first signal asks the spin loop to stop.
 
-    def __init__(self) -> None:
+    A repeat is ignored until the stop has run `grace_s`, then forces the exit (see the module docstring).
+    """
+
+    def __init__(self, grace_s: float) -> None:
         self.signum: int | None = None
+        self._grace_s = grace_s
+        self._since = 0.0
 
     def __call__(self, signum: int, _frame: object) -> None:
-        if self.signum is not None:
-            raise KeyboardInterrupt
-        self.signum = signum
+        now = time.monotonic()
+        if self.signum is None:
+            self.signum, self._since = signum, now
+            return
+        running = now - self._since
+        if running < self._grace_s:
+            return
+        # os.write, not print or the ROS logger: this may run in the middle of a write to stderr.
+        os.write(2, (f"[ERROR] [run_node]: stop not finished {running:.1f} s after "
+                     f"{signal.Signals(self.signum).name}; {signal.Signals(signum).name}: forced exit "
+                     f"(code {EXIT_FORCED}), the teardown left unfinished\n").encode())  # fmt: skip
+        os._exit(EXIT_FORCED)
