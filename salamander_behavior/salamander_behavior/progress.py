@@ -13,12 +13,17 @@ Per-can states: ``placed`` (let go over its compartment: part-present dropped af
 off over it; kept even when the rise after it failed), ``missed``, ``skipped`` (never touched),
 ``aborted`` (the run stopped with it touched), ``removed`` (taken off the pad by hand, or gone from
 the pad when the server started: not where the cell config says, so an empty goal does not pick it
-again; a goal naming it does). ``carrying`` is the can the vacuum was switched on for and that has not
-been let go yet (None: nothing recorded as carried). ``operator_params`` holds the operator's live
-sets of the parameters a restart keeps (`salamander_behavior.params.OPERATOR_PARAMS`: name -> value, as
-set last); the node applies them over its launch values at start. They stay until the operator sets
-them again or resets the progress (`run_pick_place/reset_progress`); the reset after a finished batch
-(`next_batch`) keeps them. A file without the key (older) has none.
+again; a goal naming it does), ``lost`` (part-present dropped while it was carried: it fell off the pad
+outside the box and may lie anywhere in the cell; unacknowledged: every run first waits for the
+operator to confirm the cell is clear (behaviors/lost.py), which makes it ``removed``; until then the
+batch is not over, so the reset after a finished batch never forgets it). ``carrying`` is the can the
+vacuum was switched on for and that has not been let go yet (None: nothing recorded as carried).
+
+``operator_params`` holds the operator's live sets of the parameters a restart keeps
+(`salamander_behavior.params.OPERATOR_PARAMS`: name -> value, as set last); the node applies them over
+its launch values at start. They stay until the operator sets them again or resets the progress
+(`run_pick_place/reset_progress`); the reset after a finished batch (`next_batch`) keeps them. A file
+without the key (older) has none.
 
 Invariants: the file is replaced atomically (written to a temporary file in the same folder, then
 `os.replace`), so a kill at any moment leaves the old or the new content, never a mix. A missing file
@@ -39,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from salamander_behavior.behaviors.base import STAGE_LET_GO, STAGE_REMOVED
+from salamander_behavior.behaviors.base import STAGE_LET_GO, STAGE_LOST, STAGE_REMOVED
 from salamander_behavior.report import CanResult, RunReport
 
 VERSION = 1
@@ -48,8 +53,9 @@ MISSED = "missed"
 SKIPPED = "skipped"
 ABORTED = "aborted"
 REMOVED = "removed"
-STATES = frozenset({PLACED, MISSED, SKIPPED, ABORTED, REMOVED})
-DONE = frozenset({PLACED, MISSED, REMOVED})
+LOST = "lost"
+STATES = frozenset({PLACED, MISSED, SKIPPED, ABORTED, REMOVED, LOST})
+DONE = frozenset({PLACED, MISSED, REMOVED, LOST})
 """States after which a can is not at its place in the cell config: an empty goal does not pick it."""
 FINAL = frozenset({PLACED, MISSED})
 """States after which a can is never picked again, not even by a goal naming it (it is in the box)."""
@@ -74,6 +80,14 @@ class RunProgress:
     def final(self) -> frozenset[str]:
         """Cans no goal may name (placed or missed: in the box)."""
         return frozenset(can for can, state in self.cans.items() if state in FINAL)
+
+    def lost(self) -> frozenset[str]:
+        """Cans lost in transit that the operator has not yet confirmed cleared from the cell."""
+        return frozenset(can for can, state in self.cans.items() if state == LOST)
+
+    def batch_done(self, known: Sequence[str]) -> bool:
+        """Whether every can of `known` is done, none carried and none lost unacknowledged (next batch)."""
+        return self.done() >= set(known) and self.carrying is None and not self.lost()
 
     def with_state(self, can: str, state: str) -> RunProgress:
         """A copy with `can` in `state` (a can in the box keeps that state: the box is what counts)."""
@@ -216,12 +230,18 @@ def observe(
         progress: the progress so far.
         cans: the run's cans (the held can included).
         stages: each can's blackboard stage (behaviors/base.py), None when untouched; "removed" for
-            the carried can the pad check saw taken off the pad by hand (or gone from it).
+            the carried can the pad check saw taken off the pad by hand (or gone from it) and for a lost
+            can the operator confirmed cleared; "lost" for a can that fell off the pad in transit.
         report: the run's report (outcomes).
     """
     out = progress
     for can in cans:
         stage = stages.get(can)
+        if stage == STAGE_LOST:
+            out = out.with_state(can, LOST)  # not on the pad any more: nothing is carried
+            if out.carrying == can:
+                out = out.with_carrying(None)
+            continue
         if stage == STAGE_REMOVED:
             out = out.with_state(can, REMOVED)
             if out.carrying == can:

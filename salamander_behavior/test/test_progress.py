@@ -116,3 +116,16 @@ def test_kept_sets_round_trip_and_an_older_file_has_none(tmp_path) -> None:
         path.write_text(json.dumps({"version": 1, "cans": {}, "carrying": None, "operator_params": bad}))
         state, warnings = progress.load(path, CANS)
         assert state == RunProgress() and "starting fresh" in warnings[0], bad
+
+
+def test_a_lost_can_is_kept_until_acknowledged_and_holds_the_batch_open(tmp_path) -> None:
+    path = tmp_path / "progress.json"
+    state = RunProgress({"can_0": "placed", "can_1": "placed", "can_2": "lost"})
+    progress.save(path, state)
+    assert progress.load(path, CANS) == (state, [])
+    assert state.lost() == {"can_2"} and "can_2" in state.done() and "can_2" not in state.final()
+    assert not state.batch_done(CANS)  # the automatic reset must not forget it
+    acknowledged = progress.observe(state, ("can_2",), {"can_2": STAGE_REMOVED}, RunReport())
+    assert acknowledged.cans["can_2"] == "removed" and acknowledged.batch_done(CANS)
+    # A goal naming the lost can picks it (the run asks for the confirmation first).
+    assert runs.select_cans(["can_2"], CANS, state.done(), state.final(), state.lost()) == ("can_2",)

@@ -27,10 +27,13 @@ read at start and written atomically whenever it changes (after the tick that ch
 server restarted mid-run (the runner respawns it) resumes: an empty goal (run_on_start's too) picks
 only the cans not yet done, and the can recorded as carried is not picked but offered to the pad
 check (behaviors/pad.py), which runs before every pick: with a can on the pad the tree waits for the
-operator to confirm its placement or remove it. A run that leaves every can of the cell done resets
-the progress (the next batch); the service `run_pick_place/reset_progress` (std_srvs/Trigger, refused
-while a run is active) does it by hand. At start, before any run, a can found on the pad (fresh
-part-present true) gets the vacuum switched on once: the valve state is unknown after a restart.
+operator to confirm its placement or remove it. A can lost in transit (part-present dropped while
+carried) is recorded "lost" until the operator confirms the cell is clear: every run begins, before
+any motion, by waiting for that confirmation (behaviors/lost.py), and the batch is not over before it.
+A run that leaves every can of the cell done resets the progress (the next batch); the service
+`run_pick_place/reset_progress` (std_srvs/Trigger, refused while a run is active) does it by hand. At
+start, before any run, a can found on the pad (fresh part-present true) gets the vacuum switched on
+once: the valve state is unknown after a restart.
 
 The operator's live sets of `params.OPERATOR_PARAMS` (manual_place, allow_z, max_offset_z; `ros2 param
 set`, salamanderctl, the operator view) are kept in the same file, and a restarted server applies them
@@ -299,8 +302,8 @@ class BehaviorServerNode(Node):
         if self.active:
             return (), "a run is active (cancel it first, or wait for its result)"
         try:
-            done, final = self._progress.done(), self._progress.final()
-            return runs.select_cans(requested, list(self.jobs), done, final), ""
+            done, final, lost = self._progress.done(), self._progress.final(), self._progress.lost()
+            return runs.select_cans(requested, list(self.jobs), done, final, lost), ""
         except ValueError as exc:
             return (), str(exc)
 
@@ -316,7 +319,7 @@ class BehaviorServerNode(Node):
             self.get_logger().warning(f"RunPickPlace goal {requested} rejected: {why}")
             return GoalResponse.REJECT
         self._reserved = True  # until the execute callback starts it: a second goal now is refused
-        self.get_logger().info(f"RunPickPlace goal accepted: {', '.join(cans)}")
+        self.get_logger().info(f"RunPickPlace goal accepted: {', '.join(cans) or 'no can left to pick'}")
         return GoalResponse.ACCEPT
 
     def _on_cancel(self, goal_handle: Any) -> CancelResponse:
@@ -348,19 +351,27 @@ class BehaviorServerNode(Node):
         """Build the run's tree, set it up, take the lease; the tick timer does the rest.
 
         The can recorded as carried is not picked: it leads the run's cans, and the first pad check
-        offers to place it (or to have it removed).
+        offers to place it (or to have it removed). Cans lost in transit lead them all: the run first
+        waits for the operator to confirm the cell is clear of them (behaviors/lost.py).
         """
         report = RunReport()
         held = self._held()
+        lost = tuple(can for can in self.jobs if can in self._progress.lost())
         picks = tuple(can for can in cans if can != held)
         held_job = self.jobs[held] if held is not None else None
-        root = build_tree([self.jobs[can] for can in picks], self._guard, held_job)
+        root = build_tree([self.jobs[can] for can in picks], self._guard, held_job, lost)
         if held is not None:
-            cans = (held, *picks)
             self.get_logger().warning(
                 f"{held} is recorded as carried when the last run stopped: not picked; the pad check "
                 "offers to place it (operator confirm) if it is on the pad"
             )
+        if lost:
+            self.get_logger().warning(
+                f"{', '.join(lost)} recorded as lost in transit, not yet confirmed cleared: the run asks the "
+                "operator to confirm the cell is clear before it moves"
+            )
+        first = (*lost, *([held] if held is not None else []))
+        cans = (*first, *(can for can in picks if can not in first))
         run = ActiveRun(cans, root, report, goal_handle)
         run.tree.setup(node=self, ports=self._make_ports(report))
         self.run = run
@@ -510,7 +521,7 @@ class BehaviorServerNode(Node):
                 f"{', '.join(left)} may still be on the pad or in the arm's way after this run: the next "
                 "run does not pick while a can is on the pad (it offers to place it or asks to remove it)"
             )
-        if self._progress.done() >= set(self.jobs) and self._progress.carrying is None:
+        if self._progress.batch_done(list(self.jobs)):
             self.get_logger().info("every can of the cell is done: run progress reset for the next batch")
             self._store(self._progress.next_batch())
         summary = run.report.summary()
