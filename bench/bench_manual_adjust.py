@@ -267,8 +267,8 @@ def run_mode(
                 cycles.append(Cycle(mode, seed, can, tree, cell, seconds, adjust))
                 print(f"  seed {seed} {mode:10s} {can}: tree {tree}, cell {cell}, "
                       f"{'-' if seconds is None else f'{seconds:.1f} s'}", flush=True)
-                if seconds is None or (peer.state or {}).get("held"):
-                    break  # no result, or a can on the pad: the next goal would wait for an operator there
+                if seconds is None or tree == "lost" or (peer.state or {}).get("held"):
+                    break  # no result, a can lost or on the pad: the next goal would wait for an operator
         finally:
             peer.close()
             stack.stop()

@@ -29,8 +29,9 @@ compartment, is "astray"), and the runner's output (a node that exits, a Traceba
   the run's end ("run complete" or "run stopped") and judges it: completed, or safely held (the run
   stopped, a can still on the pad held with the vacuum on). A restarted behaviour server finds the
   carried can on the pad and waits for the operator: the campaign confirms as an operator would, and
-  the run places it and goes on. A node that does not respawn stops the stack
-  (the runner's fail-stop): judged by the cell's last state.
+  the run places it and goes on (a carried can no longer on the pad, or one lost in transit: the server
+  asks for the cell clear first, and the campaign confirms that too). A node that does not respawn
+  stops the stack (the runner's fail-stop): judged by the cell's last state.
 
 Printed: one line per trial, the fuzz counts per interface (sent, answered, refused / accepted), then a
 summary: crashes, limit crossings, stop hits, cans astray. Exit code 0 when all are zero.
@@ -421,14 +422,18 @@ def crashes(runner: ChildProcess, killed: str | None) -> list[str]:
     return found
 
 
+TAKEN = ("confirmed: placing", "the operator confirmed the cell is clear")
+"""The server's lines for a confirmation taken: the held can placed, or the cell confirmed clear."""
+
+
 def operator_confirms(mon: Monitor, runner: ChildProcess, since: int) -> str:
-    """The operator's recovery: confirm (each second, at most 60 s) until the server places the held can."""
+    """The operator's recovery: confirm (each second, at most 60 s) until the server takes it."""
     from std_msgs.msg import Bool
 
     pub = mon.node.create_publisher(Bool, names.absolute(names.OPERATOR_CONFIRM), 10)
     for _ in range(60):
         pub.publish(Bool(data=True))
-        if mon.wait(lambda: any("confirmed: placing" in line for line in runner.lines[since:]), 1.0):
+        if mon.wait(lambda: any(t in line for line in runner.lines[since:] for t in TAKEN), 1.0):
             return "confirmed; "
     return "confirm not taken; "
 
@@ -473,11 +478,13 @@ def trial(args, domain: int, log: Path, kill: tuple[str, str] | None, rng: rando
             except AssertionError:
                 return {"outcome": "kill not confirmed", "crashes": crashes(runner, victim), "mon": mon}
             if respawns:
-                waits = "a can is on the pad before picking"  # a restarted server with a can held
-                marks = (*ended, waits)
+                # A restarted server with a can held, or asking whether the cell is clear.
+                waits = ("a can is on the pad before picking",
+                         "until the operator confirms the cell is clear")  # fmt: skip
+                marks = (*ended, *waits)
                 mon.wait(lambda: any(m in line for line in runner.lines[since:] for m in marks), 240.0)
                 prefix = ""
-                if any(waits in line for line in runner.lines[since:]):
+                if any(w in line for line in runner.lines[since:] for w in waits):
                     prefix = "held, waited for the operator; " + operator_confirms(mon, runner, since)
                     mon.wait(lambda: any(e in line for line in runner.lines[since:] for e in ended), 240.0)
                 end = [line for line in runner.lines[since:] if any(e in line for e in ended)]

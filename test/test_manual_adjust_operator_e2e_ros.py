@@ -13,7 +13,9 @@ box truly stands 4 mm further along +y than the cell config (and so the tree's t
 2. ``manual_place`` true, a run of can_2 (compartment 2, two compartments away from what step 1 left):
    the simulated operator sees the wait, jogs the can ~4 mm in +y over the operator topics and confirms;
    the can lands in compartment 2 clear of all four walls, and ManualAdjust's log line shows the offset
-   the operator chose.
+   the operator chose. A can_0 that came off the pad in step 1 is recorded lost: the run of can_2 first
+   asks the operator to confirm the cell is clear, and the test, as the person at the cell who sees
+   can_0 near compartment 0, two compartments away, confirms.
 
 The cell runs its kinematic engine: the test is about what the operator buys, and the kinematic model
 judges the same rim and walls deterministically (the physics cell passed it too, but on this 2-core
@@ -43,6 +45,8 @@ pytestmark = pytest.mark.ros
 STEP_TIMEOUT = 45.0
 RUN_TIMEOUT = 120.0  # one can on a loaded 2-core machine, the operator's looks included
 BOX_ERROR_Y = 0.004
+ASKED = "until the operator confirms the cell is clear"  # a can lost before: the run asks first
+TAKEN = "the operator confirmed the cell is clear"
 LINE = re.compile(
     r"ManualAdjust\[place_can_2\]: confirmed, offset \[(-?\d+\.\d), (-?\d+\.\d), 0\.0\] mm after (\d+\.\d) s"
 )
@@ -53,7 +57,7 @@ class Stack(RosPeer):
 
     def __init__(self, log_dir: Path) -> None:
         from rclpy.action import ActionClient
-        from std_msgs.msg import String
+        from std_msgs.msg import Bool, String
 
         from salamander_msgs.action import RunPickPlace
 
@@ -90,6 +94,8 @@ class Stack(RosPeer):
         self.node.create_subscription(String, at(names.CELL_STATE), self._on_state, 10)
         self.action = ActionClient(self.node, RunPickPlace, at(names.RUN_PICK_PLACE))
         self.Goal = RunPickPlace.Goal
+        self.confirm_pub = self.node.create_publisher(Bool, at(names.OPERATOR_CONFIRM), 10)
+        self.Bool = Bool
 
     def _on_state(self, msg: Any) -> None:
         self.state = json.loads(msg.data)
@@ -98,12 +104,21 @@ class Stack(RosPeer):
         return "\n".join(p.describe() for p in self.procs)
 
     def run(self, can: str) -> Any:
-        """A RunPickPlace run of `can`, waited for; its result."""
+        """A RunPickPlace run of `can`, waited for; its result. Asked whether the cell is clear (a can
+        lost before), the test confirms as the person at the cell would (again each second until taken)."""
         self.wait(self.action.server_is_ready, "the RunPickPlace action server")
+        mark = len(self.bt.lines)
         goal = self.action.send_goal_async(self.Goal(cans=[can]))
         handle = self.answer(goal, f"the answer to the goal {can}")
         assert handle.accepted, self.describe()
         future = handle.get_result_async()
+        asked = lambda: any(ASKED in line for line in self.bt.lines[mark:])  # noqa: E731
+        self.wait(lambda: future.done() or asked(), f"the end of the run of {can}", RUN_TIMEOUT)
+        if asked():
+            for _ in range(int(STEP_TIMEOUT)):
+                self.confirm_pub.publish(self.Bool(data=True))
+                if self.spin_until(lambda: any(TAKEN in line for line in self.bt.lines[mark:]), 1.0):
+                    break
         self.wait(future.done, f"the end of the run of {can}", RUN_TIMEOUT)
         return future.result().result
 
@@ -162,8 +177,8 @@ def test_with_the_box_four_mm_off_autonomous_misses_and_the_simulated_operator_p
     # 2. ManualAdjust with the simulated operator.
     assert stack.set_param("manual_place", True).successful
     result = stack.run("can_2")
-    # A can_0 that came off the pad mid-run is recorded as carried: the server then checks the pad for it
-    # first (found empty: "removed") and the run's result lists it too; can_2 is the one that matters.
+    # A can_0 that came off the pad mid-run is recorded lost: the run asked for the cell clear first
+    # (`run` confirmed) and its result lists can_0 too ("removed"); can_2 is the one that matters.
     outcomes = dict(zip(result.cans, result.outcomes, strict=True))
     assert outcomes["can_2"] == "placed", (result.message, outcomes, stack.describe())
     can_2 = stack.landed("can_2", result.message)

@@ -11,11 +11,17 @@ The tree's leaves read the snapshot through a callable when they start (a motion
 duration, ManualAdjust its timeout) and `ManualPlaceOff` reads `manual_place` when a can reaches
 place_above, so a `ros2 param set` takes effect at the next such point and never half-way through one.
 The read-only ones shape the node at start-up (which cell, which lease identity, which rates).
+
+`OPERATOR_PARAMS` are the ones an operator sets live (docs/interfaces.md, "Parameters operators rely
+on"): the node keeps each live set with the run's progress (progress.py) and applies it over its launch
+value when it starts again; `kept_value` checks a kept value, `sources_text` says in the start line where
+each value came from.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -249,7 +255,8 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "progress_file",
             _D.progress_file,
-            "the run's progress (cans done, the can carried), kept across restarts; '' = "
+            "the run's progress (cans done, the can carried) and the operator's live sets of manual_place, "
+            "allow_z and max_offset_z, kept across restarts; '' = "
             "$ROS_HOME/salamander/<node>/progress.json (~/.ros without ROS_HOME; under "
             "$SALAMANDER_PROGRESS_DIR if set: scripts/run.sh sets a fresh one per start in simulation)",
             read_only=True,
@@ -278,3 +285,55 @@ def param_specs() -> list[ParamSpec]:
 def build_config(values: dict[str, Any]) -> BehaviorSettings:
     """The snapshot (ValueError refuses the set, with the reason `ros2 param set` prints)."""
     return BehaviorSettings.from_values(values)
+
+
+OPERATOR_PARAMS = ("manual_place", "allow_z", "max_offset_z")
+"""Parameters an operator sets live whose last set a restart of the node keeps (progress.py,
+``operator_params``): the placement mode and ManualAdjust's z. The coupled limits alpha_max/beta_max are
+kept by their owner, the trajectory generator, which every node adopts them from; the other parameters
+are tuning that the launch file owns."""
+
+
+def kept_value(name: str, value: Any) -> Any:
+    """`value`, checked as the parameter `name` checks a set (the node's set then decides).
+
+    Raises:
+        ValueError: `name` is not one of `OPERATOR_PARAMS`, or `value` is of the wrong type or range.
+    """
+    if name not in OPERATOR_PARAMS:
+        raise ValueError(f"{name!r} is not a parameter a restart keeps ({', '.join(OPERATOR_PARAMS)})")
+    spec = next(s for s in param_specs() if s.name == name)
+    if isinstance(spec.default, bool) is not isinstance(value, bool):
+        raise ValueError(f"{name} must be {'a bool' if isinstance(spec.default, bool) else 'a number'}")
+    problem = spec.check(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def _word(value: Any) -> str:
+    """A value as ``ros2 param get`` users write it: true/false, 0.03."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def sources_text(launch: Mapping[str, Any], kept: Mapping[str, Any]) -> str:
+    """Each of `OPERATOR_PARAMS` with its value and where it came from, for the start line.
+
+    E.g. ``manual_place true (kept from before the restart; launch file said false), allow_z false
+    (launch file), max_offset_z 0.03 (launch file)``.
+
+    Args:
+        launch: the values the node started with (launch file, params files, defaults).
+        kept: the operator's sets applied over them (progress.py's ``operator_params``, as accepted).
+    """
+    parts = []
+    for name in OPERATOR_PARAMS:
+        if name in kept:
+            same = kept[name] == launch[name]
+            said = "the launch file says the same" if same else f"launch file said {_word(launch[name])}"
+            parts.append(f"{name} {_word(kept[name])} (kept from before the restart; {said})")
+        else:
+            parts.append(f"{name} {_word(launch[name])} (launch file)")
+    return ", ".join(parts)

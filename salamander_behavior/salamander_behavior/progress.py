@@ -6,14 +6,24 @@ small JSON file (parameter ``progress_file``; default ``$ROS_HOME/salamander/<no
 it and resumes with the cans not yet placed; the tree's pad check (behaviors/pad.py) offers to place
 the can recorded as carried. The file::
 
-    {"version": 1, "cans": {"can_0": "placed", "can_1": "aborted"}, "carrying": "can_1"}
+    {"version": 1, "cans": {"can_0": "placed", "can_1": "aborted"}, "carrying": "can_1",
+     "operator_params": {"manual_place": true}}
 
 Per-can states: ``placed`` (let go over its compartment: part-present dropped after the vacuum went
 off over it; kept even when the rise after it failed), ``missed``, ``skipped`` (never touched),
 ``aborted`` (the run stopped with it touched), ``removed`` (taken off the pad by hand, or gone from
 the pad when the server started: not where the cell config says, so an empty goal does not pick it
-again; a goal naming it does). ``carrying`` is the can the vacuum was switched on for and that has not
-been let go yet (None: nothing recorded as carried).
+again; a goal naming it does), ``lost`` (part-present dropped while it was carried: it fell off the pad
+outside the box and may lie anywhere in the cell; unacknowledged: every run first waits for the
+operator to confirm the cell is clear (behaviors/lost.py), which makes it ``removed``; until then the
+batch is not over, so the reset after a finished batch never forgets it). ``carrying`` is the can the
+vacuum was switched on for and that has not been let go yet (None: nothing recorded as carried).
+
+``operator_params`` holds the operator's live sets of the parameters a restart keeps
+(`salamander_behavior.params.OPERATOR_PARAMS`: name -> value, as set last); the node applies them over
+its launch values at start. They stay until the operator sets them again or resets the progress
+(`run_pick_place/reset_progress`); the reset after a finished batch (`next_batch`) keeps them. A file
+without the key (older) has none.
 
 Invariants: the file is replaced atomically (written to a temporary file in the same folder, then
 `os.replace`), so a kill at any moment leaves the old or the new content, never a mix. A missing file
@@ -32,8 +42,9 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from salamander_behavior.behaviors.base import STAGE_LET_GO, STAGE_REMOVED
+from salamander_behavior.behaviors.base import STAGE_LET_GO, STAGE_LOST, STAGE_REMOVED
 from salamander_behavior.report import CanResult, RunReport
 
 VERSION = 1
@@ -42,19 +53,25 @@ MISSED = "missed"
 SKIPPED = "skipped"
 ABORTED = "aborted"
 REMOVED = "removed"
-STATES = frozenset({PLACED, MISSED, SKIPPED, ABORTED, REMOVED})
-DONE = frozenset({PLACED, MISSED, REMOVED})
+LOST = "lost"
+STATES = frozenset({PLACED, MISSED, SKIPPED, ABORTED, REMOVED, LOST})
+DONE = frozenset({PLACED, MISSED, REMOVED, LOST})
 """States after which a can is not at its place in the cell config: an empty goal does not pick it."""
 FINAL = frozenset({PLACED, MISSED})
 """States after which a can is never picked again, not even by a goal naming it (it is in the box)."""
 
 
+PARAM_TYPES = (bool, int, float, str)
+"""What an operator parameter's value may be in the file (JSON scalars; the node checks the rest)."""
+
+
 @dataclass(frozen=True)
 class RunProgress:
-    """What the file holds: state by can id, and the can recorded as carried (None: none)."""
+    """What the file holds: state by can id, the can recorded as carried (None: none), operator sets."""
 
     cans: Mapping[str, str] = field(default_factory=dict)
     carrying: str | None = None
+    operator_params: Mapping[str, Any] = field(default_factory=dict)
 
     def done(self) -> frozenset[str]:
         """Cans an empty goal leaves out (placed, missed, removed)."""
@@ -64,26 +81,47 @@ class RunProgress:
         """Cans no goal may name (placed or missed: in the box)."""
         return frozenset(can for can, state in self.cans.items() if state in FINAL)
 
+    def lost(self) -> frozenset[str]:
+        """Cans lost in transit that the operator has not yet confirmed cleared from the cell."""
+        return frozenset(can for can, state in self.cans.items() if state == LOST)
+
+    def batch_done(self, known: Sequence[str]) -> bool:
+        """Whether every can of `known` is done, none carried and none lost unacknowledged (next batch)."""
+        return self.done() >= set(known) and self.carrying is None and not self.lost()
+
     def with_state(self, can: str, state: str) -> RunProgress:
         """A copy with `can` in `state` (a can in the box keeps that state: the box is what counts)."""
         if state not in STATES:
             raise ValueError(f"unknown can state {state!r}")
         if self.cans.get(can) in FINAL and state not in FINAL:
             return self
-        return RunProgress({**self.cans, can: state}, self.carrying)
+        return RunProgress({**self.cans, can: state}, self.carrying, dict(self.operator_params))
 
     def with_carrying(self, can: str | None) -> RunProgress:
         """A copy with `can` recorded as carried (None: nothing carried)."""
-        return RunProgress(dict(self.cans), can)
+        return RunProgress(dict(self.cans), can, dict(self.operator_params))
+
+    def with_operator_param(self, name: str, value: Any) -> RunProgress:
+        """A copy that keeps the operator's live set `name` := `value`."""
+        if not isinstance(value, PARAM_TYPES):
+            raise ValueError(f"{name}: a kept parameter must be a bool, number or string, got {value!r}")
+        return RunProgress(dict(self.cans), self.carrying, {**self.operator_params, name: value})
+
+    def next_batch(self) -> RunProgress:
+        """Every can to do again, none carried; the operator's sets stay (the automatic reset)."""
+        return RunProgress(operator_params=dict(self.operator_params))
 
     def to_json(self) -> str:
         """The file's text."""
-        return json.dumps({"version": VERSION, "cans": dict(self.cans), "carrying": self.carrying}, indent=1)
+        data = {"version": VERSION, "cans": dict(self.cans), "carrying": self.carrying,
+                "operator_params": dict(self.operator_params)}  # fmt: skip
+        return json.dumps(data, indent=1)
 
     def describe(self) -> str:
         """One line for the log, e.g. ``can_0 placed, can_1 aborted; carrying can_1``."""
         cans = ", ".join(f"{can} {state}" for can, state in self.cans.items()) or "no can done yet"
-        return f"{cans}; carrying {self.carrying or 'nothing'}"
+        kept = ", ".join(f"{name}={value}" for name, value in self.operator_params.items())
+        return f"{cans}; carrying {self.carrying or 'nothing'}" + (f"; operator set {kept}" if kept else "")
 
 
 PROGRESS_DIR_ENV = "SALAMANDER_PROGRESS_DIR"
@@ -119,6 +157,11 @@ def parse(text: str, known: Sequence[str]) -> tuple[RunProgress, list[str]]:
     cans, carrying = data.get("cans"), data.get("carrying")
     if not isinstance(cans, dict) or not (carrying is None or isinstance(carrying, str)):
         raise ValueError("'cans' must be an object and 'carrying' a can id or null")
+    operator_params = data.get("operator_params", {})
+    if not isinstance(operator_params, dict) or not all(
+        isinstance(v, PARAM_TYPES) for v in operator_params.values()
+    ):
+        raise ValueError("'operator_params' must be an object of bools, numbers and strings")
     warnings = []
     kept: dict[str, str] = {}
     for can, state in cans.items():
@@ -131,7 +174,7 @@ def parse(text: str, known: Sequence[str]) -> tuple[RunProgress, list[str]]:
     if carrying is not None and carrying not in known:
         warnings.append(f"the carried can {carrying!r} is not in the cell config: dropped")
         carrying = None
-    return RunProgress(kept, carrying), warnings
+    return RunProgress(kept, carrying, operator_params), warnings
 
 
 def load(path: Path, known: Sequence[str]) -> tuple[RunProgress, list[str]]:
@@ -187,12 +230,18 @@ def observe(
         progress: the progress so far.
         cans: the run's cans (the held can included).
         stages: each can's blackboard stage (behaviors/base.py), None when untouched; "removed" for
-            the carried can the pad check saw taken off the pad by hand (or gone from it).
+            the carried can the pad check saw taken off the pad by hand (or gone from it) and for a lost
+            can the operator confirmed cleared; "lost" for a can that fell off the pad in transit.
         report: the run's report (outcomes).
     """
     out = progress
     for can in cans:
         stage = stages.get(can)
+        if stage == STAGE_LOST:
+            out = out.with_state(can, LOST)  # not on the pad any more: nothing is carried
+            if out.carrying == can:
+                out = out.with_carrying(None)
+            continue
         if stage == STAGE_REMOVED:
             out = out.with_state(can, REMOVED)
             if out.carrying == can:

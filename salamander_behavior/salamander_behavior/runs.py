@@ -5,15 +5,19 @@ through the cans it was given with a tree built for it (`tree.build_tree`) and e
 per can. This module holds the decisions around that, without rclpy:
 
 - `select_cans`: the cans of a goal. Empty = every can of the cell config not yet done (done = placed,
-  missed or removed by hand, as the run's progress records it, which outlives a restart of the server:
-  progress.py); otherwise the named cans in the given order. Unknown ids, duplicates and cans in the
-  box (placed or missed) are refused with the reason; nothing left to do is refused too. A can removed
-  by hand may be named again (put back at its spot).
+  missed, removed by hand or lost, as the run's progress records it, which outlives a restart of the
+  server: progress.py); otherwise the named cans in the given order. Unknown ids, duplicates and cans in
+  the box (placed or missed) are refused with the reason; nothing left to do is refused too. A can
+  removed by hand may be named again (put back at its spot), and so may a can lost in transit. Cans
+  lost and not yet acknowledged lead every run (the node puts them first; its first step asks the
+  operator to confirm the cell is clear of them, behaviors/lost.py), so with such a can an empty goal
+  makes a run even when no can is left to pick.
 - `progress`: the can being worked on and the running leaf, for the action's feedback.
 - `outcomes`: one word per can for the result: the run report's (placed, missed, skipped, aborted, ...),
   "aborted" for a can left on the pad by a cancel (its stage on the blackboard says the vacuum came
-  on), "removed" for the can found on the pad and taken off by hand, "not_run" for a can the run never
-  finished.
+  on), "removed" for the can found on the pad and taken off by hand (or a lost can the operator
+  confirmed cleared), "lost" for a can that fell off the pad in transit, "not_run" for a can the run
+  never finished.
 
 Where it is used: `nodes/behavior_server_node.py` (the ROS shell), the lifecycle in docs/interfaces.md.
 """
@@ -26,13 +30,15 @@ from dataclasses import dataclass
 import py_trees
 from py_trees.common import Status
 
-from salamander_behavior.behaviors.base import STAGE_REMOVED, stage_key
+from salamander_behavior.behaviors.base import STAGE_LOST, STAGE_REMOVED, stage_key
 from salamander_behavior.report import CanResult, RunReport
 
 NOT_RUN = "not_run"
 """Outcome of a can the run did not finish (cancelled before it, or the run stopped earlier)."""
 REMOVED = "removed"
 """Outcome of the can recorded as carried that was taken off the pad by hand (or was not on it)."""
+LOST = "lost"
+"""Outcome of a can that fell off the pad in transit (part-present dropped while it was carried)."""
 DONE_RESULTS = frozenset({CanResult.PLACED, CanResult.MISSED})
 """Results after which a can is no longer at its place in the cell config: never picked again."""
 
@@ -42,21 +48,24 @@ def select_cans(
     known: Sequence[str],
     done: Collection[str],
     final: Collection[str] | None = None,
+    lost: Collection[str] = (),
 ) -> tuple[str, ...]:
-    """The cans of a run, in order.
+    """The cans a run picks, in order (the node adds the lost and the carried can before them).
 
     Args:
         requested: the goal's can ids ([] = every can of `known` not in `done`).
         known: every can of the cell config, in config order.
-        done: cans an empty goal leaves out (placed, missed, removed by hand; the run's progress).
+        done: cans an empty goal leaves out (placed, missed, removed by hand, lost; the run's progress).
         final: cans no goal may name (placed or missed: in the box); default `done`.
+        lost: cans lost in transit, not yet acknowledged: with one, an empty goal with no can left to
+            pick is a run all the same (its confirmation alone); `()` is returned then.
 
     Raises:
         ValueError: an unknown or repeated id, a can already done, or nothing left to do (the reason).
     """
     if not requested:
         left = tuple(can for can in known if can not in done)
-        if not left:
+        if not left and not lost:
             every = ", ".join(known)
             raise ValueError(
                 f"nothing left to do: every can ({every}) was already placed, missed or removed "
@@ -119,7 +128,9 @@ def outcomes(cans: Sequence[str], report: RunReport, stages: Mapping[str, str | 
     out = []
     for can in cans:
         result = report.result_of(can)
-        if result is not None:
+        if stages.get(can) == STAGE_LOST:
+            out.append(LOST)  # recorded aborted (the run stopped); it is not on the pad any more
+        elif result is not None:
             out.append(result.value)
         elif stages.get(can) == STAGE_REMOVED:
             out.append(REMOVED)  # the can found on the pad was taken off by hand (or was gone)

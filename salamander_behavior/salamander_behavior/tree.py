@@ -1,5 +1,8 @@
 """The pick-and-place tree: one selector per can, run in order after the stack is ready.
 
+A run that begins with cans recorded as lost in transit (the run's progress) first waits, before any
+motion, for the operator to confirm the cell is clear (`cell clear of can_k?`, behaviors/lost.py).
+
 Per can (``can_i``, into compartment i), after ``pad clear before can_i?`` (behaviors/pad.py: with a can
 on the pad it does not pick; vacuum on, then the operator confirms its placement (the first check of a
 run places the can recorded as carried, `held_subtree`: its grip check and `place_steps`) or removes
@@ -54,6 +57,7 @@ from py_trees.composites import Sequence as Seq
 from salamander_behavior.behaviors.base import offset_key, pad_key, stage_key
 from salamander_behavior.behaviors.flow import CanOutcome, CanPlaced, Wait, WaitUntilReady
 from salamander_behavior.behaviors.ik_retry import IkRetry
+from salamander_behavior.behaviors.lost import CellCleared
 from salamander_behavior.behaviors.motion import FixedTarget, MoveTo, OffsetTarget
 from salamander_behavior.behaviors.pad import ClearPad, PadDecided
 from salamander_behavior.behaviors.vacuum import SetVacuum, StillHeld, WaitForPartPresent
@@ -212,26 +216,36 @@ def _selector(job: CanJob, body: py_trees.behaviour.Behaviour, guard: Guard | No
     )
 
 
-def build_tree(jobs: Sequence[CanJob], guard: Guard | None = None, held: CanJob | None = None) -> Seq:
+def build_tree(
+    jobs: Sequence[CanJob],
+    guard: Guard | None = None,
+    held: CanJob | None = None,
+    lost: Sequence[str] = (),
+) -> Seq:
     """The whole run: wait for the stack, then per can the pad check and the can; FAILURE stops the run.
 
     `held`: the can recorded as carried when the last run stopped (the progress file); the first pad
     check offers to place it. It must not be one of `jobs` (it is not at its spot to be picked).
+    `lost`: the cans recorded as lost in transit (the progress file): before anything else the run waits
+    for the operator to confirm the cell is clear of them (behaviors/lost.py). A run may consist of
+    that confirmation alone.
     """
-    if not jobs and held is None:
+    if not jobs and held is None and not lost:
         raise ValueError("the tree needs at least one can")
     if held is not None and any(job.can == held.can for job in jobs):
         raise ValueError(f"{held.can} is recorded as carried: it cannot also be picked in the same run")
     every = [*jobs, *([held] if held is not None else [])]
-    for job in every:  # a tree is built for one run: nothing may carry over from an earlier one
-        py_trees.blackboard.Blackboard.unset(stage_key(job.can))
-        py_trees.blackboard.Blackboard.unset(offset_key(job.can))
+    for can in [*(job.can for job in every), *lost]:  # a tree is built for one run: nothing carries over
+        py_trees.blackboard.Blackboard.unset(stage_key(can))
+        py_trees.blackboard.Blackboard.unset(offset_key(can))
     for label in [*(job.can for job in jobs), "end"]:
         py_trees.blackboard.Blackboard.unset(pad_key(label))
     children: list[py_trees.behaviour.Behaviour] = [WaitUntilReady("arm and gripper ready?")]
+    if lost:
+        children.append(CellCleared(f"cell clear of {', '.join(lost)}?", lost))
     for i, job in enumerate(jobs):
         children += [pad_subtree(job, held if i == 0 else None, guard), can_subtree(job, guard)]
-    if not jobs:
+    if not jobs and held is not None:
         children.append(pad_subtree(None, held, guard))
     return Seq(ROOT_NAME, memory=True, children=children)
 

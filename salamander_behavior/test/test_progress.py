@@ -87,3 +87,45 @@ def test_a_resumed_run_picks_only_the_cans_not_yet_done() -> None:
         assert "already placed" in str(exc)
     else:
         raise AssertionError("can_0 is in the box")
+
+
+def test_the_operators_kept_sets_go_with_the_progress_until_a_reset() -> None:
+    state = RunProgress({"can_0": "placed"}, "can_1").with_operator_param("manual_place", True)
+    state = state.with_state("can_1", "aborted").with_carrying(None).with_operator_param("allow_z", True)
+    assert state.operator_params == {"manual_place": True, "allow_z": True}
+    assert "operator set manual_place=True, allow_z=True" in state.describe()
+    # The reset after a finished batch keeps them; an explicit reset is a fresh RunProgress().
+    assert state.next_batch() == RunProgress(operator_params={"manual_place": True, "allow_z": True})
+    try:
+        state.with_operator_param("manual_place", [1])
+    except ValueError as exc:
+        assert "bool, number or string" in str(exc)
+    else:
+        raise AssertionError("a list is not a parameter value the file keeps")
+
+
+def test_kept_sets_round_trip_and_an_older_file_has_none(tmp_path) -> None:
+    path = tmp_path / "progress.json"
+    state = RunProgress({"can_0": "placed"}, None, {"manual_place": True, "max_offset_z": 0.02})
+    progress.save(path, state)
+    assert json.loads(path.read_text())["operator_params"] == {"manual_place": True, "max_offset_z": 0.02}
+    assert progress.load(path, CANS) == (state, [])
+    path.write_text(json.dumps({"version": 1, "cans": {"can_0": "placed"}, "carrying": None}))
+    assert progress.load(path, CANS) == (RunProgress({"can_0": "placed"}), [])
+    for bad in ([], {"manual_place": None}, {"manual_place": [True]}):
+        path.write_text(json.dumps({"version": 1, "cans": {}, "carrying": None, "operator_params": bad}))
+        state, warnings = progress.load(path, CANS)
+        assert state == RunProgress() and "starting fresh" in warnings[0], bad
+
+
+def test_a_lost_can_is_kept_until_acknowledged_and_holds_the_batch_open(tmp_path) -> None:
+    path = tmp_path / "progress.json"
+    state = RunProgress({"can_0": "placed", "can_1": "placed", "can_2": "lost"})
+    progress.save(path, state)
+    assert progress.load(path, CANS) == (state, [])
+    assert state.lost() == {"can_2"} and "can_2" in state.done() and "can_2" not in state.final()
+    assert not state.batch_done(CANS)  # the automatic reset must not forget it
+    acknowledged = progress.observe(state, ("can_2",), {"can_2": STAGE_REMOVED}, RunReport())
+    assert acknowledged.cans["can_2"] == "removed" and acknowledged.batch_done(CANS)
+    # A goal naming the lost can picks it (the run asks for the confirmation first).
+    assert runs.select_cans(["can_2"], CANS, state.done(), state.final(), state.lost()) == ("can_2",)

@@ -1,7 +1,7 @@
 """A stand-in "robot" for tests: speaks the hardware contract and nothing else.
 
     python -m salamander_testing.standin_robot [--cell CELL] [--grip-below-z -0.06] \
-        [--switch-delay-s 0.03] [--rate-hz 100] [--part-present-rate-hz 20]
+        [--switch-delay-s 0.03] [--rate-hz 100] [--part-present-rate-hz 20] [--lose-first-above-z Z]
 
 What a real Salamander must provide for the stack (docs/interfaces.md, "Hardware contract"), with the
 simplest possible behaviour behind it, so that a test can show the stack runs on the contract alone
@@ -15,7 +15,9 @@ simplest possible behaviour behind it, so that a test can show the stack runs on
   and on every change): a part seals the pad when the valve is open and the pad (TCP from FK of the
   joints) is below `--grip-below-z` (m, base_link; the default is 5 mm above the top of a can standing
   on config/cell.yaml's table); it stays sealed until the valve closes. The switch reports both
-  `--switch-delay-s` late (`sim.cell.switch.DelayedSwitch`).
+  `--switch-delay-s` late (`sim.cell.switch.DelayedSwitch`). A test's fault: with
+  `--lose-first-above-z Z` the first part carried above Z (m) breaks loose (a can torn off in transit:
+  the switch drops with the valve still open); later parts stay sealed.
 
 It knows no cans, no box and no cell state: there is nothing else for the tree to read. The names are
 those of the default launch, or of ``cell:=CELL`` with `--cell`.
@@ -46,18 +48,22 @@ class StandinGripper:
     Args:
         grip_below_z: the pad seals on a part when the valve is open and its z is below this (m).
         delay_s: the switch's dead time (s).
+        lose_above_z: the first part carried above this z (m) breaks loose; None: none ever does.
     """
 
-    def __init__(self, grip_below_z: float, delay_s: float) -> None:
+    def __init__(self, grip_below_z: float, delay_s: float, lose_above_z: float | None = None) -> None:
         self.grip_below_z = grip_below_z
+        self.lose_above_z = lose_above_z
         self.valve = False
         self.sealed = False
+        self.lost = 0
         self.switch = DelayedSwitch(delay_s)
 
     @property
     def needs_pad(self) -> bool:
-        """Whether `step` would use the pad's height (valve open, nothing sealed yet)."""
-        return self.valve and not self.sealed
+        """Whether `step` would use the pad's height (valve open; nothing sealed, or a part to lose)."""
+        to_lose = self.lose_above_z is not None and self.lost == 0
+        return self.valve and (not self.sealed or to_lose)
 
     def step(self, pad_z: float | None, now: float) -> bool:
         """Advance to `now` with the pad at height `pad_z` (None: unknown); returns the switch."""
@@ -65,6 +71,10 @@ class StandinGripper:
             self.sealed = False
         elif not self.sealed and pad_z is not None and pad_z < self.grip_below_z:
             self.sealed = True
+        elif (self.sealed and self.lose_above_z is not None and self.lost == 0 and pad_z is not None
+              and pad_z > self.lose_above_z):  # fmt: skip
+            self.sealed = False
+            self.lost += 1
         return self.switch.update(self.sealed, now)
 
 
@@ -80,7 +90,9 @@ class StandinRobot(Node):
 
         self._q = list(REST_POSTURE)
         self._v = [0.0] * len(JOINT_NAMES)
-        self._gripper = StandinGripper(options.grip_below_z, options.switch_delay_s)
+        self._gripper = StandinGripper(
+            options.grip_below_z, options.switch_delay_s, options.lose_first_above_z
+        )
         self._next_part = 0.0
         self._js_pub = self.create_publisher(JointState, at(names.JOINT_STATES), 10)
         self._part_pub = self.create_publisher(Bool, at(names.PART_PRESENT), 10)
@@ -116,7 +128,9 @@ class StandinRobot(Node):
         pad_z = forward_kinematics(tuple(self._q)).tcp[2] if self._gripper.needs_pad else None
         present = self._gripper.step(pad_z, now)
         if present != was:
-            self.get_logger().info(f"part present: {str(present).lower()}")
+            loose = not present and self._gripper.valve
+            why = " (the part broke loose: --lose-first-above-z)" if loose else ""
+            self.get_logger().info(f"part present: {str(present).lower()}{why}")
         if present != was or now >= self._next_part:
             self._part_pub.publish(Bool(data=present))
             self._next_part = now + 1.0 / self._options.part_present_rate_hz
@@ -130,6 +144,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--switch-delay-s", type=float, default=0.03, help="part-present dead time (s)")
     parser.add_argument("--rate-hz", type=float, default=100.0, help="/joint_states rate (Hz)")
     parser.add_argument("--part-present-rate-hz", type=float, default=20.0, help="part-present rate (Hz)")
+    parser.add_argument(
+        "--lose-first-above-z", type=float, default=None,
+        help="the first part carried above this z breaks loose (m; a test's fault)",
+    )  # fmt: skip
     return parser.parse_args(argv)
 
 

@@ -17,7 +17,9 @@ Blackboard keys shared between leaves of one can (both absolute, one per can):
   after that. The outcome leaf skips a can whose stage is unset (never touched) and stops the run
   otherwise: a can on the pad is never put down anywhere but over the box. "removed" is written by the
   pad check (`behaviors.pad.ClearPad`) for the can recorded as carried when it was taken off the pad by
-  hand instead of placed (or was not on the pad when the run began).
+  hand instead of placed (or was not on the pad when the run began), and by `behaviors.lost.CellCleared`
+  for a lost can once the operator confirmed the cell is clear. "lost" is written by `StillHeld` when
+  part-present dropped while the can was carried (lost in transit: it may lie anywhere in the cell).
 - ``/pad_decision/<label>``: what a pad check decided ("clear", "removed" or "place"; behaviors/pad.py).
 """
 
@@ -39,6 +41,7 @@ STAGE_GRIPPED = "gripped"  # part-present confirmed: the can is carried
 STAGE_RELEASED = "released"  # vacuum commanded off over the compartment; not yet seen leaving the pad
 STAGE_LET_GO = "let_go"  # part-present dropped after the vacuum went off
 STAGE_REMOVED = "removed"  # the pad check saw it taken off the pad by hand (or gone when the run began)
+STAGE_LOST = "lost"  # part-present dropped while carried: it left the pad outside the box
 
 
 def offset_key(can: str) -> str:

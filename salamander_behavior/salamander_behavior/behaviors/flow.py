@@ -4,11 +4,13 @@
 
 - unset (the vacuum never came on for it): the can was never touched. It is **skipped**, the reason
   (the failed leaf's name and feedback) is logged and recorded, and the run goes on with the next can.
-- any other stage ("holding", "gripped", "released", "let_go"; behaviors/base.py): the can may be on
-  the pad (or the arm stands in the box after letting go). The can is **aborted** and so is the run: the
-  arm stays where it stopped, the vacuum stays as it is (on while holding), and nothing is ever put down
-  outside the box. The log says what the tree knows from its own commands and the part-present switch,
-  and what to do; it never claims what it did not observe.
+- any other stage ("holding", "gripped", "released", "let_go", "lost"; behaviors/base.py): the can may
+  be on the pad (or the arm stands in the box after letting go, or the can fell off on the way). The can
+  is **aborted** and so is the run: the arm stays where it stopped, the vacuum stays as it is (on while
+  holding), and nothing is ever put down outside the box. The log says what the tree knows from its own
+  commands and the part-present switch, and what to do; it never claims what it did not observe. A can
+  "lost" in transit may lie anywhere in the cell: the next run does not move before the operator
+  confirmed the cell is clear (behaviors/lost.py), and the line says so.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from py_trees.common import Access, Status
 from salamander_behavior.behaviors.base import (
     STAGE_GRIPPED,
     STAGE_HOLDING,
+    STAGE_LOST,
     STAGE_RELEASED,
     PortBehavior,
     Ports,
@@ -27,6 +30,10 @@ from salamander_behavior.behaviors.base import (
     stage_key,
 )
 from salamander_behavior.report import CanResult, offset_mm
+from salamander_control import names
+
+CONFIRM = names.absolute(names.OPERATOR_CONFIRM)
+VACUUM = names.absolute(names.GRIPPER_VACUUM)
 
 
 def failure_reason(root: py_trees.behaviour.Behaviour) -> str:
@@ -163,10 +170,18 @@ class CanOutcome(PortBehavior):
             ports.log.warning(f"{self.can}: skipped, never touched: {reason}")
             self.feedback_message = f"skipped: {reason}"
             return Status.SUCCESS
-        if stage in (STAGE_HOLDING, STAGE_GRIPPED):
+        if stage == STAGE_LOST:
             what = (
-                "the arm stays where it stopped, vacuum on (the can may be on the pad); take it off the pad "
-                "by hand (vacuum off: /salamander/gripper/vacuum) and restart the behaviour server"
+                "it fell off the pad on the way and may lie anywhere in the cell (table, box, the arm's "
+                "way); the arm stays where it stopped. Clear the cell: the next run does not move before the "
+                f"operator confirms the cell is clear (true on {CONFIRM}: gamepad SQUARE, salamanderctl "
+                "confirm) when it asks; no restart needed"
+            )
+        elif stage in (STAGE_HOLDING, STAGE_GRIPPED):
+            what = (
+                "the arm stays where it stopped, vacuum on (the can may be on the pad); the next run's pad "
+                f"check finds it and asks to place it (confirm true on {CONFIRM}) or remove it (vacuum "
+                f"off by hand: {VACUUM}); no restart needed"
             )
         elif stage == STAGE_RELEASED:
             what = (

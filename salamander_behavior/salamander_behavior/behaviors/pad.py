@@ -4,9 +4,14 @@ A behaviour server restarted mid-run (the runner respawns it) may find a can on 
 was carrying when it stopped. Picking with it there would carry it back and set it down on another
 can's spot. So `ClearPad` runs before each can's pick and decides from the part-present switch alone:
 
-- fresh false: the pad is clear, SUCCESS (decision "clear"). If a can was recorded as carried (the
-  progress file, `held`), it is no longer on the pad: its stage becomes "removed" (not where the cell
-  config says; an empty goal does not pick it again).
+- fresh false: the pad is clear, SUCCESS (decision "clear"). But if a can was recorded as carried (the
+  progress file, `held`), it is no longer on the pad, and the tree cannot tell whether it was taken off
+  by hand or fell off (then it may lie anywhere in the cell, e.g. in the next can's compartment). So
+  the leaf does not pick: it waits, from that moment on, for the operator's confirmation that the cell
+  is clear (``/salamander/operator/confirm`` true): then its stage becomes "removed" (not where the
+  cell config says; an empty goal does not pick it again), decision "removed", and the pick goes on;
+  false or no answer within ``pad_wait_timeout_s``: FAILURE, its stage becomes "lost" (the run's
+  progress keeps it lost: the next run asks again first, behaviors/lost.py). The vacuum is untouched.
 - fresh true: a can is on the pad. The leaf does **not** pick. It switches the vacuum ON first (after a
   restart the valve state is unknown; on keeps a held can from dropping; the leaf never switches it
   off), logs what it found and what the operator may do, and waits, from that moment on, for:
@@ -35,6 +40,7 @@ from py_trees.common import Access, Status
 
 from salamander_behavior.behaviors.base import (
     STAGE_HOLDING,
+    STAGE_LOST,
     STAGE_REMOVED,
     PortBehavior,
     Ports,
@@ -49,6 +55,8 @@ from salamander_behavior.manual_adjust.operator_input import (
 )
 from salamander_behavior.ports import PendingCall
 from salamander_control import names
+
+CONFIRM = names.absolute(names.OPERATOR_CONFIRM)
 
 CLEAR = "clear"
 REMOVED = "removed"
@@ -82,6 +90,7 @@ class ClearPad(PortBehavior):
         self._vacuum_ok = False
         self._clear_since: float | None = None
         self._ignored_logged = False
+        self._asking_clear = False  # the held can is not on the pad: waiting for "the cell is clear"
 
     def setup(self, **kwargs: Any) -> None:
         """Take the ports; the operator inbox from kwargs (tests) or the node's shared one."""
@@ -98,6 +107,7 @@ class ClearPad(PortBehavior):
         self._vacuum_ok = False
         self._clear_since = None
         self._ignored_logged = False
+        self._asking_clear = False
         self._confirmed = False  # a confirmation taken while the vacuum's answer was still pending
 
     def _decide(self, decision: str, message: str, ports: Ports) -> Status:
@@ -127,15 +137,52 @@ class ClearPad(PortBehavior):
             )
         if self._waiting_since is None:
             if not reading.value:
-                gone = f"; {self.held} (recorded as carried) is not on the pad" if self.held else ""
                 if self.held:
-                    ports.log.warning(
-                        f"{self.name}: the pad is clear{gone}: counted as removed by hand (an empty goal "
-                        f"does not pick it again; a goal naming {self.held} does)"
-                    )
-                return self._decide(CLEAR, f"pad clear{gone}", ports)
+                    return self._begin_ask_clear(ports, now)
+                return self._decide(CLEAR, "pad clear", ports)
             return self._begin_wait(ports, now)
+        if self._asking_clear:
+            return self._ask_clear(ports, now)
         return self._wait(ports, now, reading.value)
+
+    def _begin_ask_clear(self, ports: Ports, now: float) -> Status:
+        self._waiting_since = now
+        self._asking_clear = True
+        if self.inbox is not None:
+            self.inbox.drain()  # confirmations before the wait began never count
+        timeout = ports.settings().pad_wait_timeout_s
+        ports.log.warning(
+            f"{self.name}: the pad is clear, but {self.held} (recorded as carried) is not on it: taken off "
+            f"by hand or fallen off, the tree cannot tell; not {self.before} until the operator confirms "
+            f"the cell is clear (true on {CONFIRM}: gamepad SQUARE, salamanderctl confirm; false stops the "
+            f"run; the run waits at most {timeout:.0f} s)"
+        )
+        self.feedback_message = f"{self.held} is not on the pad: waiting for the operator (cell clear?)"
+        return Status.RUNNING
+
+    def _ask_clear(self, ports: Ports, now: float) -> Status:
+        assert self._waiting_since is not None and self.held is not None
+        for event in self.inbox.drain() if self.inbox is not None else []:
+            if not isinstance(event, ConfirmEvent) or event.received < self._waiting_since:
+                continue
+            if event.confirmed:
+                held = f"{self.held} counted as removed"
+                return self._decide(REMOVED, f"the operator confirmed the cell is clear: {held}", ports)
+            return self._lost("stopped by the operator", ports)
+        timeout = ports.settings().pad_wait_timeout_s
+        if now - self._waiting_since > timeout:
+            return self._lost(f"no confirmation within {timeout:.0f} s", ports)
+        self.feedback_message = (
+            f"{self.held} is not on the pad: waiting for the operator to confirm the cell is clear, "
+            f"{now - self._waiting_since:.1f} of {timeout:.0f} s"
+        )
+        return Status.RUNNING
+
+    def _lost(self, why: str, ports: Ports) -> Status:
+        """No confirmation: the held can counts as lost (the next run asks again before it moves)."""
+        assert self.held is not None
+        self._bb.set(stage_key(self.held), STAGE_LOST, overwrite=True)
+        return self._fail(f"{why}: {self.held} recorded as lost; not {self.before}", ports)
 
     def _begin_wait(self, ports: Ports, now: float) -> Status:
         self._waiting_since = now

@@ -9,7 +9,8 @@ it commands and the part-present switch it hears, with the switch's age. So:
   (`WaitForPartPresent(present=False)`);
 - **lost in transit** = part-present false while the can is carried (`StillHeld`, a condition ticked
   before the carry, the manual placement and the place_release descent on every tick, so a drop stops
-  the running motion the tick it is heard).
+  the running motion the tick it is heard). The can's stage becomes "lost": the run's progress keeps it
+  until the operator confirms the cell is clear (behaviors/lost.py).
 
 Every one of them first checks the signal's age against `part_present_timeout_s`: a stale signal tells
 nothing, so the step fails with what is known ("part-present signal 2.5 s old: cannot tell whether can_0
@@ -32,6 +33,7 @@ from salamander_behavior.behaviors.base import (
     STAGE_GRIPPED,
     STAGE_HOLDING,
     STAGE_LET_GO,
+    STAGE_LOST,
     STAGE_RELEASED,
     PortBehavior,
     Ports,
@@ -167,19 +169,25 @@ class StillHeld(PortBehavior):
 
     Ticked before the can's cycle on every tick (tree.py), so it watches the lift, the carry, the manual
     placement and the place_release descent; the tick it fails, the running motion is cancelled and the
-    arm stops where it is, the vacuum left on. Outside the carry (before the grip, after the valve
-    closed) it has nothing to watch and succeeds.
+    arm stops where it is, the vacuum left on. A fresh false marks the can "lost" (a stale signal leaves
+    it "gripped": it may still be on the pad), and a lost can's cycle fails from then on. Outside the
+    carry (before the grip, after the valve closed) it has nothing to watch and succeeds.
     """
 
     def __init__(self, name: str, can: str) -> None:
         super().__init__(name)
         self.can = can
         self._key = stage_key(can)
-        self._bb = blackboard_client(f"StillHeld[{can}]", {self._key: Access.READ})
+        self._bb = blackboard_client(f"StillHeld[{can}]", {self._key: Access.WRITE})
 
     def step(self, ports: Ports) -> Status:
         """Check once per tick."""
         stage = self._bb.get(self._key) if self._bb.exists(self._key) else None
+        if stage == STAGE_LOST:
+            self.feedback_message = (
+                f"{self.can} is no longer on the pad: part-present dropped while carrying (lost in transit)"
+            )
+            return Status.FAILURE
         if stage != STAGE_GRIPPED:
             self.feedback_message = f"{self.can} not carried"
             return Status.SUCCESS
@@ -194,6 +202,7 @@ class StillHeld(PortBehavior):
             self.feedback_message = f"{self.can} on the pad"
             return Status.SUCCESS
         else:
+            self._bb.set(self._key, STAGE_LOST, overwrite=True)
             self.feedback_message = (
                 f"{self.can} is no longer on the pad: part-present dropped while carrying "
                 f"({now - reading.changed_at:.2f} s ago; lost in transit); "

@@ -318,6 +318,7 @@ class Rig:
         clock: the fake clock (pass one to share it, e.g. with a JointStateCache).
         held: the job of the can recorded as carried (tree.build_tree's `held`); put it on the pad
             with ``rig.gripper.holding = job.can`` to play a restart with a can held.
+        lost: the cans recorded as lost in transit (tree.build_tree's `lost`).
     """
 
     def __init__(
@@ -330,6 +331,7 @@ class Rig:
         grip: bool = True,
         clock: FakeClock | None = None,
         held: Any = None,
+        lost: tuple[str, ...] = (),
     ) -> None:
         import py_trees
 
@@ -350,7 +352,7 @@ class Rig:
         self.ports = Ports(
             self.motion, self.gripper, self.clock, lambda: self.settings, self.log, self.report
         )
-        self.root = build_tree(self.jobs, guard, held)
+        self.root = build_tree(self.jobs, guard, held, lost)
         self.tree = py_trees.trees.BehaviourTree(self.root)
         self.tree.setup(node=self.node, ports=self.ports)
         self.ticks = 0

@@ -27,10 +27,21 @@ read at start and written atomically whenever it changes (after the tick that ch
 server restarted mid-run (the runner respawns it) resumes: an empty goal (run_on_start's too) picks
 only the cans not yet done, and the can recorded as carried is not picked but offered to the pad
 check (behaviors/pad.py), which runs before every pick: with a can on the pad the tree waits for the
-operator to confirm its placement or remove it. A run that leaves every can of the cell done resets
-the progress (the next batch); the service `run_pick_place/reset_progress` (std_srvs/Trigger, refused
-while a run is active) does it by hand. At start, before any run, a can found on the pad (fresh
-part-present true) gets the vacuum switched on once: the valve state is unknown after a restart.
+operator to confirm its placement or remove it. A can lost in transit (part-present dropped while
+carried) is recorded "lost" until the operator confirms the cell is clear: every run begins, before
+any motion, by waiting for that confirmation (behaviors/lost.py), and the batch is not over before it.
+A run that leaves every can of the cell done resets the progress (the next batch); the service
+`run_pick_place/reset_progress` (std_srvs/Trigger, refused while a run is active) does it by hand. At
+start, before any run, a can found on the pad (fresh part-present true) gets the vacuum switched on
+once: the valve state is unknown after a restart.
+
+The operator's live sets of `params.OPERATOR_PARAMS` (manual_place, allow_z, max_offset_z; `ros2 param
+set`, salamanderctl, the operator view) are kept in the same file, and a restarted server applies them
+over its launch values before anything else; its start line says where each value came from
+(``manual_place true (kept from before the restart; launch file said false)``, or ``(launch file)``).
+They stay until the operator sets them again or resets the progress (the reset sets the launch values
+again); the reset after a finished batch keeps them, and a fresh ROS_HOME (a new simulated stack) starts
+from the launch file.
 
 So the lease is held exactly while a run is active (ManualAdjust included), and between runs the
 gamepad's anonymous joint jog moves the arm. The snapshot (`snapshot_rate_hz`, std_msgs/String on
@@ -64,6 +75,7 @@ import rclpy.logging
 from py_trees.common import Status
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.task import Future
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
@@ -180,6 +192,11 @@ class BehaviorServerNode(Node):
         self._progress, warnings = run_progress.load(self._progress_path, list(self.jobs))
         for warning in warnings:
             self.get_logger().warning(f"run progress: {warning}")
+        launch = self._binding.values
+        self._launch_params = {name: launch[name] for name in params.OPERATOR_PARAMS}
+        kept = self._apply_kept_params()
+        self._applying_kept = False  # True while the node itself sets them (not an operator's set)
+        self.add_post_set_parameters_callback(self._keep_operator_sets)
         self._secured = False  # the start-up check of the pad (vacuum on for a can found on it) is done
         self.create_service(Trigger, names.RESET_PROGRESS, self._on_reset_progress)
         self._run_on_start = settings.run_on_start  # until the first run started (or was refused)
@@ -205,10 +222,49 @@ class BehaviorServerNode(Node):
         )
         self.get_logger().info(
             f"pick and place of {', '.join(self.jobs)} from {path} as lease client {settings.client_id!r}; "
-            f"manual_place={settings.manual_place}; {start}"
+            f"{params.sources_text(self._launch_params, kept)}; {start}"
         )
         self.get_logger().info(f"run progress ({self._progress_path}): {self._progress.describe()}")
         self._publish_snapshot()
+
+    def _apply_kept_params(self) -> dict[str, Any]:
+        """Set the operator's kept sets (the run's progress) over the launch values; those applied.
+
+        A kept value the parameter refuses (a wrong type, out of range) is dropped with a warning: the
+        launch value stays, and the file forgets it.
+        """
+        applied: dict[str, Any] = {}
+        for name, value in self._progress.operator_params.items():
+            try:
+                value = params.kept_value(name, value)
+            except ValueError as exc:
+                why = str(exc)
+            else:
+                result = self.set_parameters_atomically([Parameter(name, value=value)])
+                if result.successful:
+                    applied[name] = value
+                    continue
+                why = result.reason
+            self.get_logger().warning(
+                f"run progress: the operator's kept {name}={value!r} is not applied ({why}); the launch "
+                "file's value stays"
+            )
+        if applied != dict(self._progress.operator_params):
+            self._store(run_progress.RunProgress(self._progress.cans, self._progress.carrying, applied))
+        return applied
+
+    def _keep_operator_sets(self, changed: list[Parameter]) -> None:
+        """After an accepted set: keep an operator's live set of `params.OPERATOR_PARAMS` (progress.py)."""
+        if self._applying_kept:
+            return
+        ours = [p for p in changed if p.name in params.OPERATOR_PARAMS]
+        new = self._progress
+        for param in ours:
+            new = new.with_operator_param(param.name, param.value)
+        if new != self._progress:
+            self._store(new)
+            sets = ", ".join(f"{p.name}={p.value}" for p in ours)
+            self.get_logger().info(f"kept with the run's progress (a restart applies it again): {sets}")
 
     def _arm(self) -> ArmParams:
         """The arm model the guard judges with: the current parameters' (config/arm.yaml at start-up)."""
@@ -246,8 +302,8 @@ class BehaviorServerNode(Node):
         if self.active:
             return (), "a run is active (cancel it first, or wait for its result)"
         try:
-            done, final = self._progress.done(), self._progress.final()
-            return runs.select_cans(requested, list(self.jobs), done, final), ""
+            done, final, lost = self._progress.done(), self._progress.final(), self._progress.lost()
+            return runs.select_cans(requested, list(self.jobs), done, final, lost), ""
         except ValueError as exc:
             return (), str(exc)
 
@@ -263,7 +319,7 @@ class BehaviorServerNode(Node):
             self.get_logger().warning(f"RunPickPlace goal {requested} rejected: {why}")
             return GoalResponse.REJECT
         self._reserved = True  # until the execute callback starts it: a second goal now is refused
-        self.get_logger().info(f"RunPickPlace goal accepted: {', '.join(cans)}")
+        self.get_logger().info(f"RunPickPlace goal accepted: {', '.join(cans) or 'no can left to pick'}")
         return GoalResponse.ACCEPT
 
     def _on_cancel(self, goal_handle: Any) -> CancelResponse:
@@ -295,19 +351,27 @@ class BehaviorServerNode(Node):
         """Build the run's tree, set it up, take the lease; the tick timer does the rest.
 
         The can recorded as carried is not picked: it leads the run's cans, and the first pad check
-        offers to place it (or to have it removed).
+        offers to place it (or to have it removed). Cans lost in transit lead them all: the run first
+        waits for the operator to confirm the cell is clear of them (behaviors/lost.py).
         """
         report = RunReport()
         held = self._held()
+        lost = tuple(can for can in self.jobs if can in self._progress.lost())
         picks = tuple(can for can in cans if can != held)
         held_job = self.jobs[held] if held is not None else None
-        root = build_tree([self.jobs[can] for can in picks], self._guard, held_job)
+        root = build_tree([self.jobs[can] for can in picks], self._guard, held_job, lost)
         if held is not None:
-            cans = (held, *picks)
             self.get_logger().warning(
                 f"{held} is recorded as carried when the last run stopped: not picked; the pad check "
                 "offers to place it (operator confirm) if it is on the pad"
             )
+        if lost:
+            self.get_logger().warning(
+                f"{', '.join(lost)} recorded as lost in transit, not yet confirmed cleared: the run asks the "
+                "operator to confirm the cell is clear before it moves"
+            )
+        first = (*lost, *([held] if held is not None else []))
+        cans = (*first, *(can for can in picks if can not in first))
         run = ActiveRun(cans, root, report, goal_handle)
         run.tree.setup(node=self, ports=self._make_ports(report))
         self.run = run
@@ -415,9 +479,20 @@ class BehaviorServerNode(Node):
             response.message = "a run is active: cancel it or wait for its result"
             self.get_logger().warning(f"reset_progress refused: {response.message}")
             return response
+        kept = dict(self._progress.operator_params)
         self._store(run_progress.RunProgress(), force=True)
         response.success = True
         response.message = "run progress reset: an empty goal runs every can, none is recorded as carried"
+        if kept:
+            launch = {name: self._launch_params[name] for name in kept}
+            self._applying_kept = True
+            try:
+                self.set_parameters_atomically([Parameter(n, value=v) for n, v in launch.items()])
+            finally:
+                self._applying_kept = False
+            response.message += "; the operator's kept sets are forgotten, back to the launch file's: " + (
+                params.sources_text(self._launch_params, {})
+            )
         self.get_logger().info(response.message)
         return response
 
@@ -446,9 +521,9 @@ class BehaviorServerNode(Node):
                 f"{', '.join(left)} may still be on the pad or in the arm's way after this run: the next "
                 "run does not pick while a can is on the pad (it offers to place it or asks to remove it)"
             )
-        if self._progress.done() >= set(self.jobs) and self._progress.carrying is None:
+        if self._progress.batch_done(list(self.jobs)):
             self.get_logger().info("every can of the cell is done: run progress reset for the next batch")
-            self._store(run_progress.RunProgress())
+            self._store(self._progress.next_batch())
         summary = run.report.summary()
         if end is RunEnd.CANCELLED:
             summary += f"; cancelled, outcomes {dict(zip(run.cans, outcomes, strict=True))}"

@@ -130,10 +130,39 @@ def test_abort_or_timeout_stops_the_run_holding_the_can() -> None:
         assert rig.motion.labels == []
 
 
-def test_a_clear_pad_with_a_can_recorded_as_carried_counts_it_removed_and_picks_on() -> None:
+def asking(rig: Rig) -> bool:
+    return any("(recorded as carried) is not on it" in m for _, m in rig.log.lines)
+
+
+def test_a_clear_pad_with_a_can_recorded_as_carried_waits_for_the_cell_clear_then_picks_on() -> None:
+    # Issue 23.8: the empty pad was taken for "removed by hand", but the can may have fallen off and
+    # lie in the next can's way: the operator must say the cell is clear first.
+    from salamander_behavior.runs import stage_of
+
     rig = restarted(on_pad=None)
+    rig.confirm(True)  # before the wait began: does not count
+    rig.run(max_ticks=50, until=lambda: asking(rig))
+    rig.run(max_ticks=200)
+    assert rig.root.status.value == "RUNNING" and rig.motion.labels == [] and rig.gripper.commands == []
+    line = next(m for _, m in rig.log.lines if "(recorded as carried) is not on it" in m)
+    assert "taken off by hand or fallen off" in line
+    assert "not picking can_2 until the operator confirms the cell is clear" in line
+    rig.confirm(True)
     assert rig.run() == "SUCCESS"
     assert [r.can for r in rig.gripper.releases] == ["can_2"] and rig.gripper.commands[0] is True
+    assert stage_of("can_1") == "removed"
+
+
+def test_without_the_cell_clear_confirmation_the_missing_carried_can_is_recorded_lost() -> None:
+    from salamander_behavior.runs import stage_of
+
+    for abort in (True, False):
+        rig = restarted(on_pad=None, pad_wait_timeout_s=2.0)
+        rig.run(max_ticks=50, until=lambda rig=rig: asking(rig))
+        if abort:
+            rig.confirm(False)
+        assert rig.run() == "FAILURE" and rig.motion.labels == [] and rig.gripper.commands == []
+        assert stage_of("can_1") == "lost"
 
 
 def test_a_stale_switch_at_the_pad_check_does_not_pick() -> None:

@@ -154,8 +154,12 @@ def add_pub_parsers(sub: Any) -> None:
         "--for", dest="duration", type=float, default=1.0, metavar="S", help="seconds (default 1)"
     )
     jog.add_argument("-r", "--rate", type=float, default=JOG_RATE_HZ, help="Hz (default 20)")
-    sub.add_parser("confirm", help="confirm the manual placement (Bool true on the operator's confirm topic)")
-    sub.add_parser("abort", help="abort the manual placement (Bool false on the operator's confirm topic)")
+    sub.add_parser(
+        "confirm",
+        help="confirm what the run waits for: the manual placement, the can on the pad, the cell clear "
+        "after a lost can (Bool true on the operator's confirm topic)",
+    )
+    sub.add_parser("abort", help="abort that wait (Bool false on the operator's confirm topic)")
 
 
 def run_pub(node: Node, args: argparse.Namespace, spin: Spin) -> int:

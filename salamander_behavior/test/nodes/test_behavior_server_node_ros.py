@@ -1,0 +1,96 @@
+"""The behaviour server over real processes: what a kill and a restart keep (issue 23, item 4).
+
+The server alone (run_on_start off: it starts idle and needs nothing else), started as the launch file
+starts it, in the test's ROS_HOME (the autouse fixture): an operator's live set of manual_place and
+allow_z, made through the parameter service, survives a SIGKILL and a start in the same ROS_HOME (what
+the runner's respawn does); the start line says where each value came from; a reset of the run's
+progress forgets the sets (the live values go back to the launch file's, and so does the next start).
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+from salamander_control import names
+from salamander_testing import REPO
+from salamander_testing.config_files import launch_param_files
+from salamander_testing.node_process import NodeProcess
+from salamander_testing.ros_helpers import RosPeer, next_domain_id
+
+pytestmark = pytest.mark.ros
+
+TIMEOUT = 45.0
+BT = names.BEHAVIOR_SERVER
+IDLE = "idle, holding no lease"
+
+
+def _start(domain: int, log_dir: Path) -> NodeProcess:
+    log_dir.mkdir(parents=True, exist_ok=True)
+    params = {"cell_config": str(REPO / "config" / "cell.yaml"), "run_on_start": False}
+    bt = NodeProcess(BT, BT, domain, log_dir, params, params_file=launch_param_files(BT))
+    assert bt.wait_for_text(IDLE, timeout=TIMEOUT), bt.describe()
+    return bt
+
+
+def _start_line(bt: NodeProcess) -> str:
+    return next(line for line in bt.lines if IDLE in line)
+
+
+def _kill(bt: NodeProcess) -> None:
+    bt.send_signal(signal.SIGKILL)
+    assert bt.wait(timeout=TIMEOUT) == -signal.SIGKILL
+
+
+def test_an_operators_live_sets_survive_a_kill_and_restart_until_the_progress_is_reset(tmp_path) -> None:
+    from std_srvs.srv import Trigger
+
+    domain = next_domain_id()
+    started: list[NodeProcess] = []
+    peers: list[RosPeer] = []
+
+    def peer_of(bt: NodeProcess) -> RosPeer:
+        # A fresh participant per start: the killed server's endpoints are never in its graph.
+        peer = RosPeer(domain, f"operator_{len(peers)}", names.absolute(BT), bt.describe, TIMEOUT)
+        peers.append(peer)
+        return peer
+
+    try:
+        started.append(_start(domain, tmp_path / "first"))
+        bt = started[-1]
+        assert "manual_place false (launch file), allow_z false (launch file)" in _start_line(bt)
+        peer = peer_of(bt)
+        assert peer.get_param("manual_place") is False
+        results = peer.set_params({"manual_place": True, "allow_z": True})
+        assert all(r.successful for r in results), results
+        assert bt.wait_for_text("applies it again): allow_z=True", timeout=TIMEOUT), bt.describe()
+        _kill(bt)
+
+        started.append(_start(domain, tmp_path / "second"))  # the same ROS_HOME: as the runner respawns it
+        bt = started[-1]
+        line = _start_line(bt)
+        assert "manual_place true (kept from before the restart; launch file said false)" in line, line
+        assert "allow_z true (kept from before the restart; launch file said false)" in line, line
+        assert "max_offset_z 0.03 (launch file)" in line, line
+        peer = peer_of(bt)
+        assert peer.get_param("manual_place") is True and peer.get_param("allow_z") is True
+
+        # The operator resets the progress: the sets are forgotten, live and for the next start.
+        reset = peer.node.create_client(Trigger, names.absolute(names.RESET_PROGRESS))
+        peer.wait(reset.service_is_ready, "the reset_progress service")
+        answer = peer.answer(reset.call_async(Trigger.Request()), "the reset_progress answer")
+        assert answer.success and "back to the launch file's: manual_place false" in answer.message, answer
+        assert peer.get_param("manual_place") is False and peer.get_param("allow_z") is False
+        _kill(bt)
+
+        started.append(_start(domain, tmp_path / "third"))
+        assert "manual_place false (launch file), allow_z false (launch file)" in _start_line(started[-1])
+        assert peer_of(started[-1]).get_param("manual_place") is False
+    finally:
+        for peer in peers:
+            peer.close()
+        for proc in started:
+            proc.stop()
+            print(proc.describe())
