@@ -238,8 +238,8 @@ class _PadFilter:
 def _brake(v: list[float], here: tuple[float, ...], goal: tuple[float, ...], axes: Any, limit: float) -> None:
     """Cap the rate along `axes` toward `goal` at what still stops there at `limit` (sqrt(2 limit d)).
 
-    An acceleration-limited filter would otherwise overshoot a far target (by 41 mm after a 135 mm
-    jump of the target: a held can driven into the floor); within its linear range it never binds.
+    An acceleration-limited filter would otherwise overshoot a far target (a held can driven into what
+    is under it: docs/design/cell_model.md, "A paused cell"); within its linear range it never binds.
     """
     e = [goal[i] - here[i] for i in axes]
     d = math.sqrt(sum(x * x for x in e))
