@@ -6,6 +6,12 @@ combination of the old one and the command: a command sequence inside a convex s
 inside it (as long as the velocity limit does not act, which is why the motors' limits sit above the
 trajectory generator's).
 
+Commands that carry velocities (the trajectory generator's do) are followed at no more than the
+commanded pace (`advance`, `SPEED_WINDOW_S`): a command that arrives late and is then overtaken by a
+burst of newer ones is caught up at the fastest recently commanded speed instead of the tick's, so
+delivery jitter cannot make the motors outrun the command (docs/design/trajectory_generator.md, "Which
+limit bounds which speed").
+
 The physical stops sit a little beyond the limits the software enforces: each joint `stop_margin`
 beyond its URDF limit, and the two coupled stops at `alpha_stop`/`beta_stop`, a little beyond the
 default alpha_max/beta_max. A motion into a stop leaves the joints *at* the stop (the projection onto
@@ -26,6 +32,10 @@ from salamander_control.kinematics._validate import finite_vector
 from salamander_control.trajectory.clamp import JOINT_BOUND_NAMES, clamp_joints
 
 _ZERO = (0.0,) * NUM_JOINTS
+SPEED_WINDOW_S = 1.0
+"""s: `advance` moves the motors' target toward the newest command no faster than the fastest commanded
+velocity of this long (per joint): a command that arrived late is caught up at the commanded pace
+(while the command slows down and after it stopped), not in a burst."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +129,9 @@ class SimModel:
         q = finite_vector(start, NUM_JOINTS, "start")
         self._q = clamp_joints(q, self._config.stops, q).q
         self._v = _ZERO
-        self._target = self._q
+        self._target = self._q  # what the motors follow now
+        self._goal = self._q  # the newest command (`advance` moves the target toward it)
+        self._speeds: list[tuple[float, tuple[float, ...]]] = []  # (time, |commanded velocity|), recent
         self._age = 0.0
         self._holding = True  # no command yet: the motors hold where they are
         self._time = 0.0
@@ -171,37 +183,54 @@ class SimModel:
         Raises:
             ValueError: not five finite numbers; the previous command stays.
         """
-        self._target = finite_vector(q, NUM_JOINTS, "command")
+        self._target = self._goal = finite_vector(q, NUM_JOINTS, "command")
         self._age = 0.0
         self._holding = False
 
-    def advance(self, command: Sequence[float] | None, dt: float, substep: float) -> StopEvent | None:
-        """Advance `dt` seconds during which the command moved linearly to `command` (None: no new one).
+    def advance(
+        self,
+        command: Sequence[float] | None,
+        dt: float,
+        substep: float,
+        velocity: Sequence[float] | None = None,
+    ) -> StopEvent | None:
+        """Advance `dt` seconds toward the newest command `command` (None: no new one), commanded `velocity`.
 
-        The shell's tick: the newest command replaces the previous one gradually, in sub-steps of at most
-        `substep`, as if every command in between had arrived on time. Applying the newest command over
-        a whole late tick (a step of the target held for `dt`) makes the motors outrun the command that
-        produced it: a 12 ms late tick at 1 rad/s measured 1.094 rad/s (docs/design/trajectory_generator.md,
-        "Which limit bounds which speed"). `velocity` is the mean over `dt`; the stop events of the
+        The shell's tick. The motors' target moves from where it is to the newest command in sub-steps of
+        at most `substep`, as if every command in between had arrived on time: by the end of the tick,
+        and, when the commands carry velocities, no faster than the fastest velocity commanded in the
+        last `SPEED_WINDOW_S` (per joint; the move is scaled as a whole, so it stays on the commanded
+        path). So neither a late tick nor a command that arrives late and is overtaken by a burst of
+        newer ones makes the motors outrun the command (docs/design/trajectory_generator.md, "Which limit
+        bounds which speed"). Joints commanded at zero velocity throughout (a re-anchor of the arm at
+        rest) are not held back. `velocity` (the model's) is the mean over `dt`; the stop events of the
         sub-steps are merged.
 
         Raises:
-            ValueError: `command` not five finite numbers, or `dt`/`substep` not positive; nothing changes.
+            ValueError: `command` or `velocity` not five finite numbers, or `dt`/`substep` not positive;
+                nothing changes.
         """
         if not (math.isfinite(substep) and substep > 0.0 and math.isfinite(dt) and dt > 0.0):
             raise ValueError(f"dt and substep must be positive numbers of seconds, got {dt}, {substep}")
-        start = self._target
         end = None if command is None else finite_vector(command, NUM_JOINTS, "command")
+        speed = None
+        if velocity is not None:
+            speed = tuple(abs(v) for v in finite_vector(velocity, NUM_JOINTS, "velocity"))
+        if end is not None:
+            self._goal, self._age, self._holding = end, 0.0, False
+            if speed is not None:
+                self._speeds.append((self._time, speed))
+        self._speeds = [(t, v) for t, v in self._speeds if t >= self._time - SPEED_WINDOW_S]
+        cap = [max(v[i] for _, v in self._speeds) for i in range(NUM_JOINTS)] if self._speeds else None
         n = max(1, math.ceil(dt / substep - 1e-9))
+        h = dt / n
         q0, events = self._q, []
         for k in range(1, n + 1):
             ramp_from = None
-            if end is not None:
-                ramp_from = self._target if k > 1 else start
-                f = k / n
-                between = tuple(a + (b - a) * f for a, b in zip(start, end, strict=True))
-                self.command(end if k == n else between)
-            event = self.step(dt / n, ramp_from)
+            if self._goal != self._target and not self._holding:
+                ramp_from = self._target
+                self._target = _toward(self._target, self._goal, 1.0 / (n - k + 1), cap, h)
+            event = self.step(h, ramp_from)
             if event is not None:
                 events.append(event)
         self._v = tuple((b - a) / dt for a, b in zip(q0, self._q, strict=True))
@@ -224,7 +253,7 @@ class SimModel:
         self._time += dt
         self._age += dt
         if not self._holding and self._age > cfg.command_timeout:
-            self._target, self._holding = self._q, True
+            self._target, self._goal, self._holding = self._q, self._q, True
         decay = math.exp(-dt / cfg.time_constant)
         if ramp_from is None or self._holding:
             ramp_from = self._target
@@ -252,3 +281,20 @@ class SimModel:
         self._hits += len(fresh)
         beyond = clamp_joints(self._target, stops, self._target).amount
         return StopEvent(self._time, tuple(sorted(fresh)), result.amount, beyond)
+
+
+def _toward(
+    here: tuple[float, ...], goal: tuple[float, ...], fraction: float, cap: Sequence[float] | None, h: float
+) -> tuple[float, ...]:
+    """`fraction` of the way from `here` to `goal`, shortened as a whole to the speed caps.
+
+    No joint with a cap > 0 moves faster than its cap over `h` s; the move stays on the straight line.
+    """
+    scale = fraction
+    if cap is not None:
+        for a, b, c in zip(here, goal, cap, strict=True):
+            if c > 0.0 and abs(b - a) * scale > c * h:
+                scale = c * h / abs(b - a)
+    if scale >= 1.0:
+        return goal
+    return tuple(a + (b - a) * scale for a, b in zip(here, goal, strict=True))

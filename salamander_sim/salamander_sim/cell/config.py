@@ -163,6 +163,15 @@ _NODE: tuple[ParamSpec, ...] = (
         0.005,
     ),
     cell_param(
+        "skip_gap_s",
+        0.5,
+        "an update this long after the previous one (the node stopped or starved of CPU) skips the time "
+        "without physics: the pad and a held can go straight to the newest pose, with a warning (s; "
+        "shorter gaps are caught up in physics steps, the pad moving from its last pose to the new one)",
+        0.1,
+        10.0,
+    ),
+    cell_param(
         "state_rate_hz", 4.0, "periodic /salamander/cell/state publications per second (Hz)", 0.1, 50.0
     ),
     cell_param("marker_rate_hz", 10.0, "marker publications per second (Hz)", 0.1, 50.0),
@@ -286,6 +295,11 @@ def config_from_values(values: Mapping[str, Any]) -> CellConfig:
     if unknown:
         raise ValueError(f"unknown cell parameter(s): {', '.join(unknown)}")
     node = MappingProxyType({k: float(x) for k, x in checked_values(values, _NODE).items()})
+    if node["skip_gap_s"] < 3.0 / node["update_rate_hz"]:
+        raise ValueError(
+            f"skip_gap_s {node['skip_gap_s']} s must be at least 3 update periods (3 / update_rate_hz = "
+            f"{3.0 / node['update_rate_hz']:.3g} s): a late update is caught up, only a pause is skipped"
+        )
     engine = checked_values(values, _ENGINE)["engine"]
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")

@@ -35,6 +35,9 @@ class CellEngine(Protocol):
     def step(self, pose: ToolPose | None, now: float) -> None:
         """Advance to `now` with the pad at `pose` (None: no fresh TCP)."""
 
+    def skip(self, pose: ToolPose | None, now: float) -> None:
+        """Advance to `now` without simulating the gap (the world paused); the pad jumps to `pose`."""
+
     def set_suction(self, suction: SuctionParams) -> None:
         """Apply new (live) suction parameters."""
 

@@ -15,6 +15,10 @@ rules, in the order `step` applies them:
    `attach_max_tilt`) for `attach_settle_s`, both without interruption.
 4. **Settle.** A can whose support moved away (a can stood on the one just lifted) drops.
 
+`skip` is `step` for a gap in which the world paused (the node stopped or starved, `cell_sim`'s
+`skip_gap_s`): the held can goes straight to the pad's new place, not swept along a straight line the arm
+need not have taken.
+
 Every landing produces a `Placement`: in a compartment, clear of the walls or touching one (with the
 clearance per side), on the box rim, on another can, or on the table. A can never intersects the box,
 the table or another can (`geometry.sweep` stops moves at the contact; drops land on the highest support).
@@ -79,6 +83,8 @@ class CellModel:
         self._grip: _Grip | None = None
         self._events: list[CellEvent] = []
         self.tcp: ToolPose | None = None
+        self._stepped_t = self.t  # the time of the last step (a skip's gap starts there)
+        self._jump_pending = False  # skipped without a pose: the held can jumps to the next fresh one
 
     # --- inputs --------------------------------------------------------------------------------------
 
@@ -111,10 +117,39 @@ class CellModel:
             raise ValueError(f"TCP pose must be finite, got {pose}")  # refused before anything changes
         self._advance(now)
         self._release_if_due(now)
+        self._move(pose, now, jump=self._jump_pending and pose is not None)
+
+    def skip(self, pose: ToolPose | None, now: float) -> None:
+        """Advance to `now` as `step`, for a gap in which the world paused (the node was stopped or starved).
+
+        The held can goes straight to the pad's new place (or the next fresh one when `pose` is None)
+        instead of being swept there in a straight line, which the arm's path in the gap need not have
+        been (over a rim and down into a compartment); only a can whose new place is not free is swept
+        (and knocked off at the contact). One "skipped" event says so.
+
+        Raises:
+            ValueError: as `step`; the model is left exactly as it was.
+        """
+        if pose is not None and not all(map(math.isfinite, (*pose.tcp, pose.tool_pitch, pose.tool_yaw))):
+            raise ValueError(f"TCP pose must be finite, got {pose}")
+        gap = now - self._stepped_t
+        self._advance(now)
+        self._release_if_due(now)
+        moves = f"the pad and {self.held} on it jump" if self.held else "the pad jumps"
+        where = "the newest pose" if pose is not None else "the next fresh pose"
+        text = f"the cell was not stepped for {gap:.2f} s: skipped; {moves} straight to {where}"
+        self._events.append(CellEvent(now, "skipped", self.held, text))
+        self._jump_pending = pose is None
+        self._move(pose, now, jump=pose is not None)
+
+    def _move(self, pose: ToolPose | None, now: float, jump: bool) -> None:
+        """The pad to `pose`, a held can with it (`jump`: not swept, see `skip`), then contact and grip."""
+        self._stepped_t = now
         if pose is not None:
+            self._jump_pending = False
             self.tcp = pose
             if self._grip is not None:
-                self._follow(pose, now)
+                self._follow(pose, now, jump)
         self._update_contact(pose, now)
         if self._grip is None and self._contact is not None and self.vacuum:
             can, since = self._contact
@@ -222,7 +257,7 @@ class CellModel:
         off = math.hypot(ox, oy) * 1000
         self._events.append(CellEvent(now, "gripped", can, f"{can} gripped ({off:.1f} mm off its axis)"))
 
-    def _follow(self, pose: ToolPose, now: float) -> None:
+    def _follow(self, pose: ToolPose, now: float, jump: bool = False) -> None:
         grip = self._grip
         assert grip is not None
         c = self._cans[grip.can]
@@ -231,6 +266,10 @@ class CellModel:
         target = (pose.tcp[0] + cy * ox - sy * oy, pose.tcp[1] + sy * ox + cy * oy, pose.tcp[2] + oz)
         others = self._others(grip.can)
         target = self._pressed(c, target, others)
+        if jump and not self.geometry.collisions(target, others):
+            c.pos = target
+            self._settle_others(now)
+            return
         s, hit = self.geometry.sweep(c.pos, target, others)
         stop = target if hit is None else tuple(c.pos[i] + s * (target[i] - c.pos[i]) for i in range(3))
         if not self.geometry.collisions(stop, others):  # free by construction; belt and braces

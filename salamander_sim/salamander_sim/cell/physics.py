@@ -11,7 +11,8 @@ placements), so the node, the markers and the state topic do not care which engi
   x 115 mm, ~0.35 kg), at its true spot, upright on the table;
 - the pad: a mocap body (kinematic: moved, never pushed) that follows the TCP of the measured joint
   states (FK, done by the node; linear between two measurements) through a critically damped filter
-  (`PAD_BANDWIDTH`), so the timing noise of the joint states does not jolt a held can. It has no
+  (`PAD_BANDWIDTH`), so the timing noise of the joint states does not jolt a held can; `skip` (the node
+  was paused) puts it, and a held can, straight at the newest pose instead. It has no
   collision geometry: the pad never pushes a can it does not hold (as in the kinematic model; the
   arm's links are not modelled).
 
@@ -95,7 +96,8 @@ not). A timing error of the joint states then moves the pad by a fraction of a m
 instead of jolting a held can; the pad lags a moving TCP by 2 v / PAD_BANDWIDTH (15 mm at 0.37 m/s)
 and settles on a still one within 0.3 s to a micrometre."""
 PAD_MAX_ACCEL = 8.0
-"""m/s^2: the filtered pad accelerates at most this much, twice the arm's Cartesian limit (4 m/s^2,
+"""m/s^2: the filtered pad accelerates at most this much, and brakes in time to stop on its target at
+this (it never overshoots a far one: `_brake`), twice the arm's Cartesian limit (4 m/s^2,
 config/cartesian_motion.yaml): a held can hangs on the seal with a moment of at most 0.16 N m from it
 (the peel limit is 0.25 N m), however unevenly the joint states came (a stalled node, a late sample)."""
 PAD_MAX_ANGULAR_ACCEL = 20.0
@@ -104,8 +106,8 @@ MAX_STEP_S = 0.1
 """s: one `step` simulates at most this much; the rest is caught up by the next ones (a stalled node
 does not stall longer still)."""
 MAX_LAG_S = 2.0
-"""s: physics this far behind the clock skips ahead (counted in `stats.skipped_s`); the pad jumps to its
-target and a held can with it: only a node stopped for seconds, or starved of CPU, gets there."""
+"""s: physics this far behind the clock skips ahead, as `skip` does: only a node starved of CPU for
+seconds gets there (a node that sees itself stopped calls `skip` sooner)."""
 WARM_UP_S = 0.3
 """s: the cans settle on the table this long before the cell starts (not counted as cell time)."""
 FRICTION = (0.4, 0.005, 0.0005)
@@ -224,10 +226,30 @@ class _PadFilter:
             acc[0:3] = [a * PAD_MAX_ACCEL / linear for a in acc[0:3]]
         acc[3:5] = [max(-PAD_MAX_ANGULAR_ACCEL, min(PAD_MAX_ANGULAR_ACCEL, a)) for a in acc[3:5]]
         v = [vi + h * ai for vi, ai in zip(self.v, acc, strict=True)]
+        _brake(v, here, goal, range(3), PAD_MAX_ACCEL)
+        _brake(v, here, goal, (3,), PAD_MAX_ANGULAR_ACCEL)
+        _brake(v, here, goal, (4,), PAD_MAX_ANGULAR_ACCEL)
         x = [xi + h * vi for xi, vi in zip(here, v, strict=True)]
         self.v = tuple(v)  # type: ignore[assignment]
         self.pose = _PadPose((x[0], x[1], x[2]), x[3], x[4])
         return self.pose
+
+
+def _brake(v: list[float], here: tuple[float, ...], goal: tuple[float, ...], axes: Any, limit: float) -> None:
+    """Cap the rate along `axes` toward `goal` at what still stops there at `limit` (sqrt(2 limit d)).
+
+    An acceleration-limited filter would otherwise overshoot a far target (a held can driven into what
+    is under it: docs/design/cell_model.md, "A paused cell"); within its linear range it never binds.
+    """
+    e = [goal[i] - here[i] for i in axes]
+    d = math.sqrt(sum(x * x for x in e))
+    if d <= 0.0:
+        return
+    toward = sum(v[i] * x for i, x in zip(axes, e, strict=True)) / d
+    cap = math.sqrt(2.0 * limit * d)
+    if toward > cap:
+        for i, x in zip(axes, e, strict=True):
+            v[i] -= (toward - cap) * x / d
 
 
 def _target_at(run: tuple[tuple[float, _PadPose], tuple[float, _PadPose]], t: float) -> _PadPose:
@@ -333,6 +355,7 @@ class PhysicsCell:
         self._pad_fresh = False
         self._filter: _PadFilter | None = None  # None: no joint state yet (the pad is parked)
         self._target: tuple[tuple[float, _PadPose], tuple[float, _PadPose]] | None = None  # see _measurements
+        self._jump_pending = False  # skipped without a pose: the pad jumps to the next fresh one
         self.stats = PhysicsStats()
         for _ in range(round(WARM_UP_S / timestep)):
             mujoco.mj_step(m, self.mj_data)
@@ -364,16 +387,59 @@ class PhysicsCell:
             ValueError: a non-finite pose, or `now` not finite or earlier than the cell's time; nothing
                 changes.
         """
+        self._check_input(pose, now)
+        self.t = now
+        if now - self._phys_t > MAX_LAG_S:
+            self._skip(pose, now, f"the physics fell {now - self._phys_t:.2f} s behind the clock")
+        self._advance(pose, now)
+
+    def skip(self, pose: ToolPose | None, now: float) -> None:
+        """Move the clock to `now` without simulating the time since the last step (the world paused).
+
+        For a node that was stopped (SIGSTOP, a debugger) or starved of CPU for longer than the physics
+        can sensibly catch up: nothing moves in the skipped time, the pad goes straight to `pose` and a
+        held can with it (rigidly, at rest: it stays on the pad), or to the next fresh pose when `pose`
+        is None; vacuum commands of the skipped time apply; one "skipped" event says so.
+
+        Raises:
+            ValueError: as `step`; nothing changes.
+        """
+        self._check_input(pose, now)
+        self.t = now
+        self._skip(pose, now, f"the cell was not stepped for {now - self._phys_t:.2f} s")
+        self._advance(pose, now)
+
+    def _check_input(self, pose: ToolPose | None, now: float) -> None:
         if pose is not None and not all(map(math.isfinite, (*pose.tcp, pose.tool_pitch, pose.tool_yaw))):
             raise ValueError(f"TCP pose must be finite, got {pose}")
         self._check_time(now)
-        self.t = now
-        if now - self._phys_t > MAX_LAG_S:
-            skip = now - self._phys_t - MAX_STEP_S
-            self._phys_t += skip
-            self.stats.skipped_s += skip
-            if self._filter is not None and self._target is not None:
-                self._jump_pad(self._target[1][1])
+
+    def _skip(self, pose: ToolPose | None, now: float, why: str) -> None:
+        """The physics' clock to `now` without steps; the pad (and a held can) to `pose` (see `skip`)."""
+        gap = now - self._phys_t
+        while self._vacuum_queue and self._vacuum_queue[0][0] <= now:
+            when, on = self._vacuum_queue.pop(0)
+            self._apply_vacuum(on, when)
+        for watch in self._watch.values():  # a moving can's settling did not happen: its clock waits too
+            if not watch.resting:
+                watch.moving_since += gap
+                watch.still_since = None if watch.still_since is None else watch.still_since + gap
+        if self._seal is not None:
+            self._seal.overload_since = None
+        self._phys_t = now
+        self.stats.skipped_s += gap
+        self._jump_pending = self._filter is not None
+        if pose is not None and self._filter is not None:
+            self._jump_pad(_PadPose.of(pose))
+        moves = f"the pad and {self.held} on it jump" if self.held else "the pad jumps"
+        where = "the newest pose" if pose is not None else "the next fresh pose"
+        text = f"{why}: {gap:.2f} s skipped without physics; {moves} straight to {where}"
+        self._events.append(CellEvent(now, "skipped", self.held, text))
+
+    def _advance(self, pose: ToolPose | None, now: float) -> None:
+        """The rest of `step`: physics up to `now` (at most MAX_STEP_S of it), contacts and the cans."""
+        if pose is not None and self._jump_pending and self._filter is not None:
+            self._jump_pad(_PadPose.of(pose))  # the first fresh pose after a skip without one
         previous, newest = self._measurements(pose, now)
         self._pad_fresh = pose is not None
         if pose is not None:
@@ -538,16 +604,23 @@ class PhysicsCell:
     def _jump_pad(self, to: _PadPose) -> None:
         """After a skip: the pad at `to` at once, and a held can with it.
 
-        The can is moved by the same amount and left at rest, so skipped time does not yank it off.
+        The can moves rigidly with the pad (shifted and turned as the pad is) and is left at rest, so
+        skipped time does not yank it off.
         """
         here = self._pad
+        self._jump_pending = False
         self._filter = _PadFilter(to)
         self._target = ((self._phys_t, to), (self._phys_t, to))
         if self._seal is not None and here is not None:
             m, d = self.mj_model, self.mj_data
             body = self._body[self._seal.can]
             adr, dof = int(m.jnt_qposadr[m.body_jntadr[body]]), self._dof[self._seal.can]
-            d.qpos[adr : adr + 3] += np.array(to.p) - np.array(here.p)
+            turn = pad_rotation(to.pitch, to.yaw) @ pad_rotation(here.pitch, here.yaw).T
+            d.qpos[adr : adr + 3] = np.array(to.p) + turn @ (d.qpos[adr : adr + 3] - np.array(here.p))
+            turn_quat, quat = np.zeros(4), np.zeros(4)
+            mujoco.mju_mat2Quat(turn_quat, turn.flatten())
+            mujoco.mju_mulQuat(quat, turn_quat, d.qpos[adr + 3 : adr + 7].copy())
+            d.qpos[adr + 3 : adr + 7] = quat
             d.qvel[dof : dof + 6] = 0.0
         self._pad = to
         self._place_pad(to)

@@ -95,7 +95,11 @@ class Placement:
 
 @dataclass(frozen=True)
 class CellEvent:
-    """Something that happened: kind is "vacuum", "gripped", "knocked_off", "released" or "fell"."""
+    """Something that happened (one log line).
+
+    `kind` is "vacuum", "gripped", "knocked_off", "released", "fell" (either engine), "left_pad",
+    "moved" (physics) or "skipped" (time passed without simulation: the engines' `skip`).
+    """
 
     t: float
     kind: str

@@ -16,7 +16,10 @@ with the arm model and the cell config::
   warning, computes the TCP with the kinematics library (the arm model is a parameter set, as in the
   other nodes) and steps the engine to the time of that measurement, so the physics moves the pad
   between measurements at the pace they were taken (it runs behind the clock by the joint states'
-  latency; with no fresh joint state it catches up with the pad at rest);
+  latency; with no fresh joint state it catches up with the pad at rest). An update that comes more
+  than `skip_gap_s` after the previous one (the node was stopped or starved of CPU) does not simulate
+  the gap: the engine's `skip` moves the clock on, the pad and a held can go straight to the newest
+  pose, and one warning line says so (docs/design/cell_model.md, "Time");
 - implements the gripper's hardware contract exactly as the robot must (docs/interfaces.md, "Hardware
   contract"): serves `names.GRIPPER_VACUUM` (std_srvs/SetBool, true = valve open, vacuum on; the
   command is queued with its time and applied by the next step, within 1/update_rate_hz s; the reply
@@ -136,6 +139,7 @@ class CellSimNode(PolledNode):
         )
         self._stats_at = (time.monotonic(), 0.0, 0, 0.0, 0.0)  # wall, simulated, steps, step wall, skipped
         self._next_stats = time.monotonic() + STATS_PERIOD_S
+        self._last_update = self._now()
 
     def _now(self) -> float:
         """Seconds since the simulator started, monotonic (the model's and the state's clock)."""
@@ -187,6 +191,7 @@ class CellSimNode(PolledNode):
 
     def _on_timer(self) -> None:
         now = self._now()
+        gap, self._last_update = now - self._last_update, now
         settings = self._params.snapshot
         model = self._model
         model.set_suction(settings.config.suction)
@@ -209,11 +214,17 @@ class CellSimNode(PolledNode):
             at = min(now, self._q_time)
         elif self._q is not None and model.held is not None:
             self._warn("stale", f"no fresh {self._js_topic}: the held can stays where it was")
-        model.step(pose, max(at, model.t))
+        if gap > settings.config.node["skip_gap_s"]:
+            model.skip(pose, max(at, model.t))
+        else:
+            model.step(pose, max(at, model.t))
         self._log_stats()
         events = model.drain_events()
         for event in events:
-            self.get_logger().info(event.text)
+            if event.kind == "skipped":
+                self.get_logger().warning(event.text)
+            else:
+                self.get_logger().info(event.text)
             if event.kind == "vacuum":
                 self._vacuum_pub.publish(Bool(data=model.vacuum))
         node = settings.config.node

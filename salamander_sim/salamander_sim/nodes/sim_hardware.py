@@ -3,9 +3,11 @@
 The embedded default hardware; the real robot's driver replaces only this node (same topics). The
 motor and stop model is `sim.hardware.SimModel`, its parameters `sim.params`; this shell caches the
 latest valid command, advances the model at `update_rate_hz` by the measured elapsed time along the
-command interpolated from the previous to the newest one (`SimModel.advance`: a late tick does not make
-the motors outrun the command, docs/design/trajectory_generator.md), publishes
-/joint_states (positions and velocities) and the physical-stop counter, and warns on every stop hit: in
+command interpolated from the previous to the newest one at no more than the commanded velocities
+(`SimModel.advance`: neither a late tick nor a late command makes the motors outrun the command,
+docs/design/trajectory_generator.md), publishes
+/joint_states (positions and velocities, stamped on the ROS clock exactly as far apart as the model's
+steps: `stamp_clock.StampClock`) and the physical-stop counter, and warns on every stop hit: in
 a correct stack the counter stays 0.
 
 Its command subscription is a plain callback, not polled at the tick (`ros.polled_subscription`): taking
@@ -21,11 +23,12 @@ import time
 from typing import Any
 
 from rclpy.node import Node
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import UInt64
 
 from salamander_control import names
-from salamander_control.joint_state import JointStateError, joint_vector
+from salamander_control.joint_state import JointStateError, JointVector, joint_vector
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE
 from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_control.ros.params import ParamBinding
@@ -33,6 +36,7 @@ from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
 from salamander_sim import params
 from salamander_sim.hardware import SimConfig, SimModel
+from salamander_sim.stamp_clock import StampClock
 
 MAX_STEPS_PER_TICK = 125  # a late tick integrates at most this many periods (1.25 s at 100 Hz); the rest
 # of a longer stall is dropped. Each period is one sub-step along the command interpolated from the
@@ -46,13 +50,14 @@ class SimHardware(Node):
         """`node_kwargs` go to rclpy's Node (e.g. namespace= for a test that builds it in-process)."""
         super().__init__(names.SIM_HARDWARE, **node_kwargs)
         self._lock = threading.Lock()
-        self._pending: tuple[float, ...] | None = None
+        self._pending: JointVector | None = None
         self._params = ParamBinding(
             self, params.param_specs(), params.build_config, on_change=self._on_params
         )
         self._model = SimModel(self._params.snapshot, REST_POSTURE)
         self._period = 1.0 / float(self.get_parameter("update_rate_hz").value)
         self._last_tick = time.monotonic()
+        self._stamps = StampClock(lambda: self.get_clock().now().nanoseconds)
         self._js_pub = self.create_publisher(JointState, names.JOINT_STATES, 10)
         self._hits_pub = self.create_publisher(UInt64, names.SIM_STOP_HITS, LATCHED)
         self.create_subscription(JointState, names.JOINT_COMMAND, self._on_command, 10)
@@ -62,8 +67,8 @@ class SimHardware(Node):
         self.get_logger().info(f"simulated arm at rest, {1.0 / self._period:.0f} Hz")
 
     def _on_command(self, msg: JointState) -> None:
-        try:
-            command = joint_vector(msg.name, msg.position, allow_extra=False).positions  # all five, no others
+        try:  # all five, no others; the velocities (when given) are the pace `SimModel.advance` keeps
+            command = joint_vector(msg.name, msg.position, msg.velocity, allow_extra=False)
         except JointStateError as exc:
             self.get_logger().error(f"command refused: {exc}", throttle_duration_sec=LOG_THROTTLE_S)
             return
@@ -76,13 +81,16 @@ class SimHardware(Node):
 
     def _on_tick(self) -> None:
         now = time.monotonic()
-        stamp = self.get_clock().now().to_msg()  # read with `now`: stamps are as far apart as the steps
+        stamp = Time(nanoseconds=self._stamps.stamp_ns(now)).to_msg()  # as far apart as the model's steps
         dt = min(max(now - self._last_tick, 1e-6), MAX_STEPS_PER_TICK * self._period)
         self._last_tick = now
         with self._lock:
             pending, self._pending = self._pending, None
             hits_before = self._model.stop_hits
-            event = self._model.advance(pending, dt, self._period)
+            if pending is None:
+                event = self._model.advance(None, dt, self._period)
+            else:
+                event = self._model.advance(pending.positions, dt, self._period, pending.velocities)
             position, velocity, hits = self._model.position, self._model.velocity, self._model.stop_hits
         msg = self._js_msg
         msg.header.stamp = stamp

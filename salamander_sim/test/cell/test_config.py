@@ -128,6 +128,7 @@ def test_a_wildcard_section_applies_in_any_namespace_and_keys_apply_in_file_orde
         ("release_dz: 0.2", "release_dz 0.2 m must be below place_dz"),
         ("attach_settle_s: .nan", "attach_settle_s must be a finite number"),
         ("side_clearance: -0.001", r"side_clearance must lie in \[0.0, 0.05\]"),
+        ("update_rate_hz: 5.0", "skip_gap_s 0.5 s must be at least 3 update periods"),
     ],
 )
 def test_bad_configs_are_refused_with_a_reason(tmp_path: Path, section: str, match: str) -> None:

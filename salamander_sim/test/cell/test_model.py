@@ -219,6 +219,34 @@ def test_sliding_into_a_wall_inside_a_compartment_knocks_the_can_off_touching_it
     assert model.positions()["can_0"][1] == pytest.approx(cy + 0.00195, abs=1e-8)
 
 
+def test_a_skip_into_a_wall_sweeps_the_can_and_knocks_it_off_at_the_wall() -> None:
+    """A skip puts a held can straight at its new place only when that place is free: one inside a wall
+    is swept there as a step is (knocked off at the contact), so no can ever stands inside a solid."""
+    model = gripped_model(0)
+    place = TARGETS.places[0]
+    model.step(pad(place.place_above), 1.5)
+    model.step(pad(place.place_release), 1.6)
+    assert model.held == "can_0" and model.drain_events() == []
+    cx, cy, z = place.place_release
+    model.skip(pad((cx, cy + 0.01, z)), 4.6)  # 10 mm sideways against a 1.95 mm gap
+    outcome = model.placement("can_0")
+    assert model.held is None and outcome.knocked_off_by == "wall +y"
+    assert model.positions()["can_0"][1] == pytest.approx(cy + 0.00195, abs=1e-8)
+    kinds = [e.kind for e in model.drain_events()]
+    assert kinds == ["skipped", "knocked_off"]
+
+
+def test_bad_input_to_skip_is_refused_and_changes_nothing() -> None:
+    model = gripped_model(0)
+    before = model.positions()
+    with pytest.raises(ValueError, match="finite"):
+        model.skip(pad((math.nan, 0.0, 0.0)), 5.0)
+    with pytest.raises(ValueError, match="go back"):
+        model.skip(pad((0.3, 0.0, 0.0)), 0.5)
+    assert model.positions() == before and model.held == "can_0" and model.t == 1.0
+    assert model.drain_events() == []
+
+
 def test_release_over_another_can_lands_on_its_top_and_it_falls_when_that_can_is_lifted() -> None:
     model = gripped_model(0)
     x1, y1, _ = model.positions()["can_1"]

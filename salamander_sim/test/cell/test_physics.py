@@ -22,7 +22,7 @@ from salamander_control.kinematics import ToolPose
 from salamander_sim.cell import load_cell_config
 from salamander_sim.cell.config import STANDARD_GRAVITY, Uncertainty
 from salamander_sim.cell.engine import build_engine
-from salamander_sim.cell.physics import TIPPED_TILT, PhysicsCell
+from salamander_sim.cell.physics import TIPPED_TILT, PhysicsCell, pad_rotation
 from salamander_sim.cell.scene import scene
 from salamander_testing import REPO as REPO_ROOT
 
@@ -278,7 +278,12 @@ def test_bad_input_is_refused_and_changes_nothing() -> None:
         drive.cell.step(ToolPose(drive.p, 0.0, 0.0), drive.t - 0.1)
     with pytest.raises(ValueError, match="go back"):
         drive.cell.set_vacuum(False, drive.t - 0.1)
+    with pytest.raises(ValueError, match="finite"):
+        drive.cell.skip(ToolPose((0.0, math.inf, 0.0), 0.0, 0.0), drive.t + 3.0)
+    with pytest.raises(ValueError, match="go back"):
+        drive.cell.skip(ToolPose(drive.p, 0.0, 0.0), drive.t - 0.1)
     assert drive.cell.positions() == before and drive.cell.held == "can_0"
+    assert drive.cell.drain_events() == [] and drive.cell.stats.skipped_s == 0.0
 
 
 def test_a_pad_settling_lower_after_the_grip_gives_by_its_stroke_and_farther_pushes_it_off() -> None:
@@ -416,6 +421,106 @@ def test_a_node_stalled_for_seconds_skips_time_and_the_held_can_goes_with_the_pa
     assert drive.cell.held == "can_0" and drive.cell.stats.skipped_s > 2.5
     x, y, z = drive.cell.positions()["can_0"]
     assert (x, y, z + H) == pytest.approx(drive.p, abs=1e-3)
+
+
+# --- a cell that was not stepped for a while: caught up in bounded steps, or skipped ------------------
+
+
+def carried_over_compartment(drive: Driver, i: int = 0) -> tuple[Point, Point]:
+    """Pick can_i and carry it to place_above of compartment i; (place_above, 15 mm above the floor)."""
+    drive.pick(i)
+    above = TARGETS.places[i].place_above
+    drive.move((drive.p[0], drive.p[1], TARGETS.travel_z))
+    drive.move((above[0], above[1], TARGETS.travel_z), speed=0.4)
+    drive.move(above)
+    release = TARGETS.places[i].place_release
+    return above, (release[0], release[1], release[2] + 0.010)
+
+
+def hold_watching(drive: Driver, seconds: float, can: str = "can_0") -> float:
+    """Hold for `seconds`; the lowest the can's bottom came meanwhile."""
+    lowest = drive.cell.positions()[can][2]
+    for _ in range(round(seconds / TICK)):
+        drive.tick()
+        lowest = min(lowest, drive.cell.positions()[can][2])
+    return lowest
+
+
+@pytest.mark.parametrize("gap", [0.4, 1.0, 3.0])
+def test_a_cell_not_stepped_during_a_descent_tears_nothing_off_15_mm_above_the_floor(gap: float) -> None:
+    """The cell not stepped for `gap` s while the arm took the held can from place_above (150 mm above the
+    floor) to 15 mm above it: 0.4 and 1.0 s are caught up in physics steps along the line between the two
+    poses, 3 s (beyond MAX_LAG_S) skipped. Before: after the skip the pad rushed from its last pose to
+    the new one in 0.1 s, its filter overshot by 41 mm, and the can was "torn off the pad by floor
+    (pushed off: 1.55e+03 N > 25 N)" (issue 23, item 7: 1.91e+03 N in a real stack)."""
+    drive = Driver()
+    _, low = carried_over_compartment(drive)
+    drive.t += gap
+    drive.tick(low)
+    lowest = hold_watching(drive, 0.6)
+    assert drive.cell.held == "can_0", [e.text for e in drive.events if e.kind == "left_pad"]
+    assert lowest >= low[2] - H - 0.001  # never pushed down toward the floor
+    assert drive.cell.positions()["can_0"][2] + H == pytest.approx(low[2], abs=2e-4)
+
+
+def test_a_held_can_follows_a_far_pose_after_a_gap_in_the_joint_states_without_overshooting() -> None:
+    """No fresh TCP for 1 s (the cell stepping on) while the arm went down 135 mm: the pad travels to the
+    new pose accelerating and braking at PAD_MAX_ACCEL, and stops on it. Before, the filter had no
+    braking limit and overshot by 41 mm into the floor (pushed off)."""
+    drive = Driver()
+    _, low = carried_over_compartment(drive)
+    for _ in range(50):
+        drive.t += TICK
+        drive.cell.step(None, drive.t)
+    drive.tick(low)
+    lowest = hold_watching(drive, 0.6)
+    assert drive.cell.held == "can_0", [e.text for e in drive.events if e.kind == "left_pad"]
+    assert lowest >= low[2] - H - 0.001
+    assert drive.cell.positions()["can_0"][2] + H == pytest.approx(low[2], abs=2e-4)
+
+
+@pytest.mark.parametrize("fresh", [True, False], ids=["pose", "no_pose_then_pose"])
+@pytest.mark.parametrize("engine", ["physics", "kinematic"])
+def test_skip_takes_a_held_can_straight_to_the_new_pose_even_over_the_rim(engine: str, fresh: bool) -> None:
+    """The node stopped for 3 s while the arm lifted the can and took it over the rim and down into
+    compartment 0: `skip` puts it there on the pad with one "skipped" event (a straight move there from
+    above the pick spot crosses the box wall: knocked off). With no fresh pose at the skip (the first
+    update after a pause often has none yet), the next fresh pose does it."""
+    cell = build_engine(dataclasses.replace(CFG, engine=engine, uncertainty=Uncertainty()))
+    drive = Driver(cell)  # type: ignore[arg-type]
+    drive.pick(0)
+    drive.move(TARGETS.picks[0].contact)  # put it back down on the table, still held
+    release = TARGETS.places[0].place_release
+    low = (release[0], release[1], release[2] + 0.010)
+    drive.t += 3.0
+    cell.skip(ToolPose(low, 0.0, 0.0) if fresh else None, drive.t)
+    drive.events += cell.drain_events()
+    skipped = [e.text for e in drive.events if e.kind == "skipped"]
+    assert len(skipped) == 1 and "3.00 s" in skipped[0] and "the pad and can_0 on it jump" in skipped[0]
+    drive.tick(low)
+    drive.hold(0.6)
+    assert cell.held == "can_0", drive.events
+    x, y, z = cell.positions()["can_0"]
+    assert (x, y, z + H) == pytest.approx(low, abs=3e-4)
+    assert [e.kind for e in drive.events].count("skipped") == 1
+
+
+def test_skip_turns_a_held_can_with_the_pad() -> None:
+    """A pose whose tool yaw turned by 90 deg and pitch by 0.2 rad in the skipped time: the can turns with
+    the pad at once (left as it was, the weld would wrench it round: peeled off by the moment)."""
+    drive = Driver()
+    drive.pick(0)
+    turned = ToolPose(drive.p, 0.2, math.pi / 2)
+    drive.t += 3.0
+    drive.cell.skip(turned, drive.t)
+    expected = np.zeros(4)
+    mujoco.mju_mat2Quat(expected, pad_rotation(0.2, math.pi / 2).flatten())
+    w, x, y, z = drive.cell.orientation("can_0")
+    assert abs(float(np.dot(expected, (w, x, y, z)))) == pytest.approx(1.0, abs=1e-6)  # the same attitude
+    for _ in range(30):
+        drive.t += TICK
+        drive.cell.step(turned, drive.t)
+    assert drive.cell.held == "can_0", drive.cell.drain_events()
 
 
 def test_the_step_costs_less_than_real_time() -> None:
