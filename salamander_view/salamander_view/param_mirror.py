@@ -3,8 +3,8 @@
 The view learns the behaviour server's `manual_place` two ways: from /parameter_events (each change, as
 it happens) and from a GetParameters poll every few seconds (for a view started after the last change,
 or a lost event). The two travel on different channels, so a poll answered *before* a change can be
-delivered *after* that change's event; taken as news it turned the page's checkbox back to the old value
-(a suite run saw it: the operator's next click then set the value it already had). Invariant: an answer
+delivered *after* that change's event; taken as news it would turn the page's checkbox back to the old
+value (docs/design/operator_view.md). Invariant: an answer
 counts only if no event arrived since its request was sent, so the newest event is never overwritten by
 an older reading. The caller serialises the calls (the view holds its lock).
 """

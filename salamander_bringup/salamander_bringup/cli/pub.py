@@ -15,8 +15,8 @@ count, ``-w/--wait-matching-subscriptions``; VALUES is YAML, fields left out kee
 (``pkg/msg/Type``). ``jog`` is ``topic pub`` of a Twist at 20 Hz for ``--for`` seconds (default 1) that
 ends with zero twists (also on Ctrl-C), like releasing the gamepad's R1: `LAST_REPEATS` of them one period
 apart, because the jog topic is best effort and the last samples a process sends just before it exits can
-be lost (a suite run once received every twist of a jog but its single final zero; the server would
-then have gone on at the last speed until its 0.3 s staleness); ``confirm``/``abort`` are
+be lost (a lost final zero leaves the server at the last speed until its 0.3 s staleness);
+``confirm``/``abort`` are
 one Bool each. All three wait (up to ``--timeout``) for the behaviour server's subscription first, so a
 confirm is never published into the void, and fail with exit code 1 when nobody listens. With ``--cell``
 an absolute topic is looked up under /CELL, like node names for ``param``.

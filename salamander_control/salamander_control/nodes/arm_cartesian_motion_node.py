@@ -301,9 +301,9 @@ class CartesianMotionNode(PolledNode):
     async def _await_lease_state(self, cfg: MotionConfig) -> None:
         """Wait (at most `joint_state_timeout_s`) for the latched lease state of a matched publisher.
 
-        A goal that came before it (the node just started, on a loaded machine) was checked against "no
-        holder" and accepted without the holder's token (seen once in a whole-suite run). With no
-        publisher of the lease state there is no lease to wait for.
+        A goal that came before it (the node just started, on a loaded machine) would be checked against
+        "no holder" and accepted without the holder's token. With no publisher of the lease state there is
+        no lease to wait for.
         """
         sub = self._lease_sub
 

@@ -230,7 +230,7 @@ class TrajectoryGenerator(PolledNode):
             self._cycle()
         finally:
             # After the command went out, as a callback between two cycles would: parsing them first
-            # delayed every fifth command by ~0.1-0.3 ms (period error p99 0.17 -> 0.63 ms, bench_trajectory).
+            # delays every fifth command (bench_trajectory's period error; docs/design/cpu.md).
             self._take_joint_states()
 
     def _take_joint_states(self) -> None:

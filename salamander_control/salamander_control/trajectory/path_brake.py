@@ -2,8 +2,9 @@
 
 When a followed stream stops (its sender died, or its goal was preempted or cancelled) the command is
 in mid-path at speed. A joint-space stop (Ruckig from that state to rest) is time-optimal per joint, and
-in joint space that is not the path: measured ~7 mm sideways on a place descent with 1.95 mm of side
-clearance. `PathBrake` instead continues along the curve the command is on and slows down on it:
+in joint space that is not the path: millimetres sideways on a place descent, against 1.95 mm of side
+clearance (docs/design/stream_following.md). `PathBrake` instead continues along the curve the command
+is on and slows down on it:
 
 - The curve is the command's second-order geometric expansion at the moment the brake starts:
   c(s) = q + T s + k s^2 / 2, s the joint-space arc length, T = v / |v| the direction of motion and

@@ -11,9 +11,8 @@ steps: `stamp_clock.StampClock`) and the physical-stop counter, and warns on eve
 a correct stack the counter stays 0.
 
 Its command subscription is a plain callback, not polled at the tick (`ros.polled_subscription`): taking
-the 5 commands of each 10 ms at once made a burst of work that delayed the 500 Hz processes sharing
-the two cores (the generator's period error p99 0.21-0.35 ms with the callback, 0.49-0.74 ms polled,
-bench_trajectory, docs/design/cpu.md); the ~2 % of a core polling saved is not worth that.
+the 5 commands of each 10 ms at once is a burst of work that delays the 500 Hz processes sharing the
+cores more than the callbacks cost (measured in docs/design/cpu.md).
 """
 
 from __future__ import annotations
