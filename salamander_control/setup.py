@@ -1,4 +1,4 @@
-"""ament_python package setup of salamander_control."""
+"""ament_python package setup of salamander_control: the data files; the console scripts are in setup.cfg."""
 
 import os
 from glob import glob
@@ -40,12 +40,4 @@ setup(
         "their nodes."
     ),
     license="Apache-2.0",
-    entry_points={
-        "console_scripts": [
-            "trajectory_generator = salamander_control.nodes.trajectory_generator:main",
-            "arm_kinematics_node = salamander_control.nodes.arm_kinematics_node:main",
-            "arm_cartesian_motion_node = salamander_control.nodes.arm_cartesian_motion_node:main",
-            "ik_ghost_node = salamander_control.nodes.ik_ghost_node:main",
-        ],
-    },
 )

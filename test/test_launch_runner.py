@@ -6,7 +6,6 @@ launch_xml, that its parameter files are what the nodes will load, and how the r
 processes: prefixed output, clean stop on Ctrl-C/SIGTERM/--duration, failure when a node dies or hangs.
 """
 
-import ast
 import importlib.util
 import json
 import os
@@ -34,6 +33,7 @@ from salamander_control import names, params_file
 from salamander_control.kinematics import ArmParams
 from salamander_control.trajectory.params import motion_limit_specs
 from salamander_testing import REPO as REPO_ROOT
+from salamander_testing.node_process import console_scripts
 from salamander_testing.process import ChildProcess
 from salamander_testing.ros_helpers import next_domain_id, ros_env, spin_until
 from salamander_testing.runner_faults import kill_node, node_pid
@@ -195,7 +195,7 @@ def test_the_arm_model_and_the_motion_limits_are_written_once_and_every_user_loa
             assert not motion <= written, f"{path.name} repeats the motion limits"
     ArmParams(**params_file.node_values([ROOT / "config" / "arm.yaml"], "/any/node"))  # a valid arm
     for node in load_plan(LAUNCH, ALL_ON).nodes:
-        module = importlib.import_module(_console_scripts(node.pkg)[node.executable].split(":")[0])
+        module = importlib.import_module(console_scripts(node.pkg)[node.executable].split(":")[0])
         declared = {s.name for s in module.params.param_specs()}
         files = [Path(f).name for f in node.param_files]
         uses_arm, uses_limits = arm_fields <= declared, motion <= declared
@@ -209,20 +209,9 @@ def test_the_arm_model_and_the_motion_limits_are_written_once_and_every_user_loa
             assert params_file.node_values(node.param_files, f"/{cell}{node.fqn}") == values, node.fqn
 
 
-def _console_scripts(pkg: str = "salamander_control"):
-    tree = ast.parse((ROOT / pkg / "setup.py").read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Dict):
-            for key, value in zip(node.keys, node.values, strict=True):
-                if isinstance(key, ast.Constant) and key.value == "console_scripts":
-                    entries = [ast.literal_eval(e) for e in value.elts]
-                    return {n.strip(): t.strip() for n, t in (e.split("=", 1) for e in entries)}
-    raise AssertionError("no console_scripts in setup.py")
-
-
 def test_every_executable_is_a_registered_console_script_that_is_built():
     for node in load_plan(LAUNCH, ALL_ON).nodes:
-        scripts = _console_scripts(node.pkg)
+        scripts = console_scripts(node.pkg)
         assert node.executable in scripts, f"{node.executable} is not a console script in setup.py"
         module, func = scripts[node.executable].split(":")
         assert func == "main"
@@ -308,7 +297,7 @@ PINNED_NAMES = ["/joint_states", "/arm/joint_target", "/salamander/ik_ghost/stat
 
 def _node_class(node):
     """The rclpy Node subclass the console script of a planned node runs (the one its module defines)."""
-    module = importlib.import_module(_console_scripts(node.pkg)[node.executable].split(":")[0])
+    module = importlib.import_module(console_scripts(node.pkg)[node.executable].split(":")[0])
     classes = [
         v for v in vars(module).values()
         if isinstance(v, type) and issubclass(v, RclpyNode) and v.__module__ == module.__name__

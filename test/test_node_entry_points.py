@@ -9,21 +9,11 @@ import inspect
 from salamander_bringup.launch_plan import load_plan
 from salamander_control.ros.held_signals import HELD_SIGINT_PACKAGES
 from salamander_testing import REPO
+from salamander_testing.node_process import console_scripts
 
 PACKAGES = (
     "salamander_control", "salamander_sim", "salamander_behavior", "salamander_teleop", "salamander_view"
 )
-
-
-def console_scripts(pkg):
-    tree = ast.parse((REPO / pkg / "setup.py").read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Dict):
-            for key, value in zip(node.keys, node.values, strict=True):
-                if isinstance(key, ast.Constant) and key.value == "console_scripts":
-                    entries = [ast.literal_eval(e) for e in value.elts]
-                    return {n.strip(): t.strip() for n, t in (e.split("=", 1) for e in entries)}
-    raise AssertionError(f"no console_scripts in {pkg}/setup.py")
 
 
 def test_every_node_entry_point_runs_through_run_node():

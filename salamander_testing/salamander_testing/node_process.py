@@ -10,6 +10,7 @@ assertion fails.
 
 from __future__ import annotations
 
+import configparser
 import functools
 from collections.abc import Sequence
 from pathlib import Path
@@ -105,3 +106,11 @@ class NodeProcess(ChildProcess):
         stack = cell.strip("/").replace("/", ".")
         log = log_dir / f"{stack + '.' if stack else ''}{node}.log"
         super().__init__([*cmd, *ros_args], ros_env(domain_id), log)
+
+
+def console_scripts(pkg: str) -> dict[str, str]:
+    """A package's console scripts, name -> 'module:function', from its setup.cfg."""
+    config = configparser.ConfigParser(interpolation=None)
+    config.read(REPO / pkg / "setup.cfg")
+    lines = config.get("options.entry_points", "console_scripts", fallback="").strip().splitlines()
+    return {name.strip(): target.strip() for name, target in (line.split("=", 1) for line in lines)}
