@@ -379,13 +379,17 @@ class Fuzzer:
                 if found:
                     self.param_nodes[fqn] = found
 
-    def run(self, per_interface: int, mon: Monitor) -> None:
-        """`per_interface` of each kind in a random order, ~100 a second (whatever becomes of the run)."""
-        kinds = {
+    def kinds(self) -> dict[str, Any]:
+        """The interfaces, by name: each a call that sends one bad input."""
+        return {
             "joint_target": self.joint_target, "joy": self.joy, "jog": self.jog, "solve_ik": self.solve_ik,
             "compute_fk": self.compute_fk, "lease": self.lease, "retarget": self.retarget,
             "move_cartesian": self.move_cartesian, "parameters": self.parameter,
         }  # fmt: skip
+
+    def run(self, per_interface: int, mon: Monitor) -> None:
+        """`per_interface` of each kind in a random order, ~100 a second (whatever becomes of the run)."""
+        kinds = self.kinds()
         order = [k for k in kinds for _ in range(per_interface)]
         self.rng.shuffle(order)
         for kind in order:
@@ -438,6 +442,33 @@ def operator_confirms(mon: Monitor, runner: ChildProcess, since: int) -> str:
     return "confirm not taken; "
 
 
+ENDED = ("]: run complete: ", "]: run stopped: ")
+"""The behaviour server's lines for the end of a run."""
+
+
+def await_end(mon: Monitor, runner: ChildProcess, since: int, timeout: float = 240.0) -> str:
+    """Wait for the run's end after a fault (from line `since`), confirming as an operator would; judge it.
+
+    A restarted server with a can held, or one asking whether the cell is clear, waits for the operator:
+    confirm, then wait for the end. Returns "completed", "safely held" (the run stopped, a held can with
+    the vacuum on), "held WITHOUT vacuum" or "no end line", after what the operator did.
+    """
+    waits = ("a can is on the pad before picking", "until the operator confirms the cell is clear")
+    marks = (*ENDED, *waits)
+    mon.wait(lambda: any(m in line for line in runner.lines[since:] for m in marks), timeout)
+    prefix = ""
+    if any(w in line for line in runner.lines[since:] for w in waits):
+        prefix = "held, waited for the operator; " + operator_confirms(mon, runner, since)
+        mon.wait(lambda: any(e in line for line in runner.lines[since:] for e in ENDED), timeout)
+    end = [line for line in runner.lines[since:] if any(e in line for e in ENDED)]
+    outcome = ("completed" if end and "run complete" in end[0] else
+               "safely held" if end else "no end line")  # fmt: skip
+    state = mon.state or {}
+    if end and outcome == "safely held" and state.get("held") and not state.get("vacuum"):
+        outcome = "held WITHOUT vacuum"
+    return prefix + outcome
+
+
 def trial(args, domain: int, log: Path, kill: tuple[str, str] | None, rng: random.Random, fuzz_counts):
     """One stack, one run: fuzzed (kill None) or one node killed at a moment. Returns a result dict."""
     cell = cell_config_without_uncertainty(log.parent, engine="kinematic")
@@ -445,7 +476,7 @@ def trial(args, domain: int, log: Path, kill: tuple[str, str] | None, rng: rando
     env = {**ros_env(domain), "ROS_HOME": str(home)}
     runner = ChildProcess([*RUNNER, str(LAUNCH), f"cell_config:={cell}"], env, log, process_group=True)
     mon = Monitor(domain)
-    ended = ("]: run complete: ", "]: run stopped: ")
+    ended = ENDED
     outcome = "?"
     try:
         if not mon.wait(lambda: "run started" in runner.text() or not runner.alive(), 120.0):
@@ -478,22 +509,7 @@ def trial(args, domain: int, log: Path, kill: tuple[str, str] | None, rng: rando
             except AssertionError:
                 return {"outcome": "kill not confirmed", "crashes": crashes(runner, victim), "mon": mon}
             if respawns:
-                # A restarted server with a can held, or asking whether the cell is clear.
-                waits = ("a can is on the pad before picking",
-                         "until the operator confirms the cell is clear")  # fmt: skip
-                marks = (*ended, *waits)
-                mon.wait(lambda: any(m in line for line in runner.lines[since:] for m in marks), 240.0)
-                prefix = ""
-                if any(w in line for line in runner.lines[since:] for w in waits):
-                    prefix = "held, waited for the operator; " + operator_confirms(mon, runner, since)
-                    mon.wait(lambda: any(e in line for line in runner.lines[since:] for e in ended), 240.0)
-                end = [line for line in runner.lines[since:] if any(e in line for e in ended)]
-                outcome = ("completed" if end and "run complete" in end[0] else
-                           "safely held" if end else "no end line")  # fmt: skip
-                state = mon.state or {}
-                if end and outcome == "safely held" and state.get("held") and not state.get("vacuum"):
-                    outcome = "held WITHOUT vacuum"
-                outcome = prefix + outcome
+                outcome = await_end(mon, runner, since)
             else:
                 mon.wait(lambda: not runner.alive(), 60.0)
                 outcome = "stack stopped (fail-stop)"
