@@ -25,7 +25,8 @@ fault, the next stack gets one, of a kind drawn from:
 - ``double_sigint``: the terminal's Ctrl-C mid-run plus a second SIGINT to every node 0-0.5 s later
   (as ``ros2 launch`` forwards it); the stop must be clean, and the next stack is a fresh one.
 
-A sampler reads each node process's RSS (psutil) every ~10 s. Printed: one line per stack, then the
+A sampler reads each node process's RSS (psutil) every ~10 s, from 15 s after the process started
+(imports done). Printed: one line per stack, then the
 table: cans clear / touching / on rim / other landings / not placed / astray, limit crossings, stop
 hits, crashes (which), faults by kind, and per node RSS first / max / last sample (MiB) with the largest
 growth of one process between its first and last sample. Exit code 0 when crashes, limit crossings and
@@ -83,6 +84,7 @@ class RssSampler(threading.Thread):
     def __init__(self, period: float = 10.0) -> None:
         super().__init__(daemon=True)
         self.period = period
+        self.settle = 15.0  # s after a process's start before it is sampled (imports done, node up)
         self.runner: ChildProcess | None = None
         self.samples: dict[str, list[tuple[float, int, int]]] = defaultdict(list)  # fqn: (t, pid, rss)
         self._stop_event = threading.Event()
@@ -95,7 +97,10 @@ class RssSampler(threading.Thread):
             now = time.monotonic()
             for fqn, pid in node_pids(runner.lines).items():
                 try:
-                    self.samples[fqn].append((now, pid, psutil.Process(pid).memory_info().rss))
+                    proc = psutil.Process(pid)
+                    if time.time() - proc.create_time() < self.settle:
+                        continue  # still importing: its RSS is not yet the node's
+                    self.samples[fqn].append((now, pid, proc.memory_info().rss))
                 except psutil.Error:
                     pass  # exited (a kill, the stop) between the line and the read
 
