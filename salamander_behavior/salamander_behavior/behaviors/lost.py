@@ -38,7 +38,7 @@ from salamander_behavior.behaviors.base import (
 from salamander_behavior.manual_adjust.operator_input import (
     ConfirmEvent,
     OperatorInbox,
-    shared_operator_inbox,
+    setup_inbox,
 )
 from salamander_control import names
 
@@ -65,10 +65,7 @@ class CellCleared(PortBehavior):
     def setup(self, **kwargs: Any) -> None:
         """Take the ports; the operator inbox from kwargs (tests) or the node's shared one."""
         super().setup(**kwargs)
-        if kwargs.get("inbox") is not None:
-            self.inbox = kwargs["inbox"]
-        elif kwargs.get("node") is not None and self.ports is not None:
-            self.inbox = shared_operator_inbox(kwargs["node"], self.ports.clock)
+        self.inbox = setup_inbox(kwargs, self.ports.clock if self.ports is not None else None)
 
     def start(self, ports: Ports) -> None:
         """The wait begins: earlier confirmations are dropped; say what is asked."""

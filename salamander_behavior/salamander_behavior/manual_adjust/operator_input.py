@@ -78,6 +78,18 @@ _REGISTRY: weakref.WeakKeyDictionary[Any, OperatorInbox] = weakref.WeakKeyDictio
 _REGISTRY_LOCK = threading.Lock()
 
 
+def setup_inbox(kwargs: dict[str, Any], clock: Clock | None) -> OperatorInbox | None:
+    """The inbox a leaf's ``setup(**kwargs)`` gives it: kwargs' own (tests), else the node's shared one.
+
+    None without either (no ``node`` in kwargs, or no clock yet).
+    """
+    if kwargs.get("inbox") is not None:
+        return kwargs["inbox"]
+    if kwargs.get("node") is not None and clock is not None:
+        return shared_operator_inbox(kwargs["node"], clock)
+    return None
+
+
 def shared_operator_inbox(node: Any, clock: Clock) -> OperatorInbox:
     """The node's one inbox, subscribing /salamander/operator/jog and /confirm on first use."""
     from geometry_msgs.msg import Twist
