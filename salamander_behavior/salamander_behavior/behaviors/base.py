@@ -10,6 +10,9 @@ Blackboard keys shared between leaves of one can (both absolute, one per can):
 - ``/place_offset/<can>``: the offset (dx, dy, dz) (m) from the planned place target (a 2-tuple means
   dz = 0). ManualAdjust writes the operator's offset (dz only with ``allow_z``); `ManualPlaceOff` writes
   (0, 0, 0); the release descent and the rise read it, using dz only upwards.
+- ``/place_offset_source/<can>``: where that offset came from: "plan" (none), "estimate" (the box
+  estimate), "manual" (ManualAdjust, confirmed) or "search" (a search probe that passed the rim). A
+  "manual" or "search" offset of a placed can is evidence of where the box stands.
 - ``/can_stage/<can>``: what the tree knows of the can, from its own commands and the part-present
   switch: "holding" once the vacuum was commanded on for it, "gripped" once part-present held for
   `grip_confirm_s` (from then on the switch must stay true and fresh: `behaviors.vacuum.StillHeld`),
@@ -47,6 +50,17 @@ STAGE_LOST = "lost"  # part-present dropped while carried: it left the pad outsi
 def offset_key(can: str) -> str:
     """Blackboard key of a can's place offset."""
     return f"/place_offset/{can}"
+
+
+OFFSET_PLAN = "plan"
+OFFSET_ESTIMATE = "estimate"
+OFFSET_MANUAL = "manual"
+OFFSET_SEARCH = "search"
+
+
+def offset_source_key(can: str) -> str:
+    """Blackboard key of where a can's place offset came from (OFFSET_*; see the module docstring)."""
+    return f"/place_offset_source/{can}"
 
 
 def pad_key(label: str) -> str:
