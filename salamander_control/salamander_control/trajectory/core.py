@@ -152,9 +152,9 @@ def coupled_pair_limits(limits: MotionLimits) -> MotionLimits:
 
     Ruckig plans with these. The post-clamp keeps the shoulder and cuts the beam back onto a coupled
     bound, which then moves with the shoulder: the beam's step is bounded by the shoulder's, so a
-    shoulder faster than the beam would drag the beam past its own limit (measured: 1.07 x the beam's
-    limit with shoulder 1.0 and beam 0.5 rad/s). Planning the pair within the smaller limit keeps every
-    joint's commanded speed within its own limit (docs/design/trajectory_generator.md). Returns `limits`
+    shoulder faster than the beam would drag the beam past its own limit. Planning the pair within the
+    smaller limit keeps every joint's commanded speed within its own limit (the measurement:
+    docs/design/trajectory_generator.md, "Coupled pair: one velocity limit for shoulder and beam"). Returns `limits`
     itself when the two are equal (the shipped configuration).
     """
     v = limits.max_velocity

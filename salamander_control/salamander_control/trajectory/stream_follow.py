@@ -30,9 +30,9 @@ MIN_GAP = 1e-4
 STREAM_JERK_SLACK = 4.0
 """A followed stream's jerk may reach this multiple of the jerk limit for one cycle. A jerk-limited path
 switches its jerk from -j to +j at phase ends; the cubic through samples 10 ms apart turns such a switch
-into an acceleration kink at the samples (measured up to 2.2x for one 2 ms cycle on the Cartesian node's
-lines, with its central-difference velocities; 10x with forward differences). A stream whose velocities
-contradict its positions kinks by orders of magnitude more: that is what the bound refuses."""
+into an acceleration kink at the samples (docs/design/stream_following.md has its measured size). A
+stream whose velocities contradict its positions kinks by orders of magnitude more: that is what the
+bound refuses."""
 
 
 class StreamSample(NamedTuple):
