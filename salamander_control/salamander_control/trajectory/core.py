@@ -154,8 +154,8 @@ def coupled_pair_limits(limits: MotionLimits) -> MotionLimits:
     bound, which then moves with the shoulder: the beam's step is bounded by the shoulder's, so a
     shoulder faster than the beam would drag the beam past its own limit. Planning the pair within the
     smaller limit keeps every joint's commanded speed within its own limit (the measurement:
-    docs/design/trajectory_generator.md, "Coupled pair: one velocity limit for shoulder and beam"). Returns `limits`
-    itself when the two are equal (the shipped configuration).
+    docs/design/trajectory_generator.md, "Coupled pair: one velocity limit for shoulder and beam").
+    Returns `limits` itself when the two are equal (the shipped configuration).
     """
     v = limits.max_velocity
     pair = min(v[1], v[2])
