@@ -23,13 +23,12 @@ as a keep-alive. And every valid /joint_states it receives at most `monitor_rate
 out, takes the messages received since the last one (for the next cycle's measurement watch), so the
 executor is not woken another 100 times a second for them.
 
-The loop's pace: at `control_rate_hz` while anything moves. Once the command has stood still for
-`REST_AFTER_S` (no stop, no Ruckig error) the timer slows to the keep-alive period and each
-call runs that many control cycles one by one (the cycle clock stays on real time); the first cycle
-whose command changes (a re-anchored goal resuming, a lease-expiry stop) ends the batch, is sent, and
-the timer is back at the full rate. A goal accepted and a parameter change put it back at once, so the
-next cycle comes within one control period as before. `hold_command_rate_hz` >= `control_rate_hz`
-keeps the full rate throughout.
+The loop's pace (`trajectory.pace`): at `control_rate_hz` while anything moves, late calls catching
+up the cycles they missed. Once the command has stood still for a moment the timer slows to the
+keep-alive period and each call runs that many control cycles one by one; the first cycle whose command
+changes (a re-anchored goal resuming, a lease-expiry stop) ends the batch, is sent, and the timer is
+back at the full rate. A goal accepted and a parameter change put it back at once, so the next cycle
+comes within one control period. `hold_command_rate_hz` >= `control_rate_hz` keeps the full rate.
 
 Interface: docs/interfaces.md; why it works this way: docs/design/trajectory_generator.md and
 docs/design/stream_following.md.
@@ -63,12 +62,11 @@ from salamander_control.trajectory.lease import LeaseReply
 from salamander_control.trajectory.measurement_watch import MAX_SILENCE_STEP, MeasurementWatch
 from salamander_control.trajectory.measurement_watch import Verdict as Watch
 from salamander_control.trajectory.output_rates import HoldThrottle, MonitorGate, hold_cycles
+from salamander_control.trajectory.pace import LoopPace
 from salamander_msgs.msg import ClampReport, LeaseState
 from salamander_msgs.srv import ArmLease
 
 LEASE_STATE_PERIOD = 0.5  # s; LeaseState is also published on every change
-MAX_CATCH_UP = 5  # control cycles run in one late timer call at most (10 ms at 500 Hz)
-REST_AFTER_S = 0.1  # the command stood still this long: the loop slows to the keep-alive period
 _LEASE_OPS = {
     ArmLease.Request.ACQUIRE: "ACQUIRE",
     ArmLease.Request.HEARTBEAT: "HEARTBEAT",
@@ -91,10 +89,8 @@ class TrajectoryGenerator(PolledNode):
         self._gate = GoalGate()
         self._lease_warnings = KindLogger(self.get_logger())
         self._clamp_count = 0
-        self._next_cycle: float | None = None  # monotonic time the next control cycle is due
+        self._pace = LoopPace()  # cycles per timer call, and when the loop rests (trajectory.pace)
         self._hold = HoldThrottle()  # whether a cycle's command goes out (a standing one: as a keep-alive)
-        self._resting = False  # the control timer runs at the keep-alive period (see the module docstring)
-        self._still = 0  # control cycles the command has stood still (at the full rate)
         self._params = ParamBinding(
             self, params.param_specs(), params.build_config, warn=params.config_warnings,
             on_change=self._on_params,
@@ -250,7 +246,7 @@ class TrajectoryGenerator(PolledNode):
             fresh = self._measured if self._measured_new else None
             self._measured_new = False
             cycles = hold_cycles(config.control_rate_hz, config.hold_command_rate_hz)
-            resting = self._resting
+            resting = self._pace.resting
             max_step = MAX_SILENCE_STEP  # a call at rest stands for `cycles` cycles: a little more
             if resting:
                 max_step = max(MAX_SILENCE_STEP, 1.5 * cycles / config.control_rate_hz)
@@ -262,7 +258,7 @@ class TrajectoryGenerator(PolledNode):
             outs: list[CycleOutput] = []
             send = False
             if watch.verdict is Watch.HOLD:
-                self._next_cycle = None  # resume on a schedule from then, without a catch-up
+                self._pace.restart()  # resume on a schedule from then, without a catch-up
                 self._hold.forget()  # the first command after the hold goes out, whatever it is
             else:
                 if watch.anchor is not None:
@@ -275,11 +271,18 @@ class TrajectoryGenerator(PolledNode):
                             break
                 else:
                     previous = self._core.command
-                    outs = [self._core.step(config) for _ in range(self._cycles_due(now, config))]
+                    due = self._pace.cycles_due(now, config.control_rate_hz)
+                    outs = [self._core.step(config) for _ in range(due)]
                 for each in outs:
                     self._watch.commanded(each.position)
                 send = self._hold.due(outs[-1].position, outs[-1].velocity, cycles, len(outs))
-                self._pace(previous, outs, cycles, config)
+                standing = []
+                for each in outs:
+                    standing.append(self._standing(each, previous))
+                    previous = each.position
+                pace = self._pace.after(standing, cycles, config.control_rate_hz)
+                if pace is not None:
+                    self._set_pace(pace, config)
         if watch.warning:  # not throttled: each is an event, at most one per joint_state_timeout_s
             self.get_logger().warning(watch.warning)
         if watch.info:
@@ -314,33 +317,17 @@ class TrajectoryGenerator(PolledNode):
         assert core is not None
         return out.position == previous and not any(out.velocity) and not out.error and not core.stopping
 
-    def _pace(
-        self, previous: tuple[float, ...], outs: list[CycleOutput], cycles: int, config: TrajectoryConfig
-    ) -> None:
-        """Full rate while anything moves, the keep-alive period once it stood still (under the lock)."""
-        still = True
-        for out in outs:
-            still = still and self._standing(out, previous)
-            previous = out.position
-        if self._resting:
-            if not still:
-                self._set_pace(False, config)
-        elif cycles > 1:
-            self._still = self._still + len(outs) if still else 0
-            if self._still >= REST_AFTER_S * config.control_rate_hz:
-                self._set_pace(True, config)
-
     def _set_pace(self, resting: bool, config: TrajectoryConfig) -> None:
         """The control timer at the keep-alive period (`resting`) or at the control rate (under the lock)."""
         cycles = hold_cycles(config.control_rate_hz, config.hold_command_rate_hz) if resting else 1
-        self._resting, self._still, self._next_cycle = resting, 0, None
+        self._pace.set_resting(resting)
         self._timer.timer_period_ns = round(1e9 * cycles / config.control_rate_hz)
         self._timer.reset()
 
     def _wake(self) -> None:
         """Back to the full control rate now: the next cycle comes within one control period."""
         with self._lock:
-            if self._resting:
+            if self._pace.resting:
                 self._set_pace(False, self._params.snapshot)
 
     def _reanchor(self, anchor: tuple[float, ...], keep_goal: bool, config: TrajectoryConfig) -> None:
@@ -355,26 +342,7 @@ class TrajectoryGenerator(PolledNode):
         core.reanchor(anchor)
         if goal is not None:
             core.set_goal(goal, config.arm)
-        self._next_cycle = None
-
-    def _cycles_due(self, now: float, config: TrajectoryConfig) -> int:
-        """Core cycles to run now: 1, or more when this timer call comes a period (or more) late.
-
-        The core is open loop on its own cycle clock; a timer call that comes late (a loaded machine
-        skips periods rather than queueing them) would otherwise slow the whole motion down and let the
-        cycle clock fall behind the stamps of streamed goals (measured: ~10% behind under test load,
-        50 ms over one Cartesian line). Catching up keeps it on real time; after a stall longer than
-        MAX_CATCH_UP periods the rest is dropped (the arm pauses, it does not lurch).
-        """
-        period = 1.0 / config.control_rate_hz
-        if self._next_cycle is None:
-            self._next_cycle = now
-        due = int((now - self._next_cycle) / period + 0.5) + 1
-        if due > MAX_CATCH_UP:
-            self._next_cycle = now
-            due = MAX_CATCH_UP
-        self._next_cycle += due * period
-        return max(due, 1)
+        self._pace.restart()
 
     def _start(self, now: float) -> bool:
         """Create the core from the first measurement (called under the lock); False while waiting."""
