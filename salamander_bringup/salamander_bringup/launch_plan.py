@@ -10,19 +10,16 @@ everything else with a message naming it, so a launch file never runs differentl
   ``<group>``, ``<push-ros-namespace namespace>``, ``<set_remap from to>`` and ``<node>`` elements;
 - ``<node pkg exec name namespace output args ros_args respawn respawn_delay respawn_max_retries if
   unless>`` with ``<param from>``, ``<param name value>`` and ``<remap from to>`` children;
-- the substitutions ``$(var NAME)``, ``$(find-pkg-share PKG)``, ``$(dirname)``, ``$(if COND A [B])``,
-  ``$(not-equals A B)`` and ``$(command CMD [fail|warn|ignore])``, nested or not; an argument with spaces
-  is quoted ('...' or "..."), substitutions inside the quotes are still evaluated (as launch does).
+- the substitutions of `launch_substitutions` (``$(var)``, ``$(find-pkg-share)``, ``$(dirname)``,
+  ``$(if)``, ``$(not-equals)``, ``$(command)``), evaluated as launch evaluates them.
 
 ``respawn`` / ``respawn_delay`` / ``respawn_max_retries`` are read as launch's ExecuteProcess reads them
 (`RespawnSpec`): ``respawn`` a condition (true/1/false/0, substitutions allowed), ``respawn_delay`` seconds
 >= 0 (absent: at once), ``respawn_max_retries`` an integer (negative, the default, means no limit); the
 runner applies them (`respawn.RespawnTracker`).
 
-``$(command CMD)`` runs CMD like launch's CommandSubstitution: split with shlex, run without a shell, its
-standard output is the value; a command that cannot start, exits non-zero or (by default, ``fail``) writes
-to standard error is a LaunchFileError naming the command. It runs while the plan is read (a dry run runs
-it too); the launch file uses it to read the URDF into ``robot_description``.
+A ``$(command ...)`` runs while the plan is read (a dry run runs it too); the launch file uses it to
+read the URDF into ``robot_description``.
 
 A ``<param name value>`` whose value spans several lines (the URDF) cannot go on the command line as
 ``-p name:=value`` (rcl parses that value as one line of YAML), so it goes into a params file generated for
@@ -51,8 +48,6 @@ import math
 import os
 import re
 import shlex
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -60,8 +55,8 @@ from pathlib import Path
 
 import yaml
 
-SUPPORTED_SUBSTITUTIONS = ("var", "find-pkg-share", "dirname", "if", "not-equals", "command")
-COMMAND_TIMEOUT_S = 30.0  # a $(command) that takes longer is an error, not a hung runner
+from salamander_bringup.launch_substitutions import LaunchFileError, Resolver, condition
+
 VIEWER_PACKAGES: Mapping[str, str] = {"robot_state_publisher": "rviz", "rviz2": "rviz"}
 """Packages of a full ROS 2 install that only the rviz view needs -> the launch argument that starts them."""
 SUPPORTED_ELEMENTS = ("arg", "let", "group", "push-ros-namespace", "set_remap", "node")
@@ -77,10 +72,6 @@ _NS_RE = re.compile(r"^(/[A-Za-z_][A-Za-z0-9_]*)+$|^/$")
 # A remap's side as rcl parses it: a relative, absolute (/...) or private (~/...) name of tokens.
 _REMAP_NAME_RE = re.compile(r"^(~/|/)?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 _ARG_OVERRIDE_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):=(.*)$", re.S)
-
-
-class LaunchFileError(ValueError):
-    """The launch file (or an argument) cannot be turned into a plan; the message says where and why."""
 
 
 @dataclass(frozen=True)
@@ -273,73 +264,6 @@ def resolve_commands(
     return ResolvedPlan(replace(plan, nodes=nodes), tuple(commands), skipped)
 
 
-def _closing_paren(text: str, start: int) -> int:
-    """Index of the ')' closing the '$(' whose body starts at `start`, honouring nesting."""
-    depth, i = 1, start
-    while i < len(text):
-        if text.startswith("$(", i):
-            depth, i = depth + 1, i + 2
-            continue
-        if text[i] == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    raise LaunchFileError(f"unterminated substitution in {text!r}")
-
-
-def _split_arguments(body: str, where: str) -> list[str]:
-    """A substitution's body as its words (the kind, then the arguments), nested ``$(...)`` kept whole.
-
-    A word may be quoted ('...' or "...", as launch's grammar allows) to hold spaces; the quotes are
-    removed, substitutions inside them are kept for evaluation.
-    """
-    words, current, i, quote, started = [], [], 0, "", False
-    while i < len(body):
-        if body.startswith("$(", i):
-            end = _closing_paren(body, i + 2)
-            current.append(body[i : end + 1])
-            i, started = end + 1, True
-        elif quote and body[i] == quote:
-            quote, i = "", i + 1
-        elif not quote and body[i] in "'\"":
-            quote, i, started = body[i], i + 1, True
-        elif body[i].isspace() and not quote:
-            if started:
-                words.append("".join(current))
-                current, started = [], False
-            i += 1
-        else:
-            current.append(body[i])
-            i, started = i + 1, True
-    if quote:
-        raise LaunchFileError(f"{where}: unterminated quote in $({body})")
-    if started:
-        words.append("".join(current))
-    return words
-
-
-def _is_bool_text(text: str) -> bool:
-    return text.lower() in ("true", "false", "1", "0")
-
-
-def _is_float_text(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _equals(left: str, right: str) -> bool:
-    """Compare as launch's EqualsSubstitution: booleans by truth, numbers by closeness, else as text."""
-    if _is_bool_text(left) and _is_bool_text(right):
-        return (left.lower() in ("true", "1")) == (right.lower() in ("true", "1"))
-    if _is_float_text(left) and _is_float_text(right):
-        return math.isclose(float(left), float(right))
-    return left == right
-
-
 def prefix_namespace(base: str | None, namespace: str | None) -> str:
     """launch_ros's joining of a namespace to the one pushed before: relative joins, absolute replaces.
 
@@ -356,105 +280,9 @@ def prefix_namespace(base: str | None, namespace: str | None) -> str:
     return combined if combined.startswith("/") else "/" + combined
 
 
-class _Resolver:
-    """Evaluates substitutions for one launch file with the launch configurations known so far."""
-
-    def __init__(self, launch_dir: str, values: dict[str, str], find_share: Callable[[str], str]) -> None:
-        self._dir = launch_dir
-        self.values = values
-        self._find_share = find_share
-
-    def __call__(self, text: str, where: str) -> str:
-        out, i = [], 0
-        while True:
-            j = text.find("$(", i)
-            if j < 0:
-                out.append(text[i:])
-                return "".join(out)
-            out.append(text[i:j])
-            end = _closing_paren(text, j + 2)
-            out.append(self._evaluate(text[j + 2 : end], where))
-            i = end + 1
-
-    def _evaluate(self, body: str, where: str) -> str:
-        kind, *raw = _split_arguments(body, where) or [""]
-        args = [lambda a=a: self(a, where) for a in raw]  # evaluated when used: $(if) takes one branch
-        if kind == "var" and len(args) == 1:
-            name = args[0]()
-            if name not in self.values:
-                raise LaunchFileError(f"{where}: $(var {name}) names no declared argument")
-            return self.values[name]
-        if kind == "find-pkg-share" and len(args) == 1:
-            return self._find_share(args[0]())
-        if kind == "dirname" and not args:
-            return self._dir
-        if kind == "if" and len(args) in (2, 3):
-            chosen = 1 if _condition(args[0](), f"{where} $({body})") else 2
-            return args[chosen]() if chosen < len(args) else ""
-        if kind == "not-equals" and len(args) == 2:
-            return "false" if _equals(args[0](), args[1]()) else "true"
-        if kind == "command" and len(args) in (1, 2):
-            on_stderr = args[1]() if len(args) == 2 else "fail"
-            if on_stderr not in ("fail", "warn", "ignore"):
-                raise LaunchFileError(f"{where}: $(command) takes fail, warn or ignore, not {on_stderr!r}")
-            return run_command(args[0](), on_stderr, where)
-        if kind in SUPPORTED_SUBSTITUTIONS:
-            raise LaunchFileError(f"{where}: wrong arguments in $({body})")
-        raise LaunchFileError(
-            f"{where}: unsupported substitution $({body}); the runner supports "
-            + ", ".join(f"$({s} ...)" for s in SUPPORTED_SUBSTITUTIONS)
-        )
-
-
-def run_command(command: str, on_stderr: str = "fail", where: str = "$(command)") -> str:
-    """``$(command COMMAND)`` as launch's CommandSubstitution: shlex-split, no shell, stdout is the value.
-
-    Args:
-        command: the command line.
-        on_stderr: ``fail`` (output on stderr is an error, launch's default), ``warn`` (printed to this
-            process's stderr) or ``ignore``.
-        where: the place in the launch file, for the error message.
-
-    Raises:
-        LaunchFileError: the command is empty, cannot start, times out, exits non-zero, or writes to
-            stderr with `on_stderr` ``fail``; the message names the command.
-    """
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise LaunchFileError(f"{where}: cannot split the command {command!r}: {exc}") from exc
-    if not argv:
-        raise LaunchFileError(f"{where}: $(command) with an empty command")
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise LaunchFileError(f"{where}: the command {command!r} failed to run: {exc}") from exc
-    stderr = done.stderr.strip()
-    if done.returncode != 0:
-        raise LaunchFileError(
-            f"{where}: the command {command!r} exited with code {done.returncode}"
-            + (f": {stderr}" if stderr else "")
-        )
-    if stderr and on_stderr == "fail":
-        raise LaunchFileError(f"{where}: the command {command!r} wrote to stderr: {stderr}")
-    if stderr and on_stderr == "warn":
-        print(f"warning: the command {command!r} wrote to stderr: {stderr}", file=sys.stderr)
-    return done.stdout
-
-
-def _condition(value: str, where: str) -> bool:
-    """Evaluate like launch's IfCondition: 'true'/'1' or 'false'/'0' (any case); anything else is an error."""
-    lowered = value.strip().lower()
-    if lowered in ("true", "1"):
-        return True
-    if lowered in ("false", "0"):
-        return False
-    raise LaunchFileError(f"{where}: condition {value!r} is neither true/1 nor false/0")
-
-
 def _respawn_spec(attrs: Mapping[str, str], where: str) -> RespawnSpec:
     """The resolved ``respawn*`` attributes, checked as launch's ExecuteProcess.parse checks them."""
-    respawn = _condition(attrs["respawn"], f"{where} respawn=") if "respawn" in attrs else False
+    respawn = condition(attrs["respawn"], f"{where} respawn=") if "respawn" in attrs else False
     delay = 0.0
     if "respawn_delay" in attrs:
         try:
@@ -486,7 +314,7 @@ def _check_attrs(elem: ET.Element, allowed: set[str], where: str) -> None:
         )
 
 
-def _declare_arg(elem: ET.Element, resolve: _Resolver, overrides: Mapping[str, str]) -> LaunchArg:
+def _declare_arg(elem: ET.Element, resolve: Resolver, overrides: Mapping[str, str]) -> LaunchArg:
     where = f"<arg name={elem.get('name')!r}>"
     _check_attrs(elem, _ARG_ATTRS, where)
     if list(elem):
@@ -504,7 +332,7 @@ def _declare_arg(elem: ET.Element, resolve: _Resolver, overrides: Mapping[str, s
     return LaunchArg(name, default, elem.get("description", ""))
 
 
-def _remap(elem: ET.Element, resolve: _Resolver, where: str) -> tuple[str, str]:
+def _remap(elem: ET.Element, resolve: Resolver, where: str) -> tuple[str, str]:
     """A ``from``/``to`` pair, both checked to be names rcl can parse (a bad one would stop the node)."""
     rule = (resolve(elem.attrib["from"], where), resolve(elem.attrib["to"], where))
     for side in rule:
@@ -522,7 +350,7 @@ class _Reader:
     def __init__(self, path: str, overrides: Mapping[str, str], find_share: Callable[[str], str]) -> None:
         self.path = path
         self.overrides = overrides
-        self.resolve = _Resolver(os.path.dirname(path), {}, find_share)
+        self.resolve = Resolver(os.path.dirname(path), {}, find_share)
         self.remaps: list[tuple[str, str]] = []  # the <set_remap> rules in scope
         self.declared: list[LaunchArg] = []
         self.nodes: list[NodePlan] = []
@@ -576,9 +404,9 @@ class _Reader:
         resolve = self.resolve
         where = f"<node name={elem.get('name')!r}>"
         _check_attrs(elem, _NODE_ATTRS, where)
-        if "if" in elem.attrib and not _condition(resolve(elem.get("if", ""), where), where):
+        if "if" in elem.attrib and not condition(resolve(elem.get("if", ""), where), where):
             return None
-        if "unless" in elem.attrib and _condition(resolve(elem.get("unless", ""), where), where):
+        if "unless" in elem.attrib and condition(resolve(elem.get("unless", ""), where), where):
             return None
         attrs = {key: resolve(value, where) for key, value in elem.attrib.items()
                  if key not in ("if", "unless")}  # fmt: skip

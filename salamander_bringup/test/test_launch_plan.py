@@ -8,13 +8,8 @@ import textwrap
 
 import pytest
 
-from salamander_bringup.launch_plan import (
-    LaunchFileError,
-    load_plan,
-    prefix_namespace,
-    resolve_commands,
-    run_command,
-)
+from salamander_bringup.launch_plan import LaunchFileError, load_plan, prefix_namespace, resolve_commands
+from salamander_bringup.launch_substitutions import run_command
 
 
 def plan_of(tmp_path, body, args=None):
