@@ -363,6 +363,29 @@ def test_stale_joint_states_stop_a_guarded_motion() -> None:
     assert "stale" in rig.report.records()[0].detail
 
 
+def test_a_stale_joint_state_before_a_can_is_touched_stops_the_run_instead_of_skipping_every_can() -> None:
+    # A joint state stream that stops (a loaded machine, a dead driver) is a fault of the stack: skipping
+    # can_0 would skip can_1 and can_2 the same way in the next ticks and end the run "complete".
+    clock = FakeClock()
+    cache = JointStateCache(clock=clock)
+    rig = Rig(
+        JOBS,
+        default=Script(polls=40),
+        guard=lambda child, can: guarded(child, guard_conditions(cache=cache), name=f"Guarded[{can}]"),
+        clock=clock,
+    )
+    cache.put(JOINT_NAMES, REST_POSTURE)
+    rig.run(until=lambda: len(rig.motion.labels) == 1 and rig.motion.handles[0].polls > 2)
+    assert rig.run(max_ticks=40) == "FAILURE"  # no new sample: stale after max_age
+    records = rig.report.records()
+    assert [(r.can, r.result) for r in records] == [("can_0", CanResult.SKIPPED)]
+    assert "stale" in records[0].detail
+    assert rig.report.summary() == "0 placed, 0 missed, 1 skipped, 0 aborted"
+    errors = [m for level, m in rig.log.lines if level == "error"]
+    assert any(m.startswith("can_0: not started, run stopped:") and "fault of the stack" in m for m in errors)
+    assert rig.gripper.commands == []  # the vacuum never came on
+
+
 def test_failure_reason_names_the_failed_leaf() -> None:
     rig = Rig(JOBS[:1], scripts={"above can_0": Script(succeed=False, message="goal rejected")})
     rig.run(until=lambda: rig.leaf("skip or stop can_0").status is not Status.INVALID)

@@ -162,6 +162,9 @@ class LimitCondition(JointStateBehaviour):
         self.hysteresis = Hysteresis(0.0, self.release)
         self.result: CheckResult | None = None
         """The last check result (None until one was judged)."""
+        self.cannot_judge = False
+        """The last update could not judge the arm (no, an invalid or a stale joint state): a fault of
+        the stack, not of a can (`flow.CanOutcome` stops the run on it instead of skipping the can)."""
 
     def evaluate(self, sample: JointSample) -> CheckResult:
         """Run this condition's check on one joint state (subclasses).
@@ -174,6 +177,7 @@ class LimitCondition(JointStateBehaviour):
     def update(self) -> Status:
         """Judge the newest joint state; never blocks."""
         sample, why = self.newest()
+        self.cannot_judge = sample is None
         if sample is None:
             return self._unknown(why)
         try:

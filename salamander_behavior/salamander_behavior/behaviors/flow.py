@@ -4,6 +4,9 @@
 
 - unset (the vacuum never came on for it): the can was never touched. It is **skipped**, the reason
   (the failed leaf's name and feedback) is logged and recorded, and the run goes on with the next can.
+  Unless the failed leaf is a limit condition that could not judge the arm at all (no, an invalid or a
+  stale joint state): that is a fault of the stack, which would skip every later can the same way and
+  end the run "complete" having done nothing. The can is recorded skipped and the run **stops**.
 - any other stage ("holding", "gripped", "released", "let_go", "lost"; behaviors/base.py): the can may
   be on the pad (or the arm stands in the box after letting go, or the can fell off on the way). The can
   is **aborted** and so is the run: the arm stays where it stopped, the vacuum stays as it is (on while
@@ -36,8 +39,8 @@ CONFIRM = names.absolute(names.OPERATOR_CONFIRM)
 VACUUM = names.absolute(names.GRIPPER_VACUUM)
 
 
-def failure_reason(root: py_trees.behaviour.Behaviour) -> str:
-    """``<leaf>: <feedback>`` of the deepest FAILURE under `root` (a failed condition or leaf).
+def failed_leaf(root: py_trees.behaviour.Behaviour) -> py_trees.behaviour.Behaviour:
+    """The deepest FAILURE under `root` (a failed condition or leaf; `root` itself when none is found).
 
     After a composite fails, its failed child keeps the FAILURE status until the next tick, so the
     path of FAILURE statuses leads to the leaf that caused it (a guard's condition or a motion).
@@ -48,6 +51,12 @@ def failure_reason(root: py_trees.behaviour.Behaviour) -> str:
         if not failed:
             break
         node = failed[-1]
+    return node
+
+
+def failure_reason(root: py_trees.behaviour.Behaviour) -> str:
+    """``<leaf>: <feedback>`` of the deepest FAILURE under `root` (see `failed_leaf`)."""
+    node = failed_leaf(root)
     message = node.feedback_message or "failed"
     return f"{node.name}: {message}"
 
@@ -165,6 +174,17 @@ class CanOutcome(PortBehavior):
         """SUCCESS for a skip, FAILURE (the run stops) for an abort."""
         reason = failure_reason(self.attempt)
         stage = self._bb.get(self._key) if self._bb.exists(self._key) else None
+        if stage is None and getattr(failed_leaf(self.attempt), "cannot_judge", False):
+            # Not the can's fault: the arm's state cannot be judged (no, an invalid or a stale joint
+            # state). Skipping would skip every later can the same way and end "complete".
+            ports.report.record(self.can, CanResult.SKIPPED, reason)
+            ports.log.error(
+                f"{self.can}: not started, run stopped: {reason}; the arm's measured state cannot be judged "
+                "(a fault of the stack, not of the can): the arm holds where it is; check the joint "
+                "state stream (the driver, the trajectory generator), then start the run again"
+            )
+            self.feedback_message = f"run stopped: {reason}"
+            return Status.FAILURE
         if stage is None:
             ports.report.record(self.can, CanResult.SKIPPED, reason)
             ports.log.warning(f"{self.can}: skipped, never touched: {reason}")
