@@ -22,6 +22,7 @@ Both hooks are rclpy post-set callbacks: they see only sets that every on-set ca
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -38,6 +39,7 @@ from salamander_control.kinematics.coupled_limits import (
     LimitsFollower,
     LimitsOwner,
 )
+from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_control.ros.qos import LATCHED
 from salamander_msgs.msg import CoupledLimits
 
@@ -170,6 +172,13 @@ class CoupledLimitsFollower:
     # The owner's pair -> this node ------------------------------------------------------------------
 
     def _on_limits(self, msg: CoupledLimits) -> None:
+        if not (math.isfinite(msg.alpha_max) and math.isfinite(msg.beta_max)):
+            self._node.get_logger().warning(
+                f"coupled limits: ignored a pair that is not finite on {names.COUPLED_LIMITS} "
+                f"(alpha_max={msg.alpha_max}, beta_max={msg.beta_max}, from {msg.source!r})",
+                throttle_duration_sec=LOG_THROTTLE_S,
+            )
+            return
         published = Limits(msg.alpha_max, msg.beta_max, msg.revision, msg.source)
         changes = self._follower.to_adopt(published, _local(self._node))
         if changes:
@@ -184,9 +193,10 @@ class CoupledLimitsFollower:
         if result.successful:
             log.info(f"coupled limits: adopted {what}")
         else:  # this node's other arm parameters refuse the pair: it cannot follow, and says why
-            log.error(
+            log.error(  # throttled: a flood of bad pairs on the topic must not flood the log
                 f"coupled limits: cannot adopt {what}: {result.reason}; this node keeps "
-                + _text(_local(self._node))
+                + _text(_local(self._node)),
+                throttle_duration_sec=LOG_THROTTLE_S,
             )
 
 

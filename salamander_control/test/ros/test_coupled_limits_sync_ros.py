@@ -10,6 +10,7 @@ The whole stack's behaviour: test/test_coupled_limits_ros.py.
 
 from __future__ import annotations
 
+import math
 import time
 
 import pytest
@@ -70,3 +71,28 @@ def test_without_the_owners_service_the_set_stays_local_after_the_bounded_wait(m
     assert spin_until(ros_executor, lambda: len(list(node.timers)) < timers, FORWARD_WAIT_S + 5.0)
     assert time.monotonic() - start >= FORWARD_WAIT_S - 0.5  # it waited, then gave up (and said so)
     assert node.get_parameter("alpha_max").value == 1.30
+
+
+def test_a_pair_that_is_not_finite_is_ignored_and_the_owners_last_pair_stays(make_node, ros_executor):
+    from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
+    from salamander_control.ros.qos import LATCHED
+    from salamander_msgs.msg import CoupledLimits
+
+    rogue = make_node("rogue")
+    pub = rogue.create_publisher(CoupledLimits, "/arm/coupled_limits", LATCHED)
+    node = make_node("controller_node", namespace="/arm")
+    node.declare_parameter("alpha_max", 1.50)
+    node.declare_parameter("beta_max", 0.90)
+    follower = follow_coupled_limits(node)
+    values_set: list[float] = []
+    node.add_post_set_parameters_callback(lambda params: values_set.extend(p.value for p in params))
+    pub.publish(CoupledLimits(alpha_max=1.40, beta_max=0.87, source="/arm/trajectory_generator", revision=3))
+    assert spin_until(ros_executor, lambda: node.get_parameter("alpha_max").value == 1.40, 10.0)
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        pub.publish(CoupledLimits(alpha_max=bad, beta_max=0.87, source="rogue", revision=4))
+        pub.publish(CoupledLimits(alpha_max=1.40, beta_max=bad, source="rogue", revision=5))
+    marker = CoupledLimits(alpha_max=1.40, beta_max=0.87, source="/arm/trajectory_generator", revision=6)
+    pub.publish(marker)  # in order after the bad ones: once it is the owner's, every bad one was handled
+    assert spin_until(ros_executor, lambda: follower.owner is not None and follower.owner.revision == 6, 10.0)
+    assert (node.get_parameter("alpha_max").value, node.get_parameter("beta_max").value) == (1.40, 0.87)
+    assert all(math.isfinite(v) for v in values_set), values_set  # never adopted, not even for a moment
