@@ -66,7 +66,7 @@ class CellEngine(Protocol):
         """Events since the last call."""
 
     def tool_wrench(self) -> Wrench:
-        """What the tool feels from the held can (force N, moment about the pad face N m; base_link)."""
+        """What the tool feels from the held can (force N, moment about the TCP N m; base_link)."""
 
     def state(self) -> dict[str, Any]:
         """The state report (cell/report.py)."""

@@ -177,7 +177,7 @@ class CellModel:
         return self._grip.can if self._grip else None
 
     def tool_wrench(self) -> Wrench:
-        """What the tool feels from the held can, base_link (force N, moment about the pad face N m).
+        """What the tool feels from the held can, base_link (force N, moment about the TCP N m).
 
         Its weight, and the weight's moment when it hangs off the axis; ZERO_WRENCH without one. This
         engine has no contacts: a can pressed onto something weighs on the tool as it hangs.

@@ -592,7 +592,7 @@ class PhysicsCell:
         return self._seal_load(self._seal.can)
 
     def tool_wrench(self) -> Wrench:
-        """What the tool feels from the held can, base_link: (force N, moment about the pad face N m).
+        """What the tool feels from the held can, base_link: (force N, moment about the TCP N m).
 
         The mean over the physics steps of the last `step` (its weight while it hangs, plus its inertia
         and what presses on it); ZERO_WRENCH without a can on the pad.
@@ -799,17 +799,19 @@ class PhysicsCell:
         h = self.layout.can_height / 2  # centre - seal = -axis * h
         ax, ay, az = -r[2] * h, -r[5] * h, -r[8] * h
         mx, my, mz = wx + ay * fz - az * fy, wy + az * fx - ax * fz, wz + ax * fy - ay * fx
-        if accumulate:
+        pad = self._pad
+        assert pad is not None
+        if accumulate:  # the moment about the TCP (the pad at its mount): + (seal - tcp) x force
+            cx, cy, cz = d.xpos[self._body[can]].tolist()
+            dx, dy, dz = cx - ax - pad.p[0], cy - ay - pad.p[1], cz - az - pad.p[2]
             acc = self._wrench_sum
             acc[0] += fx
             acc[1] += fy
             acc[2] += fz
-            acc[3] += mx
-            acc[4] += my
-            acc[5] += mz
+            acc[3] += mx + dy * fz - dz * fy
+            acc[4] += my + dz * fx - dx * fz
+            acc[5] += mz + dx * fy - dy * fx
             self._wrench_n += 1
-        pad = self._pad
-        assert pad is not None
         cy, sy, cp, sp = math.cos(pad.yaw), math.sin(pad.yaw), math.cos(pad.pitch), math.sin(pad.pitch)
         zx, zy, zz = cy * sp, sy * sp, cp  # the pad's +z
         pull = fx * zx + fy * zy + fz * zz

@@ -14,8 +14,8 @@ position s in [0, COMPENSATOR_STROKE]:
   can off, as the seal check decides).
 
 The seal (the weld) is between `pad_tip` and the can. `tool_wrench` converts the weld's wrench on the
-held can into what the tool feels: the force on the tool and its moment about the seal point (the pad
-face), base_link. Numbers and the press they allow: docs/design/cell_model.md, "The pad's compliance".
+held can into what the tool feels: the force on the tool and its moment about the TCP, base_link.
+Numbers and the press they allow: docs/design/cell_model.md, "The pad's compliance".
 Pure: no mujoco, no rclpy.
 """
 
@@ -61,8 +61,8 @@ def tool_wrench(
 ) -> Wrench:
     """What the tool feels from the held can: minus the seal's force and moment on it (base_link).
 
-    `force_on_can`: the weld's force on the can (N); `moment_on_can`: its moment about the seal point
-    (N m). Non-finite input gives ZERO_WRENCH (a solver blow-up is no reading).
+    `force_on_can`: the weld's force on the can (N); `moment_on_can`: its moment about the TCP (N m).
+    Non-finite input gives ZERO_WRENCH (a solver blow-up is no reading).
     """
     values = (*force_on_can, *moment_on_can)
     if not all(map(math.isfinite, values)):

@@ -18,13 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from salamander_control.cell.targets import load_cell_targets
-from salamander_control.kinematics import ToolPose
+from salamander_control.kinematics import ToolPose, solve_ik_pitched
 from salamander_sim.cell import load_cell_config
 from salamander_sim.cell.config import STANDARD_GRAVITY, Uncertainty
 from salamander_sim.cell.engine import build_engine
 from salamander_sim.cell.physics import TIPPED_TILT, PhysicsCell, pad_rotation
 from salamander_sim.cell.scene import scene
 from salamander_sim.cell.tool import COMPENSATOR_RATE, COMPENSATOR_STROKE, TIP_MASS, compensator_force
+from salamander_sim.hardware import joint_efforts
 from salamander_testing import REPO as REPO_ROOT
 
 CELL_YAML = REPO_ROOT / "config" / "cell.yaml"
@@ -600,3 +601,24 @@ def test_a_rigid_pad_pressed_onto_a_rim_tears_off_within_a_millimetre() -> None:
     """The same press on a pad without the compensator: the seal breaks almost at once."""
     _, torn_at = press_on_rim(PhysicsCell(LAY, SUCTION, compensator=False), 0.0, 0.004, 0.015)
     assert torn_at < 0.001
+
+
+@pytest.mark.parametrize("engine", ["physics", "kinematic"])
+def test_a_held_can_at_rest_weighs_on_the_tool_and_the_joints_feel_its_weight(engine: str) -> None:
+    """The tool wrench of a can hanging still on the pad is its weight (no moment, centred), and the joint
+    efforts are that weight through the arm's Jacobian; with no can on the pad it is zero."""
+    cell = build_engine(dataclasses.replace(CFG, engine=engine))
+    drive = Driver(cell)  # type: ignore[arg-type]
+    assert cell.tool_wrench() == (0.0,) * 6
+    drive.pick(0)
+    drive.hold(0.3)
+    wrench = cell.tool_wrench()
+    assert wrench == pytest.approx((0.0, 0.0, -WEIGHT, 0.0, 0.0, 0.0), abs=0.01)
+    ik = solve_ik_pitched(drive.p, 0.0, 0.0)
+    assert ik.ok
+    weight_only = joint_efforts(ik.q, (0.0, 0.0, -WEIGHT, 0.0, 0.0, 0.0))
+    assert joint_efforts(ik.q, wrench) == pytest.approx(weight_only, abs=0.005)
+    assert abs(weight_only[1]) > 0.1 and abs(weight_only[2]) > 0.5  # shoulder and beam carry it (N m)
+    assert weight_only[0] == weight_only[3] == weight_only[4] == 0.0  # a vertical force, a vertical pad
+    drive.place(0)
+    assert cell.held is None and cell.tool_wrench() == (0.0,) * 6
