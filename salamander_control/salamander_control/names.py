@@ -73,6 +73,8 @@ COUPLED_LIMITS_SET = _at(ARM_NS, f"{TRAJECTORY_GENERATOR}/set_parameters_atomica
 
 # Simulated hardware.
 SIM_STOP_HITS = _at(ARM_NS, "sim/stop_hits")  # /arm/sim/stop_hits: std_msgs/UInt64, latched
+# The simulated cell's wrench on the tool (cell_sim -> sim_hardware, which turns it into joint efforts).
+SIM_TOOL_WRENCH = _at(SALAMANDER_NS, "sim/tool_wrench")  # /salamander/sim/tool_wrench: WrenchStamped
 
 # Kinematics and Cartesian motion.
 SOLVE_IK = _at(ARM_NS, "solve_ik")  # /arm/solve_ik: salamander_msgs/srv/SolveIk

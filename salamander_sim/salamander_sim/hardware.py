@@ -17,18 +17,29 @@ beyond its URDF limit, and the two coupled stops at `alpha_stop`/`beta_stop`, a 
 default alpha_max/beta_max. A motion into a stop leaves the joints *at* the stop (the projection onto
 the stop polygon) and is recorded: if the trajectory generator ever lets a command through the
 software limits, the simulation says so instead of letting the arm pass through the housing.
+
+The joint efforts a real arm's drives report (`joint_efforts`, `EffortSensor`): the external wrench on
+the tool (what the cell's pad feels: the held can's weight, contacts on it) through the arm's
+Jacobian, tau = Jv(q)^T F + Jw(q)^T M, plus Gaussian sensor noise (`SimConfig.effort_noise`). Only
+the external load is modelled: the arm's own weight and inertia, which a real drive also carries, are
+taken as compensated (a robot's effort-based contact sensing subtracts its model of them). More:
+docs/interfaces.md ("Hardware contract": the effort field), docs/design/cell_model.md.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
+import numpy as np
+
 from salamander_control.kinematics import ALPHA_BETA_RANGE, NUM_JOINTS, REST_POSTURE, ArmParams
 from salamander_control.kinematics._validate import finite_vector
+from salamander_control.kinematics.fk import position_jacobian
 from salamander_control.trajectory.clamp import JOINT_BOUND_NAMES, clamp_joints
 
 _ZERO = (0.0,) * NUM_JOINTS
@@ -50,6 +61,14 @@ class SimConfig:
         beta_stop: the physical stop of q1 - q2, rad.
         command_timeout: a command older than this is no longer followed: the motors hold, s.
         limits: the per-joint (URDF) limits the stops surround.
+        publish_efforts: whether /joint_states carries the `effort` field (False: a robot whose drives
+            report none).
+        effort_noise: standard deviation of each joint's effort reading, N m. 0.03 N m: about 1 % of
+            the rated torque of the small servo drives an arm of this size uses (3-4 N m; their current
+            sensing resolves ~0.5 %, ripple and friction add as much again); the held can's weight is
+            1.2 N m on the shoulder at 0.35 m reach, a 5 N contact 2 N m.
+        effort_seed: seed of the noise (one stream per node start: a run is repeatable).
+        wrench_timeout: a tool wrench from the cell older than this counts as none (zero external force), s.
     """
 
     time_constant: float = 0.05
@@ -59,6 +78,10 @@ class SimConfig:
     beta_stop: float = 0.92
     command_timeout: float = 0.5
     limits: ArmParams = field(default_factory=ArmParams)
+    publish_efforts: bool = True
+    effort_noise: float = 0.03
+    effort_seed: int = 0
+    wrench_timeout: float = 0.5
 
     def __post_init__(self) -> None:
         """Reject values the model cannot run with (and build the stop polygon once, to validate it)."""
@@ -71,6 +94,10 @@ class SimConfig:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0.0):
                 raise ValueError(f"SimConfig.{name} must be > 0, got {value}")
+        if not (math.isfinite(self.effort_noise) and self.effort_noise >= 0.0):
+            raise ValueError(f"SimConfig.effort_noise must be >= 0 N m, got {self.effort_noise}")
+        if not (math.isfinite(self.wrench_timeout) and self.wrench_timeout > 0.0):
+            raise ValueError(f"SimConfig.wrench_timeout must be > 0, got {self.wrench_timeout}")
         if not (math.isfinite(self.stop_margin) and 0.0 <= self.stop_margin <= 0.5):
             raise ValueError(f"SimConfig.stop_margin must lie in [0, 0.5] rad, got {self.stop_margin}")
         _ = self.stops  # raises ValueError for alpha/beta stops out of range
@@ -298,3 +325,46 @@ def _toward(
     if scale >= 1.0:
         return goal
     return tuple(a + (b - a) * scale for a, b in zip(here, goal, strict=True))
+
+
+def joint_efforts(
+    q: Sequence[float], wrench: Sequence[float], params: ArmParams | None = None
+) -> tuple[float, ...]:
+    """The joint torques (N m, motor order) the external `wrench` on the tool exerts at joints `q`.
+
+    `wrench`: (fx, fy, fz, mx, my, mz), force N and moment N m about the TCP, base_link. tau = Jv^T F +
+    Jw^T M: Jv is the TCP's position Jacobian (`fk.position_jacobian`); the tool turns about base_link
+    z with base_yaw and wrist_yaw and about the yawed y axis (-sin ty, cos ty, 0) with wrist_pitch, and
+    not at all with the shoulder and beam (their parallelograms keep the wrist mount level).
+
+    Raises:
+        ValueError: `q` not five finite numbers or `wrench` not six finite numbers.
+    """
+    p = params or ArmParams()
+    w = finite_vector(wrench, 6, "wrench")
+    jv = position_jacobian(q, p)
+    tau = jv.T @ np.array(w[:3])
+    ty = q[0] + p.pad_mount_yaw + q[4]
+    mx, my, mz = w[3:]
+    tau[0] += mz
+    tau[3] += -math.sin(ty) * mx + math.cos(ty) * my
+    tau[4] += mz
+    return tuple(float(t) for t in tau)
+
+
+class EffortSensor:
+    """The drives' effort readings: `joint_efforts` plus Gaussian noise of `sigma` N m, seeded."""
+
+    def __init__(self, sigma: float, seed: int = 0) -> None:
+        """`sigma` >= 0 N m (0: exact readings); `seed`: the noise stream's."""
+        self.sigma = sigma
+        self._rng = random.Random(seed)
+
+    def read(
+        self, q: Sequence[float], wrench: Sequence[float], params: ArmParams | None = None
+    ) -> list[float]:
+        """Efforts for joints `q` under `wrench` (see `joint_efforts`), each with its noise."""
+        exact = joint_efforts(q, wrench, params)
+        if self.sigma <= 0.0:
+            return list(exact)
+        return [t + self._rng.gauss(0.0, self.sigma) for t in exact]

@@ -33,6 +33,15 @@ def param_specs() -> list[ParamSpec]:
             "command_timeout_s", d.command_timeout, "the motors hold when no command came for this long (s)",
             0.01, 10.0,
         ),
+        ParamSpec("publish_efforts", d.publish_efforts, "/joint_states carries the effort field (N m)"),
+        ParamSpec(
+            "effort_noise_nm", d.effort_noise, "standard deviation of each effort reading (N m)", 0.0, 10.0
+        ),
+        ParamSpec("effort_seed", d.effort_seed, "seed of the effort noise", read_only=True),
+        ParamSpec(
+            "tool_wrench_timeout_s", d.wrench_timeout,
+            "an older tool wrench from the cell counts as no external force (s)", 0.01, 10.0,
+        ),
     ]
 
 
@@ -48,4 +57,8 @@ def build_config(values: dict[str, Any]) -> SimConfig:
         alpha_stop=values["alpha_stop"],
         beta_stop=values["beta_stop"],
         command_timeout=values["command_timeout_s"],
+        publish_efforts=bool(values["publish_efforts"]),
+        effort_noise=values["effort_noise_nm"],
+        effort_seed=int(values["effort_seed"]),
+        wrench_timeout=values["tool_wrench_timeout_s"],
     )

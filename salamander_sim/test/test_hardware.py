@@ -5,14 +5,22 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from salamander_control.kinematics import REST_POSTURE, ArmParams, within_limits
+from salamander_control.kinematics import (
+    NUM_JOINTS,
+    REST_POSTURE,
+    ArmParams,
+    forward_kinematics,
+    within_limits,
+)
+from salamander_control.kinematics.fk import position_jacobian
 from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore
 from salamander_control.trajectory.otg import MotionLimits
-from salamander_sim.hardware import SimConfig, SimModel
+from salamander_sim.hardware import EffortSensor, SimConfig, SimModel, joint_efforts
 from salamander_testing import REPO as REPO_ROOT
 
 DT = 0.004
@@ -270,3 +278,61 @@ def test_advance_refuses_bad_input_and_changes_nothing() -> None:
         with pytest.raises(ValueError):
             model.advance((0.1, *REST_POSTURE[1:]), DT, DT, velocity)
     assert model.position == REST_POSTURE and model.time == 0.0 and model.holding
+
+
+# --- joint efforts: the tool's external wrench through the Jacobian, plus noise --------------------
+
+WRENCHES = [(0.0, 0.0, -3.43, 0, 0, 0), (1.5, -2.0, 6.0, 0, 0, 0), (0.0, 0.0, 0.0, 0.2, -0.1, 0.05)]
+POSTURES = [REST_POSTURE, (0.4, 0.6, 0.5, 0.3, -0.7), (-1.2, 0.9, 0.2, -0.5, 1.1)]
+
+
+def tool_frame(q: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """TCP and tool rotation Rz(tool_yaw) Ry(tool_pitch), from the forward kinematics."""
+    pose = forward_kinematics(q)
+    cy, sy = math.cos(pose.tool_yaw), math.sin(pose.tool_yaw)
+    cp, sp = math.cos(pose.tool_pitch), math.sin(pose.tool_pitch)
+    rot = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]]) @ np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
+    return np.array(pose.tcp), rot
+
+
+@pytest.mark.parametrize("q", POSTURES)
+@pytest.mark.parametrize("wrench", WRENCHES)
+def test_efforts_are_the_virtual_work_of_the_tool_wrench(
+    q: tuple[float, ...], wrench: tuple[float, ...]
+) -> None:
+    """tau_i = F . dTCP/dq_i + M . w_i, checked against finite differences of the forward kinematics."""
+    tau = joint_efforts(q, wrench)
+    eps = 1e-6
+    p0, r0 = tool_frame(q)
+    for i in range(NUM_JOINTS):
+        dq = list(q)
+        dq[i] += eps
+        p1, r1 = tool_frame(tuple(dq))
+        spin = (r1 @ r0.T - np.eye(3)) / eps  # skew(w_i)
+        w = np.array([spin[2, 1], spin[0, 2], spin[1, 0]])
+        expected = float(np.dot(wrench[:3], (p1 - p0) / eps) + np.dot(wrench[3:], w))
+        assert tau[i] == pytest.approx(expected, abs=1e-4), i
+    if not any(wrench[3:]):  # a force alone: exactly J^T F
+        assert tau == pytest.approx(tuple(position_jacobian(q).T @ np.array(wrench[:3])), abs=1e-12)
+
+
+def test_efforts_refuse_a_wrench_that_is_not_six_finite_numbers() -> None:
+    with pytest.raises(ValueError, match="wrench"):
+        joint_efforts(REST_POSTURE, (0.0, 0.0, math.nan, 0.0, 0.0, 0.0))
+    with pytest.raises(ValueError, match="wrench"):
+        joint_efforts(REST_POSTURE, (0.0, 0.0, 1.0))
+
+
+def test_effort_noise_has_the_configured_size_is_seeded_and_zero_means_exact() -> None:
+    q, wrench = POSTURES[1], WRENCHES[1]
+    exact = np.array(joint_efforts(q, wrench))
+    sigma, n = SimConfig().effort_noise, 4000
+    assert sigma == pytest.approx(0.03)
+    sensor = EffortSensor(sigma, seed=7)
+    readings = np.array([sensor.read(q, wrench) for _ in range(n)]) - exact
+    assert np.all(np.abs(readings.mean(axis=0)) < 4 * sigma / math.sqrt(n))
+    assert readings.std(axis=0) == pytest.approx([sigma] * NUM_JOINTS, rel=0.06)
+    assert np.abs(np.corrcoef(readings.T) - np.eye(NUM_JOINTS)).max() < 0.08  # independent per joint
+    again = EffortSensor(sigma, seed=7)
+    assert again.read(q, wrench) == pytest.approx(list(readings[0] + exact), abs=1e-12)
+    assert EffortSensor(0.0).read(q, wrench) == list(exact)

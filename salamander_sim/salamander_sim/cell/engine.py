@@ -17,6 +17,7 @@ from salamander_sim.cell.config import CellConfig, CellLayout, SuctionParams
 from salamander_sim.cell.geometry import CellGeometry, Point
 from salamander_sim.cell.model import CellModel
 from salamander_sim.cell.report import CellEvent, Placement
+from salamander_sim.cell.tool import Wrench
 from salamander_sim.cell.uncertainty import CellTruth, GripScatter, draw_truth
 
 
@@ -63,6 +64,9 @@ class CellEngine(Protocol):
 
     def drain_events(self) -> list[CellEvent]:
         """Events since the last call."""
+
+    def tool_wrench(self) -> Wrench:
+        """What the tool feels from the held can (force N, moment about the TCP N m; base_link)."""
 
     def state(self) -> dict[str, Any]:
         """The state report (cell/report.py)."""

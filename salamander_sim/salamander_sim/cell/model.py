@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from salamander_control.kinematics import ToolPose
-from salamander_sim.cell.config import CellLayout, SuctionParams
+from salamander_sim.cell.config import STANDARD_GRAVITY, CellLayout, SuctionParams
 from salamander_sim.cell.geometry import EPS, CellGeometry, Point
 from salamander_sim.cell.report import CellEvent, Placement, state_dict
+from salamander_sim.cell.tool import ZERO_WRENCH, Wrench
 from salamander_sim.cell.uncertainty import clamp_offset
 
 
@@ -174,6 +175,19 @@ class CellModel:
     def held(self) -> str | None:
         """Id of the can on the pad, or None."""
         return self._grip.can if self._grip else None
+
+    def tool_wrench(self) -> Wrench:
+        """What the tool feels from the held can, base_link (force N, moment about the TCP N m).
+
+        Its weight, and the weight's moment when it hangs off the axis; ZERO_WRENCH without one. This
+        engine has no contacts: a can pressed onto something weighs on the tool as it hangs.
+        """
+        if self._grip is None or self.tcp is None:
+            return ZERO_WRENCH
+        x, y, _ = self._cans[self._grip.can].pos
+        rx, ry = x - float(self.tcp.tcp[0]), y - float(self.tcp.tcp[1])  # centre of mass from the pad
+        fz = -self.layout.can_mass * STANDARD_GRAVITY
+        return (0.0, 0.0, fz, ry * fz, -rx * fz, 0.0)
 
     @property
     def grip_offset(self) -> Point | None:

@@ -31,8 +31,13 @@ in the pad frame at the seal, and the seal breaks (weld off: the can is torn off
 - the moment about the seal tips the load onto the lip's edge: moment > (F - max(T, 0)) * pad_radius
   (peeled off: a can that meets a wall top with its edge while held);
 - the can is pushed into the pad harder than the vacuum holds it: -T > F (pushed off: the kinematic
-  model's "pressed farther than the pad gives"; the bellows first gives by attach_tol_z without load,
-  `_bellows`).
+  model's "pressed farther than the pad gives").
+
+The pad sits on a spring-loaded level compensator (`tool`: the body `pad_tip` on a slide joint under
+the pad, 9 mm of stroke, 2 N preload, 0.5 N/mm), and the weld holds the can to it: a held can set down
+on something pushes the pad in against a force that grows with the press, and the seal check sees
+that force, not an instant rigid one. `tool_wrench` is what the tool feels from the held can (its
+weight, its inertia and what presses on it; zero without a can), the mean over the last `step`.
 
 F is `suction_force_n` while the vacuum is on. When it goes off, F decays exponentially (the pad's
 volume venting through the valve) with the time constant that brings it down to the can's weight in
@@ -66,6 +71,7 @@ from salamander_control.kinematics import ToolPose
 from salamander_sim.cell.config import STANDARD_GRAVITY, CellLayout, SuctionParams
 from salamander_sim.cell.geometry import CellGeometry, Point, box_prisms
 from salamander_sim.cell.report import CellEvent, Placement, state_dict
+from salamander_sim.cell.tool import ZERO_WRENCH, Wrench, compensator_xml, tool_wrench
 
 TIPPED_TILT = 0.35
 """rad (20 deg): a can at rest tilted more than this from upright, not hanging on the rim, has tipped
@@ -84,8 +90,6 @@ MOVED_TILT = 0.01
 """rad: ... or whose axis turned by more than this."""
 TEAR_PERSIST_S = 0.006
 """s: an overload of the seal must last this long to break it (a lip rides out a 2 ms jolt) ..."""
-BELLOWS_RETURN_SPEED = 0.05
-"""m/s: a pressed bellows, let go, springs back out this fast (its 3 mm in 60 ms)."""
 IMPACT_FACTOR = 2.0
 """... unless it is this many times the limit: a held can driven into a rim breaks the seal at once
 (waiting would let the kinematic pad drive it deep into the solid)."""
@@ -120,6 +124,9 @@ TABLE_SLAB = 0.02
 4.0's plane-cylinder test reports a phantom contact under a can whose attitude is upright to within
 rounding (1e-15) but not exactly, 7 mm above the plane (reproduced with a held can turned by the tool
 yaw); the box-cylinder test (the general convex one, as for the box floor) has no such case."""
+WELD_SOLIMP = "0.99 0.999 0.001"
+"""The seal's weld impedance: near-hard (MuJoCo's default, 0.9-0.95, lets a can hang 0.5 mm low on
+the light plunger of the compensator; this keeps it within 0.02 mm, as on the rigid pad before)."""
 PAD_PARK = (0.0, 0.0, 2.0)
 """Where the pad is before the first joint state (far above the cell)."""
 
@@ -130,10 +137,11 @@ def _xml_name(name: str) -> str:
     return name.replace(" ", "_").replace("|", "_")
 
 
-def scene_xml(layout: CellLayout, timestep: float) -> str:
+def scene_xml(layout: CellLayout, timestep: float, compensator: bool = True) -> str:
     """The MJCF of the cell (see the module docstring).
 
     Geom names: table, the box solids as `box_prisms` names them with "_" for " " and "|", and can_i.
+    `compensator` False: the plunger is fixed to the pad (a rigid pad, for comparison).
     """
     h = layout.can_height / 2
     stiff = max(2.0 * timestep, 0.004)  # MuJoCo's guidance: a constraint time constant >= 2 steps
@@ -154,7 +162,8 @@ def scene_xml(layout: CellLayout, timestep: float) -> str:
             f'mass="{layout.can_mass!r}" condim="6" rgba="0.75 0.75 0.78 1"/></body>'
         )
         welds.append(
-            f'<weld name="grip_{cid}" body1="pad" body2="{cid}" active="false" solref="{stiff!r} 1"/>'
+            f'<weld name="grip_{cid}" body1="pad_tip" body2="{cid}" active="false" solref="{stiff!r} 1" '
+            f'solimp="{WELD_SOLIMP}"/>'
         )
     nl = "\n    "
     return f"""<mujoco model="salamander_cell">
@@ -168,7 +177,9 @@ def scene_xml(layout: CellLayout, timestep: float) -> str:
           euler="0 0 {layout.box_yaw!r}">
     {nl.join(walls)}
     </body>
-    <body name="pad" mocap="true" pos="{PAD_PARK[0]} {PAD_PARK[1]} {PAD_PARK[2]}"/>
+    <body name="pad" mocap="true" pos="{PAD_PARK[0]} {PAD_PARK[1]} {PAD_PARK[2]}">
+      {compensator_xml(stiff) if compensator else '<body name="pad_tip"/>'}
+    </body>
     {nl.join(cans)}
   </worldbody>
   <equality>
@@ -270,8 +281,6 @@ class _Seal:
 
     can: str
     rel: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the can's centre in the pad frame at the seal
-    gap: float = 0.0  # pad to can top along the pad axis at the seal (m)
-    stroke: float = 0.0  # how far the bellows is pushed in now (m, 0 .. attach_tol_z)
     off_at: float | None = None  # when the vacuum went off (the hold decays from then)
     overload_since: float | None = None
     why: str = ""
@@ -312,6 +321,7 @@ class PhysicsCell:
         t: the clock's time at the start.
         timestep: physics step (s).
         grip_scatter: one draw per seal, the can's shift against the pad in the pad frame (m); None: none.
+        compensator: False fixes the pad's level compensator (a rigid pad; tests compare the two).
     """
 
     def __init__(
@@ -321,6 +331,7 @@ class PhysicsCell:
         t: float = 0.0,
         timestep: float = 0.002,
         grip_scatter: Callable[[], tuple[float, float]] | None = None,
+        compensator: bool = True,
     ) -> None:
         self.layout = layout
         self.suction = suction or SuctionParams()
@@ -328,7 +339,7 @@ class PhysicsCell:
         self.timestep = timestep
         self.grip_scatter = grip_scatter
         self.geometry = CellGeometry(layout)
-        self.mj_model = mujoco.MjModel.from_xml_string(scene_xml(layout, timestep))
+        self.mj_model = mujoco.MjModel.from_xml_string(scene_xml(layout, timestep, compensator))
         self.mj_data = mujoco.MjData(self.mj_model)
         m = self.mj_model
         self._ids = layout.can_ids
@@ -337,6 +348,12 @@ class PhysicsCell:
         self._dof = {c: int(m.jnt_dofadr[m.body_jntadr[self._body[c]]]) for c in self._ids}
         self._eq = {c: m.equality(f"grip_{c}").id for c in self._ids}
         self._pad_mocap = int(m.body_mocapid[m.body("pad").id])
+        joint = m.joint("compensator") if compensator else None
+        self._comp_qpos = None if joint is None else int(joint.qposadr[0])
+        self._comp_dof = None if joint is None else int(joint.dofadr[0])
+        self._wrench: Wrench = ZERO_WRENCH  # the tool's, mean over the last step (see tool_wrench)
+        self._wrench_sum = [0.0] * 6
+        self._wrench_n = 0
         self._solid: dict[int, tuple[str, str]] = {m.geom("table").id: ("table", "table")}
         for prism in box_prisms(layout):
             self._solid[m.geom(_xml_name(prism.name)).id] = (prism.name, prism.kind)
@@ -481,6 +498,7 @@ class PhysicsCell:
         t0, h = self._phys_t, self.timestep
         wall = time.perf_counter()
         m, d = self.mj_model, self.mj_data
+        self._wrench_sum, self._wrench_n = [0.0] * 6, 0
         for k in range(1, n + 1):
             ts = t0 + k * h
             if newest is not None and self._filter is not None:
@@ -494,6 +512,14 @@ class PhysicsCell:
                 self._check_seal(ts)
         self.stats.steps += n
         self.stats.step_wall_s += time.perf_counter() - wall
+        if self._seal is None or self._wrench_n == 0:  # no step this update keeps the last mean
+            self._wrench = ZERO_WRENCH if self._seal is None or n > 0 else self._wrench
+        else:
+            n_ = self._wrench_n
+            self._wrench = tool_wrench(
+                tuple(v / n_ for v in self._wrench_sum[:3]),  # type: ignore[arg-type]
+                tuple(v / n_ for v in self._wrench_sum[3:]),  # type: ignore[arg-type]
+            )
 
     def set_suction(self, suction: SuctionParams) -> None:
         """Apply new suction parameters (live)."""
@@ -565,6 +591,19 @@ class PhysicsCell:
             return None
         return self._seal_load(self._seal.can)
 
+    def tool_wrench(self) -> Wrench:
+        """What the tool feels from the held can, base_link: (force N, moment about the TCP N m).
+
+        The mean over the physics steps of the last `step` (its weight while it hangs, plus its inertia
+        and what presses on it); ZERO_WRENCH without a can on the pad.
+        """
+        return self._wrench if self._seal is not None else ZERO_WRENCH
+
+    @property
+    def compensator_stroke(self) -> float:
+        """How far the pad's level compensator is pushed in now (m, 0 = fully out)."""
+        return 0.0 if self._comp_qpos is None else float(self.mj_data.qpos[self._comp_qpos])
+
     # --- rules ---------------------------------------------------------------------------------------
 
     def _check_time(self, now: float) -> None:
@@ -622,6 +661,8 @@ class PhysicsCell:
             mujoco.mju_mulQuat(quat, turn_quat, d.qpos[adr + 3 : adr + 7].copy())
             d.qpos[adr + 3 : adr + 7] = quat
             d.qvel[dof : dof + 6] = 0.0
+        if self._comp_dof is not None:
+            self.mj_data.qvel[self._comp_dof] = 0.0
         self._pad = to
         self._place_pad(to)
         mujoco.mj_forward(self.mj_model, self.mj_data)
@@ -691,12 +732,12 @@ class PhysicsCell:
         mujoco.mju_mat2Quat(rel_quat, (rot.T @ d.xmat[self._body[can]].reshape(3, 3)).flatten())
         eq = self._eq[can]
         m.eq_data[eq, 0:3] = 0.0  # anchor: the can's centre
-        rel_pos = rot.T @ (centre - np.array(pad.p))  # the can as it is, in the pad frame
+        tip = np.array(pad.p) + rot[:, 2] * self.compensator_stroke  # the weld's body: the plunger
+        rel_pos = rot.T @ (centre - tip)  # the can as it is, in the plunger's frame (the pad's, shifted)
         m.eq_data[eq, 3:6] = rel_pos
         m.eq_data[eq, 6:10] = rel_quat
         d.eq_active[eq] = 1
-        gap = float(rel @ rot[:, 2])
-        self._seal = _Seal(can, (float(rel_pos[0]), float(rel_pos[1]), float(rel_pos[2])), gap)
+        self._seal = _Seal(can, (float(rel_pos[0]), float(rel_pos[1]), float(rel_pos[2])))
         self._contact = (can, now)
         watch = self._watch[can]
         watch.resting, watch.placement, watch.still_since = False, None, None
@@ -729,13 +770,14 @@ class PhysicsCell:
             d.qpos[adr : adr + 3] = before
             mujoco.mj_forward(m, d)
 
-    def _seal_load(self, can: str) -> tuple[float, float, float]:
+    def _seal_load(self, can: str, accumulate: bool = False) -> tuple[float, float, float]:
         """(pull T, shear, moment) of the weld on `can`, in the pad frame at the seal (N, N, N m).
 
         The weld's constraint force (its rows of efc_force, mapped by their Jacobian rows onto the can's
         free joint) is a force at the can's centre (world frame) and a torque (body frame); the moment
         about the seal is that torque plus (centre - seal) x force. Called every physics step while a
-        can is held, so it works on plain floats where numpy's per-call cost would dominate.
+        can is held (`accumulate`: adding the force and moment to the step's tool wrench), so it works
+        on plain floats where numpy's per-call cost would dominate.
         """
         m, d = self.mj_model, self.mj_data
         eq, nv, nefc = self._eq[can], m.nv, d.nefc
@@ -759,6 +801,17 @@ class PhysicsCell:
         mx, my, mz = wx + ay * fz - az * fy, wy + az * fx - ax * fz, wz + ax * fy - ay * fx
         pad = self._pad
         assert pad is not None
+        if accumulate:  # the moment about the TCP (the pad at its mount): + (seal - tcp) x force
+            cx, cy, cz = d.xpos[self._body[can]].tolist()
+            dx, dy, dz = cx - ax - pad.p[0], cy - ay - pad.p[1], cz - az - pad.p[2]
+            acc = self._wrench_sum
+            acc[0] += fx
+            acc[1] += fy
+            acc[2] += fz
+            acc[3] += mx + dy * fz - dz * fy
+            acc[4] += my + dz * fx - dx * fz
+            acc[5] += mz + dx * fy - dy * fx
+            self._wrench_n += 1
         cy, sy, cp, sp = math.cos(pad.yaw), math.sin(pad.yaw), math.cos(pad.pitch), math.sin(pad.pitch)
         zx, zy, zz = cy * sp, sy * sp, cp  # the pad's +z
         pull = fx * zx + fy * zy + fz * zz
@@ -766,30 +819,6 @@ class PhysicsCell:
         twist = mx * zx + my * zy + mz * zz
         bend = math.sqrt(max(0.0, mx * mx + my * my + mz * mz - twist * twist))
         return (pull, shear, bend)
-
-    def _bellows(self, seal: _Seal, pull: float) -> None:
-        """The pad's bellows: pushed toward the can it holds, the pad gives by up to attach_tol_z.
-
-        A pad settling lower after the descent, or putting a can down onto a surface, presses no harder
-        (as in the kinematic model): the weld's target follows the gap within that stroke. Pushed
-        farther, the weld pushes the can, and the seal check may find it pushed off.
-        """
-        pad = self._pad
-        assert pad is not None
-        r = self.mj_data.xmat[self._body[seal.can]]
-        cx, cy, cz = self.mj_data.xpos[self._body[seal.can]]
-        h = self.layout.can_height / 2
-        top = (cx + r[2] * h, cy + r[5] * h, cz + r[8] * h)
-        ys, yc, ps, pc = math.sin(pad.yaw), math.cos(pad.yaw), math.sin(pad.pitch), math.cos(pad.pitch)
-        zx, zy, zz = yc * ps, ys * ps, pc  # the pad's +z
-        gap = (pad.p[0] - top[0]) * zx + (pad.p[1] - top[1]) * zy + (pad.p[2] - top[2]) * zz
-        stroke = min(self.suction.attach_tol_z, max(0.0, seal.gap - gap))
-        if pull > 0.0:  # not pressed: the bellows springs back out
-            stroke = min(stroke, max(0.0, seal.stroke - BELLOWS_RETURN_SPEED * self.timestep))
-        if abs(stroke - seal.stroke) > 1e-6:
-            seal.stroke = stroke
-            x, y, z = seal.rel
-            self.mj_model.eq_data[self._eq[seal.can], 3:6] = (x, y, z + stroke)
 
     def _check_seal(self, now: float) -> None:
         seal = self._seal
@@ -799,8 +828,7 @@ class PhysicsCell:
             self._let_go(now, "released", "vacuum off")
             return
         hold = self.hold_force(now)
-        pull, shear, bend = self._seal_load(seal.can)
-        self._bellows(seal, pull)
+        pull, shear, bend = self._seal_load(seal.can, accumulate=True)
         pressing = max(hold - max(pull, 0.0), 1e-9)
         checks = (  # (load, limit, how it lets go)
             (pull, hold, "pulled off"),

@@ -26,6 +26,12 @@ with the arm model and the cell config::
   says what follows) and publishes `names.PART_PRESENT` (std_msgs/Bool, reliable, volatile) at
   `part_present_rate_hz` and on every change: "a can is on the pad" from the model, seen through the
   switch's dead time `part_present_delay_s` (`sim.cell.switch.DelayedSwitch`);
+- publishes `names.SIM_TOOL_WRENCH` (geometry_msgs/WrenchStamped, base_link), every step: what the
+  tool feels from the held can (`CellEngine.tool_wrench`: its weight, its inertia and the contacts on it
+  in the physics engine; its weight in the kinematic one; zero without a can), stamped with the joint
+  state the step ran to (the model time of the measured arm), or the clock's now without a fresh one.
+  Simulation only: the simulated hardware (`sim_hardware`) turns it into the joint efforts of
+  /joint_states, as a real arm's drives measure them;
 - publishes its ground truth, for reports and tests only (the behaviour tree never reads it):
   `names.CELL_STATE` (std_msgs/String, JSON; format in `salamander_sim.cell.report`)
   at `state_rate_hz` and on every change (pad contact, grip, release, knock-off, vacuum),
@@ -45,6 +51,7 @@ import threading
 import time
 from typing import Any
 
+from geometry_msgs.msg import WrenchStamped
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, String
@@ -109,6 +116,7 @@ class CellSimNode(PolledNode):
         self._vacuum_commands: list[tuple[bool, float]] = []
         self._q: tuple[float, ...] | None = None
         self._q_time = -math.inf
+        self._q_stamp: Any = None  # the header stamp of the joint state behind self._q
         self._offset: float | None = None  # node clock - ROS clock (s), see _clock_offset
         self._next_state = self._next_markers = 0.0
         self._warnings = KindLogger(self.get_logger())
@@ -121,6 +129,9 @@ class CellSimNode(PolledNode):
         self._vacuum_pub = self.create_publisher(Bool, names.CELL_VACUUM_STATE, LATCHED)
         self._vacuum_pub.publish(Bool(data=False))
         self._part_pub = self.create_publisher(Bool, names.PART_PRESENT, 10)
+        self._wrench_pub = self.create_publisher(WrenchStamped, names.SIM_TOOL_WRENCH, 10)
+        self._wrench_msg = WrenchStamped()
+        self._wrench_msg.header.frame_id = BASE_FRAME
         self._js_sub = self.polled.subscribe(JointState, names.JOINT_STATES, qos_profile_sensor_data)
         self._js_topic = self._js_sub.topic_name  # resolved and remapped, for the logs
         self.create_service(SetBool, names.GRIPPER_VACUUM, self._on_vacuum, qos_profile=SERVICE_QOS)
@@ -206,6 +217,7 @@ class CellSimNode(PolledNode):
             msg, received = taken
             try:
                 self._q, self._q_time = joint_vector(msg.name, msg.position).positions, received
+                self._q_stamp = msg.header.stamp
             except JointStateError as exc:
                 self._warn(exc.problem.value, f"skipped a {self._js_topic}: {exc}")
         pose, at = None, now
@@ -218,6 +230,7 @@ class CellSimNode(PolledNode):
             model.skip(pose, max(at, model.t))
         else:
             model.step(pose, max(at, model.t))
+        self._publish_wrench(self._q_stamp if pose is not None else None)
         self._log_stats()
         events = model.drain_events()
         for event in events:
@@ -244,6 +257,14 @@ class CellSimNode(PolledNode):
             stamp = self.get_clock().now().to_msg()
             self._markers_pub.publish(MarkerArray(markers=[shape_marker(s, stamp) for s in scene(model)]))
             self._next_markers = now + 1.0 / node["marker_rate_hz"]
+
+    def _publish_wrench(self, stamp: Any) -> None:
+        """The tool wrench after this step, stamped `stamp` (None: the clock's now)."""
+        msg = self._wrench_msg
+        msg.header.stamp = stamp if stamp is not None else self.get_clock().now().to_msg()
+        f, m = msg.wrench.force, msg.wrench.torque
+        f.x, f.y, f.z, m.x, m.y, m.z = (float(v) for v in self._model.tool_wrench())
+        self._wrench_pub.publish(msg)
 
     def _log_stats(self) -> None:
         """Every STATS_PERIOD_S: the physics step's wall time and the real-time factor since the last line."""

@@ -10,6 +10,14 @@ docs/design/trajectory_generator.md), publishes
 steps: `stamp_clock.StampClock`) and the physical-stop counter, and warns on every stop hit: in
 a correct stack the counter stays 0.
 
+With `publish_efforts` (default) /joint_states also carries `effort`: the joint torques of the external
+wrench on the tool (`hardware.EffortSensor`: J^T F through the arm's Jacobian at the measured joints,
+plus `effort_noise_nm` of seeded Gaussian noise). The wrench is the cell's, subscribed on
+`names.SIM_TOOL_WRENCH` (geometry_msgs/WrenchStamped, base_link; cell_sim publishes it); none received
+within `tool_wrench_timeout_s` counts as no external force, said once in the log when it starts and
+when it ends. A wrench that is not six finite numbers in base_link is refused with a throttled line
+and changes nothing. `publish_efforts` false leaves the field empty (a robot whose drives report none).
+
 Its command subscription is a plain callback, not polled at the tick (`ros.polled_subscription`): taking
 the 5 commands of each 10 ms at once is a burst of work that delays the 500 Hz processes sharing the
 cores more than the callbacks cost (measured in docs/design/cpu.md).
@@ -17,10 +25,12 @@ cores more than the callbacks cost (measured in docs/design/cpu.md).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from typing import Any
 
+from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
@@ -29,12 +39,13 @@ from std_msgs.msg import UInt64
 from salamander_control import names
 from salamander_control.joint_state import JointStateError, JointVector, joint_vector
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE
+from salamander_control.ros.conversions import BASE_FRAME
 from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
 from salamander_sim import params
-from salamander_sim.hardware import SimConfig, SimModel
+from salamander_sim.hardware import EffortSensor, SimConfig, SimModel
 from salamander_sim.stamp_clock import StampClock
 
 MAX_STEPS_PER_TICK = 125  # a late tick integrates at most this many periods (1.25 s at 100 Hz); the rest
@@ -54,12 +65,17 @@ class SimHardware(Node):
             self, params.param_specs(), params.build_config, on_change=self._on_params
         )
         self._model = SimModel(self._params.snapshot, REST_POSTURE)
+        config = self._params.snapshot
+        self._efforts = EffortSensor(config.effort_noise, config.effort_seed)
+        self._wrench: tuple[tuple[float, ...], float] | None = None  # (wrench, time.monotonic() received)
+        self._wrench_fresh: bool | None = None  # as last logged (None: not yet)
         self._period = 1.0 / float(self.get_parameter("update_rate_hz").value)
         self._last_tick = time.monotonic()
         self._stamps = StampClock(lambda: self.get_clock().now().nanoseconds)
         self._js_pub = self.create_publisher(JointState, names.JOINT_STATES, 10)
         self._hits_pub = self.create_publisher(UInt64, names.SIM_STOP_HITS, LATCHED)
         self.create_subscription(JointState, names.JOINT_COMMAND, self._on_command, 10)
+        self._wrench_sub = self.create_subscription(WrenchStamped, names.SIM_TOOL_WRENCH, self._on_wrench, 10)
         self._js_msg = JointState(name=list(JOINT_NAMES))
         self._hits_pub.publish(UInt64(data=0))
         self.create_timer(self._period, self._on_tick)
@@ -74,9 +90,40 @@ class SimHardware(Node):
         with self._lock:
             self._pending = command
 
+    def _on_wrench(self, msg: WrenchStamped) -> None:
+        f, m = msg.wrench.force, msg.wrench.torque
+        wrench = (f.x, f.y, f.z, m.x, m.y, m.z)
+        if msg.header.frame_id not in (BASE_FRAME, "") or not all(map(math.isfinite, wrench)):
+            self.get_logger().error(
+                f"tool wrench refused (six finite numbers in {BASE_FRAME} expected, got frame "
+                f"{msg.header.frame_id!r}, {wrench}): the efforts keep the last good one",
+                throttle_duration_sec=LOG_THROTTLE_S,
+            )
+            return
+        with self._lock:
+            self._wrench = (wrench, time.monotonic())
+
     def _on_params(self, old: SimConfig, new: SimConfig) -> None:
         with self._lock:
             self._model.set_config(new)
+            self._efforts.sigma = new.effort_noise
+
+    def _external_wrench(self, now: float, timeout: float) -> tuple[float, ...]:
+        """The newest tool wrench if it is fresh, else none (zero), saying so once on each change."""
+        with self._lock:
+            latest = self._wrench
+        fresh = latest is not None and now - latest[1] <= timeout
+        if fresh != self._wrench_fresh:
+            self._wrench_fresh = fresh
+            if fresh:
+                topic = self._wrench_sub.topic_name
+                self.get_logger().info(f"tool wrench on {topic}: the efforts carry its load")
+            else:
+                self.get_logger().warning(
+                    f"no tool wrench on {self._wrench_sub.topic_name} for {timeout:.2f} s: the efforts show "
+                    f"no external force until one comes"
+                )
+        return latest[0] if fresh and latest is not None else (0.0,) * 6
 
     def _on_tick(self) -> None:
         now = time.monotonic()
@@ -95,6 +142,11 @@ class SimHardware(Node):
         msg.header.stamp = stamp
         msg.position = list(position)
         msg.velocity = list(velocity)
+        config = self._params.snapshot
+        if config.publish_efforts:
+            msg.effort = self._efforts.read(position, self._external_wrench(now, config.wrench_timeout))
+        else:
+            msg.effort = []
         self._js_pub.publish(msg)
         if event is not None and hits != hits_before:
             self._hits_pub.publish(UInt64(data=hits))

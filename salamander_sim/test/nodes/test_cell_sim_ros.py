@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from geometry_msgs.msg import WrenchStamped
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, String
@@ -29,6 +30,7 @@ from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import JOINT_NAMES, forward_kinematics, solve_ik_pitched
 from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_sim.cell import load_cell_config
+from salamander_sim.cell.config import STANDARD_GRAVITY
 from salamander_sim.cell.scene import GREEN
 from salamander_testing import REPO as REPO_ROOT
 from salamander_testing.cell import NO_UNCERTAINTY
@@ -66,12 +68,15 @@ class CellPeer(RosPeer):
         self.markers: MarkerArray | None = None
         self.vacuum: bool | None = None
         self.part: list[tuple[float, bool]] = []  # (arrival, value) of every part-present message
+        self.wrench: WrenchStamped | None = None
+        self.sent_stamps: set[tuple[int, int]] = set()  # of the joint states published
         at = names.absolute  # the default launch's names (the peer lives at /)
         self.js_pub = self.node.create_publisher(JointState, at(names.JOINT_STATES), 10)
         self.node.create_subscription(String, at(names.CELL_STATE), self._on_state, 10)
         self.node.create_subscription(MarkerArray, at(names.CELL_MARKERS), self._on_markers, 10)
         self.node.create_subscription(Bool, at(names.CELL_VACUUM_STATE), self._on_vacuum, LATCHED)
         self.node.create_subscription(Bool, at(names.PART_PRESENT), self._on_part, 10)
+        self.node.create_subscription(WrenchStamped, at(names.SIM_TOOL_WRENCH), self._on_wrench, 10)
         self.vacuum_client = self.node.create_client(SetBool, at(names.GRIPPER_VACUUM))
         self.node.create_timer(0.02, self._publish_joints)
         assert self.spin_until(lambda: self.state is not None and self.vacuum is not None), sim.describe()
@@ -86,6 +91,7 @@ class CellPeer(RosPeer):
                 self._ramp = None
         msg = JointState(name=self.names, position=[float(v) for v in self.q])
         msg.header.stamp = self.node.get_clock().now().to_msg()
+        self.sent_stamps.add((msg.header.stamp.sec, msg.header.stamp.nanosec))
         self.js_pub.publish(msg)
 
     def _on_state(self, msg: String) -> None:
@@ -96,6 +102,13 @@ class CellPeer(RosPeer):
 
     def _on_vacuum(self, msg: Bool) -> None:
         self.vacuum = msg.data
+
+    def _on_wrench(self, msg: WrenchStamped) -> None:
+        self.wrench = msg
+
+    def force_z(self) -> float | None:
+        """The newest tool wrench's vertical force (N), None before one came."""
+        return None if self.wrench is None else self.wrench.wrench.force.z
 
     def _on_part(self, msg: Bool) -> None:
         self.part.append((time.monotonic(), bool(msg.data)))
@@ -160,6 +173,7 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
     # The part-present switch: false with nothing on the pad, at part_present_rate_hz (10) and on change.
     assert peer.spin_until(lambda: len(peer.part) >= 5), peer.sim.describe()
     assert peer.part_present() is False
+    assert peer.spin_until(lambda: peer.force_z() == 0.0), peer.wrench  # no can on the pad: no load
     first = len(peer.part)
     window = time.monotonic()
     assert peer.spin_until(lambda: time.monotonic() - window >= 1.0)
@@ -177,8 +191,14 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
     assert peer.spin_until(lambda: peer.part_present() is True), peer.sim.describe()
     assert all(t < sent or not v for t, v in peer.part if t < sent + SUCTION.attach_settle_s)
 
-    # The can follows the pad up, across and down into compartment 0.
+    # The can follows the pad up, across and down into compartment 0; hanging still, it weighs on the tool
+    # (the wrench the simulated hardware turns into joint efforts), stamped with a joint state's stamp.
     peer.move_to(pick.above, "can_0")
+    weight = LAYOUT.can_mass * STANDARD_GRAVITY
+    assert peer.spin_until(lambda: abs(peer.force_z() + weight) < 0.02), (peer.wrench, peer.sim.describe())
+    assert peer.wrench.header.frame_id == "base_link"
+    stamp = peer.wrench.header.stamp
+    assert (stamp.sec, stamp.nanosec) in peer.sent_stamps
     peer.move_to(place.place_above, "can_0")
     peer.move_to(place.place_release, "can_0")
 
@@ -196,6 +216,7 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
         assert gap == pytest.approx(1.95, abs=0.01), side
     assert can["position"] == pytest.approx([*place.centre, LAYOUT.floor_top], abs=1e-4)
     assert not can["attached"] and peer.state["held"] is None and peer.vacuum is False
+    assert peer.spin_until(lambda: peer.force_z() == 0.0), peer.wrench  # nothing on the pad
 
     # The markers show it there, green; the other cans still silver on the table.
     def can_marker() -> Marker | None:

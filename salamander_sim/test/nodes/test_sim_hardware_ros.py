@@ -3,19 +3,25 @@
 The node starts with its launch file's parameters (config/sim_hardware.yaml) in a DDS domain of its own.
 A peer publishes a 500 Hz command stream (position and velocity, as the trajectory generator does) that
 moves the shoulder at 1.0 rad/s, but delivers it as a stalled sender would: nothing for 40 ms, then
-the 20 commands of those 40 ms at once. It records /joint_states.
+the 20 commands of those 40 ms at once. It records /joint_states. The effort tests publish the tool
+wrench as cell_sim does and check the `effort` field of /joint_states (J^T F within the noise), and its
+absence with publish_efforts false.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE
+from salamander_sim.hardware import joint_efforts
 from salamander_testing.config_files import launch_param_files
 from salamander_testing.node_process import NodeProcess
 from salamander_testing.ros_helpers import RosPeer, next_domain_id
@@ -80,6 +86,119 @@ def test_commands_delivered_in_late_bursts_never_make_the_arm_faster_than_comman
         by_stamp = max((b[1] - a[1]) / ((b[0] - a[0]) * 1e-9) for a, b in pairs if b[0] > a[0])
         assert by_stamp <= SPEED * (1 + 1e-5), f"{by_stamp:.4f} rad/s from positions over stamps"
         print(f"bursts of {BURST_S * 1000:.0f} ms: fastest {fastest:.4f} rad/s (by stamps {by_stamp:.4f})")
+    finally:
+        if peer is not None:
+            peer.close()
+        code = sim.stop()
+        print(sim.describe())
+        assert code == 0, sim.describe()
+
+
+# --- joint efforts: the cell's tool wrench through the arm's Jacobian ---------------------------------------
+
+WRENCH = (0.8, -0.5, -3.43, 0.05, -0.03, 0.02)  # N, N m: a hanging can, a little off the pad's axis
+SIGMA = 0.03  # effort_noise_nm of config/sim_hardware.yaml
+
+
+def test_efforts_are_the_tool_wrench_through_the_jacobian_within_the_noise(tmp_path: Path) -> None:
+    """A peer publishes the tool wrench as cell_sim does: /joint_states carries J^T F (+ the moment
+    through the wrist) within the noise; a malformed wrench changes nothing; a stale one counts as
+    none (efforts back to noise around zero, said once in the log)."""
+    domain = next_domain_id()
+    sim = NodeProcess(
+        "sim_hardware", names.SIM_HARDWARE, domain, tmp_path, params_file=launch_param_files("sim_hardware")
+    )
+    peer = None
+    try:
+        peer = RosPeer(domain, "sim_hardware_test_peer", names.absolute(names.SIM_HARDWARE), sim.describe)
+        states: list[JointState] = []
+        peer.node.create_subscription(
+            JointState, names.absolute(names.JOINT_STATES), lambda m: states.append(m), 100
+        )
+        pub = peer.node.create_publisher(WrenchStamped, names.absolute(names.SIM_TOOL_WRENCH), 10)
+        sending: list[list[tuple[float, ...]]] = [[WRENCH]]  # what each tick publishes: the newest list
+
+        def send() -> None:
+            for wrench in sending[-1]:
+                msg = WrenchStamped()
+                msg.header.frame_id = "base_link"
+                msg.header.stamp = peer.node.get_clock().now().to_msg()
+                f, m = msg.wrench.force, msg.wrench.torque
+                f.x, f.y, f.z, m.x, m.y, m.z = wrench
+                pub.publish(msg)
+
+        peer.node.create_timer(0.02, send)
+
+        def loaded(msg: JointState, wrench: tuple[float, ...], sigmas: float) -> bool:
+            want = joint_efforts(msg.position, wrench)
+            if len(msg.effort) != 5:
+                return False
+            return all(abs(a - b) < sigmas * SIGMA for a, b in zip(msg.effort, want, strict=True))
+
+        # Under the wrench: every reading within 5 sigma of J^T F, their mean within 4 sigma / sqrt(n).
+        peer.wait(lambda: len(states) > 5 and loaded(states[-1], WRENCH, 5.0), "efforts under the wrench")
+        first = len(states)
+        peer.wait(lambda: len(states) >= first + 100, "100 joint states under the wrench")
+        window = states[first : first + 100]
+        assert all(loaded(m, WRENCH, 5.0) for m in window), sim.describe()
+        errors = np.array([np.subtract(m.effort, joint_efforts(m.position, WRENCH)) for m in window])
+        assert np.all(np.abs(errors.mean(axis=0)) < 4 * SIGMA / 10), errors.mean(axis=0)
+        assert np.all(errors.std(axis=0) > 0.5 * SIGMA) and np.all(errors.std(axis=0) < 1.5 * SIGMA)
+        assert list(window[0].name) == list(JOINT_NAMES)
+
+        # A wrench with a NaN after each good one: refused with a log line, the efforts keep the good one.
+        sending.append([WRENCH, (0.0, 0.0, math.nan, 0.0, 0.0, 0.0)])
+        peer.wait(lambda: "tool wrench refused" in sim.text(), "the refusal of the bad wrench")
+        first = len(states)
+        peer.wait(lambda: len(states) >= first + 20, "joint states after the bad wrench")
+        assert all(loaded(m, WRENCH, 5.0) for m in states[first:]), sim.describe()
+
+        # No wrench: after tool_wrench_timeout_s (0.5 s) the efforts show no external force.
+        since = len(sim.lines)
+        sending.append([])
+        stale = "no tool wrench on /salamander/sim/tool_wrench"
+        peer.wait(lambda: any(stale in line for line in sim.lines[since:]), "the stale wrench's log line")
+        first = len(states)
+        peer.wait(lambda: len(states) >= first + 20, "joint states without a wrench")
+        assert all(loaded(m, (0.0,) * 6, 5.0) for m in states[first:]), sim.describe()
+        assert all(math.isfinite(v) for m in states for v in m.effort)
+    finally:
+        if peer is not None:
+            peer.close()
+        code = sim.stop()
+        print(sim.describe())
+        assert code == 0, sim.describe()
+
+
+def test_publish_efforts_false_leaves_the_effort_field_empty(tmp_path: Path) -> None:
+    """A robot whose drives report no efforts: /joint_states has positions and velocities only."""
+    domain = next_domain_id()
+    sim = NodeProcess(
+        "sim_hardware",
+        names.SIM_HARDWARE,
+        domain,
+        tmp_path,
+        params={"publish_efforts": False},
+        params_file=launch_param_files("sim_hardware"),
+    )
+    peer = None
+    try:
+        peer = RosPeer(domain, "sim_hardware_test_peer", names.absolute(names.SIM_HARDWARE), sim.describe)
+        states: list[JointState] = []
+        peer.node.create_subscription(
+            JointState, names.absolute(names.JOINT_STATES), lambda m: states.append(m), 100
+        )
+        pub = peer.node.create_publisher(WrenchStamped, names.absolute(names.SIM_TOOL_WRENCH), 10)
+
+        def send() -> None:
+            msg = WrenchStamped()
+            msg.header.frame_id = "base_link"
+            msg.wrench.force.z = -3.43
+            pub.publish(msg)
+
+        peer.node.create_timer(0.02, send)
+        peer.wait(lambda: len(states) >= 50, "50 joint states")
+        assert all(len(m.position) == 5 and len(m.velocity) == 5 and len(m.effort) == 0 for m in states)
     finally:
         if peer is not None:
             peer.close()
