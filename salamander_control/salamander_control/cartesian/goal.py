@@ -32,6 +32,13 @@ Decisions documented here:
   answer) and a message saying to get there with a joint goal first.
 - Every failure decided before a joint target was sent (an early fail) has a message beginning with
   `EARLY_FAIL` (the tree retries IK variants only after those: docs/interfaces.md).
+- A guarded goal (`guard_force` > 0, linear only) feeds every new measured sample to a
+  `contact.ContactDetector`. When it trips, the motion brakes on its line as a cancel does (never past
+  the line's end) and the goal ends, once the commanded motion stands, ABORTED with status Ok and a
+  `Contact` (the measured TCP and the force estimate at the trip; message ``contact: <|F|> N at (x, y, z)
+  mm after <d> mm of the line``). Without a usable effort sample for `joint_state_timeout_s` it brakes
+  the same way and aborts ("guard blind"). A guarded goal whose first measured sample carries no efforts
+  at all fails early: never silently unguarded. Design: docs/design/guarded_moves.md.
 
 Pure Python, no rclpy.
 """
@@ -44,6 +51,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from salamander_control.cartesian.config import PATH_JOINT, PATH_LINEAR, CartesianGoal, MotionConfig
+from salamander_control.cartesian.contact import ContactDetector, Efforts
 from salamander_control.cartesian.motion import LinearMotion, plan_checked
 from salamander_control.cartesian.plan import CartesianState, PlanningError
 from salamander_control.kinematics import ArmParams, IkStatus, forward_kinematics, solve_ik_pitched
@@ -64,13 +72,21 @@ EARLY_FAIL = "early fail, no joint target sent for this goal"
 """The start of every early-fail message (nothing was sent: the arm did not move for this goal)."""
 
 
+class Contact(NamedTuple):
+    """Where a guarded goal met resistance: the measured TCP (m) and the estimated force (N), base_link."""
+
+    tcp: tuple[float, float, float]
+    force: tuple[float, float, float]
+
+
 class Outcome(NamedTuple):
-    """How a goal ended: result is "succeeded", "aborted" or "canceled"."""
+    """How a goal ended: result is "succeeded", "aborted" or "canceled"; `contact` when a guard tripped."""
 
     result: str
     status: IkStatus
     message: str
     final_tcp: tuple[float, float, float]
+    contact: Contact | None = None
 
 
 class Feedback(NamedTuple):
@@ -119,8 +135,12 @@ class LinearGoalRun:
 
     kind = PATH_LINEAR
 
-    def __init__(self, goal: CartesianGoal, motion: LinearMotion) -> None:
+    def __init__(
+        self, goal: CartesianGoal, motion: LinearMotion, guard: ContactDetector | None = None
+    ) -> None:
         self.goal = goal
+        self.guard = guard
+        self._line_start = motion.plan.start.pose[:3].copy()
         self.target = np.asarray(goal.pose, dtype=float)
         self.motion = motion
         self._travelled = 0.0
@@ -138,15 +158,24 @@ class LinearGoalRun:
         """Whether the motion is braking to a stop."""
         return self.motion.braking
 
-    def step(self, now: float, cfg: MotionConfig, measured_q: Any, measured_at: float | None = None) -> Cycle:
+    def step(
+        self,
+        now: float,
+        cfg: MotionConfig,
+        measured_q: Any,
+        measured_at: float | None = None,
+        efforts: Efforts | None = None,
+    ) -> Cycle:
         """One control cycle: the joint target, the feedback, and the outcome once decided.
 
         `measured_at` is when `measured_q` was measured (the clock of `now`; None: now). A resume needs the
         arm still over that much measured time: the catch-up cycles of a late call share one measurement.
+        `efforts` are that sample's (a guarded goal's input; None: none).
         """
-        ms = self.motion.step(now, cfg.arm)
         meas = measured_pose(measured_q, cfg.arm)
         at = now if measured_at is None else measured_at
+        self._check_guard(now, at, measured_q, meas, efforts, cfg)
+        ms = self.motion.step(now, cfg.arm)
         self._track_speed(at, meas)
         target = None
         if ms.joints is not None and not self._sent_final:
@@ -172,6 +201,43 @@ class LinearGoalRun:
         event = self._resume_if_stopped_short(at, meas, measured_q, cfg)
         return Cycle(target, feedback, None if event else self._decide(now, at, meas, cfg), event)
 
+    def _check_guard(
+        self,
+        now: float,
+        at: float,
+        measured_q: Any,
+        meas: np.ndarray | None,
+        efforts: Efforts | None,
+        cfg: MotionConfig,
+    ) -> None:
+        """Feed the guard the sample; on a trip (or a guard blind too long) brake on the line at `now`."""
+        guard = self.guard
+        if guard is None or guard.tripped or self._pending is not None:
+            return
+        if self.motion.failed or self.cancelling:
+            return
+        state = guard.update(at, measured_q, efforts if efforts is not None else Efforts(None))
+        if state.tripped and meas is not None and state.force is not None:
+            tcp, force = _tcp(meas), state.force
+            travelled = float(np.linalg.norm(meas[:3] - self._line_start))
+            x, y, z = (1000.0 * v for v in tcp)
+            message = (
+                f"contact: {math.hypot(*force):.2f} N at ({x:.1f}, {y:.1f}, {z:.1f}) mm after "
+                f"{travelled * 1000:.1f} mm of the line"
+            )
+            self._pending = Outcome("aborted", IkStatus.OK, message, tcp, Contact(tcp, force))
+        elif state.blind_for > cfg.joint_state_timeout_s:
+            message = (
+                f"guard blind: no usable efforts in /joint_states for {state.blind_for:.2f} s "
+                f"({state.problem}); braked to a stop on the line"
+            )
+            self._pending = Outcome("aborted", IkStatus.OK, message, _tcp(meas))
+        else:
+            return
+        if not self.motion.braking:
+            self.motion.brake(now)
+        self._sent_final = False
+
     def _resume_if_stopped_short(
         self, measured_at: float, meas: np.ndarray | None, measured_q: Any, cfg: MotionConfig
     ) -> str:
@@ -187,6 +253,8 @@ class LinearGoalRun:
         line to log, or "".
         """
         if self.motion.braking or meas is None or measured_q is None or self.resumes >= MAX_RESUMES:
+            return ""
+        if self._pending is not None:
             return ""
         d, ang = _pose_error(meas, self.target)
         if d <= cfg.position_tolerance and ang <= cfg.angle_tolerance:
@@ -325,11 +393,19 @@ class JointGoalRun:
         self.resumes = 0
         self._still: tuple[tuple[float, ...], float] | None = None  # (measured joints, since)
 
-    def step(self, now: float, cfg: MotionConfig, measured_q: Any, measured_at: float | None = None) -> Cycle:
+    def step(
+        self,
+        now: float,
+        cfg: MotionConfig,
+        measured_q: Any,
+        measured_at: float | None = None,
+        efforts: Efforts | None = None,
+    ) -> Cycle:
         """Send the target (again if the arm stands still away from it); report; succeed on arrival.
 
         Arrival: every measured joint within `joint_tolerance`. `measured_at`: as for
-        `LinearGoalRun.step` (when the measurement was received; None: `now`).
+        `LinearGoalRun.step` (when the measurement was received; None: `now`). `efforts` are unused (a
+        joint goal is never guarded: `config.parse_goal`).
         """
         event = ""
         if self._pending is None and measured_q is not None:
@@ -416,14 +492,23 @@ GoalRun = LinearGoalRun | JointGoalRun
 
 
 def start_goal(
-    goal: CartesianGoal, cfg: MotionConfig, now: float, measured_q: Any, active: GoalRun | None
+    goal: CartesianGoal,
+    cfg: MotionConfig,
+    now: float,
+    measured_q: Any,
+    active: GoalRun | None,
+    efforts: Efforts | None = None,
 ) -> tuple[GoalRun | None, Outcome | None]:
     """Check and start `goal`; (run, None) when it may move, (None, outcome) when it fails at once.
 
     A linear goal continues from the active linear motion's commanded state (position, velocity,
     acceleration) so a preemption does not jerk the arm; otherwise it starts at rest at the measured pose.
+    `efforts` are those of the measured sample: a guarded goal fails early when it carries none.
     """
     meas = measured_pose(measured_q, cfg.arm)
+    if goal.guarded and (efforts is None or efforts.missing):
+        msg = f"{EARLY_FAIL}: no efforts in /joint_states: a guarded move cannot run"
+        return None, Outcome("aborted", IkStatus.OK, msg, _tcp(meas))
     moving = isinstance(active, LinearGoalRun) and not active.motion.failed
     if moving:
         start, seed = active.motion.state(now), active.motion.joints
@@ -464,7 +549,13 @@ def start_goal(
         )
     # From rest the plan starts at the first control cycle (its first target is the start, at rest);
     # a preemption continues the running motion from `now`.
-    return LinearGoalRun(goal, LinearMotion(plan, now if moving else None, seed, cfg.sampling)), None
+    guard = None
+    if goal.guarded:
+        guard = ContactDetector(
+            goal.guard_force, cfg.arm, now, cfg.guard_debounce_samples, cfg.guard_baseline_samples
+        )
+    motion = LinearMotion(plan, now if moving else None, seed, cfg.sampling)
+    return LinearGoalRun(goal, motion, guard), None
 
 
 def _fmt(p: Any) -> str:
