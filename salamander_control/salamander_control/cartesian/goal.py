@@ -234,8 +234,8 @@ class LinearGoalRun:
             self._pending = Outcome("aborted", IkStatus.OK, message, _tcp(meas))
         else:
             return
-        if not self.motion.braking:
-            self.motion.brake(now)
+        # As hard as the unscaled limits and the joints allow: a slow goal's own limits brake softly.
+        self.motion.brake(now, cfg.limits, cfg.arm, cfg.joint_rate_limits)
         self._sent_final = False
 
     def _resume_if_stopped_short(
