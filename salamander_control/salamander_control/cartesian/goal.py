@@ -67,6 +67,11 @@ SETTLED_S = 0.06
 """s of measurements: a brake that turns round near the target is that slow for only 20-40 ms."""
 MAX_RESUMES = 3
 """How often a goal resumes from where the arm stopped short (`LinearGoalRun`, `JointGoalRun`)."""
+GUARD_LEAD_M = 0.003
+"""m a guarded goal's command may run ahead of the measured TCP, plus its speed times `GUARD_LEAD_S`."""
+GUARD_LEAD_S = 0.15
+"""s: the normal lead is the speed times the generator's stream delay (30 ms) and the motors' lag (50 ms
+in simulation), plus the sample's age."""
 
 EARLY_FAIL = "early fail, no joint target sent for this goal"
 """The start of every early-fail message (nothing was sent: the arm did not move for this goal)."""
@@ -152,11 +157,12 @@ class LinearGoalRun:
         self._still: tuple[np.ndarray, float] | None = None  # (measured pose, since) while finished
         self._last_meas: tuple[np.ndarray, float] | None = None  # (measured pose, when) for `_speed`
         self._slow_since: float | None = None  # measurement time since which the TCP moves slowly
+        self._paused = ""  # why a guarded goal braked to wait for the arm (`_check_lead`); "" = not
 
     @property
     def cancelling(self) -> bool:
-        """Whether the motion is braking to a stop."""
-        return self.motion.braking
+        """Whether the motion is braking to a stop (not a guarded goal's pause for a lagging arm)."""
+        return self.motion.braking and not self._paused
 
     def step(
         self,
@@ -175,6 +181,7 @@ class LinearGoalRun:
         meas = measured_pose(measured_q, cfg.arm)
         at = now if measured_at is None else measured_at
         self._check_guard(now, at, measured_q, meas, efforts, cfg)
+        lead_event = self._check_lead(now, meas, cfg)
         ms = self.motion.step(now, cfg.arm)
         self._track_speed(at, meas)
         target = None
@@ -197,9 +204,10 @@ class LinearGoalRun:
                 Outcome("aborted", status, f"{message}; the arm holds its last target", _tcp(meas)),
             )
         if not ms.finished:
-            return Cycle(target, feedback, None)
+            return Cycle(target, feedback, None, lead_event)
         event = self._resume_if_stopped_short(at, meas, measured_q, cfg)
-        return Cycle(target, feedback, None if event else self._decide(now, at, meas, cfg), event)
+        outcome = None if event else self._decide(now, at, meas, cfg)
+        return Cycle(target, feedback, outcome, event or lead_event)
 
     def _check_guard(
         self,
@@ -238,6 +246,33 @@ class LinearGoalRun:
         self.motion.brake(now, cfg.limits, cfg.arm, cfg.joint_rate_limits)
         self._sent_final = False
 
+    def _check_lead(self, now: float, meas: np.ndarray | None, cfg: MotionConfig) -> str:
+        """A guarded goal's command must not run far ahead of the arm it feels with; brake when it does.
+
+        The plan runs on time, not on the arm: a stream the generator stopped following (its sender
+        starved past `stream_timeout`) leaves the arm standing while the command goes on, and the
+        generator may later jump to the newest sample. The guard feels only the measured arm, so a
+        command `GUARD_LEAD_M` + speed x `GUARD_LEAD_S` ahead of it brakes on the line (a pause, not an
+        outcome); once the arm stands still, `_resume_if_stopped_short` plans the rest from where it
+        stands. Returns the line to log, or "".
+        """
+        if self.guard is None or meas is None or self.motion.braking or self._pending is not None:
+            return ""
+        if self.motion.failed or self.motion.t0 is None:
+            return ""
+        cmd = self.motion.state(now)
+        lead = float(np.linalg.norm(cmd.pose[:3] - meas[:3]))
+        bound = GUARD_LEAD_M + float(np.linalg.norm(cmd.velocity[:3])) * GUARD_LEAD_S
+        if lead <= bound:
+            return ""
+        self.motion.brake(now, cfg.limits, cfg.arm, cfg.joint_rate_limits)
+        self._sent_final = False
+        self._paused = (
+            f"guarded move: the command ran {lead * 1000:.1f} mm ahead of the measured TCP (over "
+            f"{bound * 1000:.1f} mm: the generator stopped following?); braked to wait for the arm"
+        )
+        return self._paused
+
     def _resume_if_stopped_short(
         self, measured_at: float, meas: np.ndarray | None, measured_q: Any, cfg: MotionConfig
     ) -> str:
@@ -252,7 +287,7 @@ class LinearGoalRun:
         from there (a narrowed limit, no lease) is left to the settle timeout as before. Returns the
         line to log, or "".
         """
-        if self.motion.braking or meas is None or measured_q is None or self.resumes >= MAX_RESUMES:
+        if self.cancelling or meas is None or measured_q is None or self.resumes >= MAX_RESUMES:
             return ""
         if self._pending is not None:
             return ""
@@ -275,7 +310,7 @@ class LinearGoalRun:
             self.resumes = MAX_RESUMES  # not from here: the settle timeout decides
             return ""
         self.motion = LinearMotion(plan, None, measured_q, cfg.sampling)
-        self._done_at, self._sent_final, self._still = None, False, None
+        self._done_at, self._sent_final, self._still, self._paused = None, False, None, ""
         self.resumes += 1
         return (
             f"the arm stopped {d * 1000:.2f} mm short of {_fmt(self.target)} and stands still (the "
@@ -308,9 +343,12 @@ class LinearGoalRun:
             stop = self.motion.plan.end_pose
             if self._pending is not None:
                 return self._pending._replace(final_tcp=_tcp(meas))
-            return Outcome("canceled", IkStatus.OK, f"canceled; stopped at TCP {_fmt(stop)}", _tcp(meas))
+            if not self._paused:
+                return Outcome("canceled", IkStatus.OK, f"canceled; stopped at TCP {_fmt(stop)}", _tcp(meas))
         if self._done_at is None:
             self._done_at = now
+        if self._paused and (self.resumes >= MAX_RESUMES or now - self._done_at > cfg.settle_timeout_s):
+            return Outcome("aborted", IkStatus.OK, f"{self._paused}; no resume left", _tcp(meas))
         why = "no valid joint state"
         if meas is not None:
             d, ang = _pose_error(meas, self.target)
@@ -358,7 +396,7 @@ class LinearGoalRun:
     def cancel(self, now: float, cfg: MotionConfig, measured_q: Any = None) -> None:
         """Brake on the current line; the goal ends CANCELED once the motion stands."""
         self.motion.brake(now)
-        self._sent_final = False
+        self._sent_final, self._paused = False, ""
 
     def on_params(self, now: float, cfg: MotionConfig) -> str | None:
         """Re-check the rest of the path with new arm params; brake and abort when it became infeasible."""
