@@ -209,3 +209,51 @@ def test_a_command_running_ahead_of_a_standing_arm_pauses_and_resumes_from_where
     assert any("resuming along a new line" in e for e in d.events), d.events
     assert d.outcome.contact is not None, d.outcome.message
     assert d.target_past < 0.002 + 0.02 * 0.11 + 0.001, d.target_past
+
+
+def _follow(run, cfg, until: float, sample) -> tuple[list, object]:
+    """Step `run` at 100 Hz with an ideal arm (measured = the last target) until `until` s or an outcome.
+
+    `sample(t, q)` gives that cycle's efforts. Returns (the targets' TCPs, the outcome or None).
+    """
+    q, tcps = run.motion.joints, []
+    for k in range(int(until / 0.01)):
+        t = 0.01 * k
+        cycle = run.step(t, cfg, q, t, sample(t, q))
+        if cycle.target is not None:
+            q = cycle.target[0]
+            tcps.append(forward_kinematics(q, ARM).tcp)
+        if cycle.outcome is not None:
+            return tcps, cycle.outcome
+    return tcps, None
+
+
+def test_a_guard_blind_for_the_joint_state_timeout_brakes_and_aborts_on_its_line() -> None:
+    cfg, q0, rng = MotionConfig(), q_at(ABOVE), np.random.default_rng(1)
+    goal = parse_goal(tuple(END), 0.0, 0.0, "linear", 0.05, "bt", guard_force=2.0)
+    run, _ = start_goal(goal, cfg, 0.0, q0, None, efforts(q0, np.zeros(3), rng))
+    bad = Efforts(None, "efforts not finite for shoulder_pitch=nan")
+    tcps, outcome = _follow(run, cfg, 5.0, lambda t, q: efforts(q, np.zeros(3), rng) if t < 0.5 else bad)
+    assert outcome is not None and outcome.result == "aborted" and outcome.contact is None
+    assert outcome.message.startswith("guard blind: no usable efforts in /joint_states for 1.0")
+    assert "shoulder_pitch=nan" in outcome.message
+    z = [p[2] for p in tcps]
+    assert min(z) > END[2] and abs(z[-1] - z[-2]) < 1e-6  # stopped on the line, short of its end
+    assert 1.2 < (ABOVE[2] - min(z)) / 0.05 < 1.6  # 0.5 s good + 1 s blind at up to 50 mm/s, the brake
+
+
+def test_a_cancel_during_a_guarded_pause_ends_the_goal_canceled() -> None:
+    cfg, q0, rng = MotionConfig(), q_at(ABOVE), np.random.default_rng(2)
+    goal = parse_goal(tuple(END), 0.0, 0.0, "linear", 0.02, "bt", guard_force=2.0)
+    run, _ = start_goal(goal, cfg, 0.0, q0, None, efforts(q0, np.zeros(3), rng))
+    # The arm never moves: the command runs ahead of it and the goal pauses.
+    events = [run.step(0.01 * k, cfg, q0, 0.01 * k, efforts(q0, np.zeros(3), rng)).event for k in range(60)]
+    assert any("braked to wait for the arm" in e for e in events) and not run.cancelling
+    run.cancel(0.6, cfg, q0)
+    assert run.cancelling
+    outcome = None
+    for k in range(61, 200):
+        outcome = run.step(0.01 * k, cfg, q0, 0.01 * k, efforts(q0, np.zeros(3), rng)).outcome
+        if outcome is not None:
+            break
+    assert outcome is not None and outcome.result == "canceled", outcome
