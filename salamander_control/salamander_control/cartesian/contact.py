@@ -20,9 +20,9 @@ newest measured joint sample (positions and efforts, motor order) every control 
   sideways push is what tears a can off the pad. An unusable sample in between neither counts nor
   resets the run (a glitch during a real contact must not delay the stop).
 - A sample is counted once: the control cycles of a late call share one measurement (same `at`).
-- Unusable samples (no efforts, NaN/inf, an effort array of the wrong length, no measurement at all)
-  are never a trip; `blind_for` says for how long there has been no usable one, and the goal fails
-  once that exceeds the node's `joint_state_timeout_s` (`cartesian.goal`).
+- Unusable samples (no efforts, NaN/inf or beyond `MAX_ABS_EFFORT`, an effort array of the wrong
+  length, no measurement at all) are never a trip; `blind_for` says for how long there has been no
+  usable one, and the goal fails once that exceeds the node's `joint_state_timeout_s` (`cartesian.goal`).
 
 Pure Python + numpy, no rclpy. Design and numbers: docs/design/guarded_moves.md.
 """
@@ -42,6 +42,9 @@ DEFAULT_DEBOUNCE = 2
 """Samples in a row above the threshold that trip: one noisy sample never does (test_contact.py)."""
 DEFAULT_BASELINE_SAMPLES = 5
 """Usable samples at the goal's start averaged into the baseline (50 ms at 100 Hz)."""
+MAX_ABS_EFFORT = 1e4
+"""N m; a larger effort is garbage (the arm's motors give a few N m), unusable like NaN: arithmetic on
+values near the float range would turn the estimate into inf/NaN, which compares as no contact."""
 
 
 class Efforts(NamedTuple):
@@ -82,6 +85,9 @@ def read_efforts(
     bad = [f"{n}={v}" for n, v in zip(joints, values, strict=True) if not math.isfinite(v)]
     if bad:
         return Efforts(None, f"efforts not finite for {', '.join(bad)}")
+    huge = [f"{n}={v:g}" for n, v in zip(joints, values, strict=True) if abs(v) > MAX_ABS_EFFORT]
+    if huge:
+        return Efforts(None, f"efforts beyond +-{MAX_ABS_EFFORT:g} N m for {', '.join(huge)}")
     return Efforts(values)
 
 
