@@ -38,7 +38,9 @@ Decisions documented here:
   `Contact` (the measured TCP and the force estimate at the trip; message ``contact: <|F|> N at (x, y, z)
   mm after <d> mm of the line``). Without a usable effort sample for `joint_state_timeout_s` it brakes
   the same way and aborts ("guard blind"). A guarded goal whose first measured sample carries no efforts
-  at all fails early: never silently unguarded. Design: docs/design/guarded_moves.md.
+  at all fails early: never silently unguarded. Its command never leads the measured TCP by more than
+  `GUARD_LEAD_M` + speed x `GUARD_LEAD_S` (the guard feels only the measured arm): past that it brakes
+  and resumes from where the arm stands (`_check_lead`). Design: docs/design/guarded_moves.md.
 
 Pure Python, no rclpy.
 """
