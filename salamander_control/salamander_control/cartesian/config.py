@@ -29,6 +29,8 @@ MAX_ABS_TCP = 10.0
 MAX_ABS_TOOL_ANGLE = 1000.0
 """Largest |tool_pitch|, |tool_yaw| (rad): angles wrap, but a huge one is bad input (it once made the
 yaw unwrapping allocate terabytes)."""
+MAX_GUARD_FORCE = 1000.0
+"""Largest guard_force (N): the arm lifts a few newtons, so more is bad input, not a guard."""
 
 
 class GoalRejected(ValueError):
@@ -40,7 +42,8 @@ class CartesianGoal:
     """A validated MoveCartesian goal: pose (x, y, z, pitch, yaw), path, speed scale, client id, branch.
 
     `branch` is the elbow branch of the end pose: "" (the solution nearest the current joints, either
-    branch), "up" or "down" (`cartesian.goal.start_goal` says how each path honours it).
+    branch), "up" or "down" (`cartesian.goal.start_goal` says how each path honours it). `guard_force`
+    (N): > 0 makes a guarded linear goal that stops at the first contact (`cartesian.contact`); 0: none.
     """
 
     pose: tuple[float, float, float, float, float]
@@ -49,6 +52,12 @@ class CartesianGoal:
     client_id: str
     branch: str = ""
     lease_token: str = field(default="", repr=False)  # sent as the targets' frame_id; never logged
+    guard_force: float = 0.0
+
+    @property
+    def guarded(self) -> bool:
+        """Whether the goal stops at the first contact."""
+        return self.guard_force > 0.0
 
 
 BRANCHES = ("", "up", "down")
@@ -64,12 +73,15 @@ def parse_goal(
     client_id: str,
     branch: str = "",
     lease_token: str = "",
+    guard_force: float = 0.0,
 ) -> CartesianGoal:
     """Validate a goal's fields.
 
     Raises:
         GoalRejected: NaN/inf or absurdly large pose, unknown path, speed_scale neither 0 (the default)
-            nor in [MIN_SPEED_SCALE, 1], a branch other than "", "up" or "down".
+            nor in [MIN_SPEED_SCALE, 1], a branch other than "", "up" or "down", a guard_force that is
+            NaN, inf or negative, or above MAX_GUARD_FORCE, a guarded joint goal (a joint move has no
+            line to brake on).
     """
     if branch not in BRANCHES:
         raise GoalRejected(f"branch must be '', 'up' or 'down', got {branch!r}")
@@ -94,9 +106,24 @@ def parse_goal(
             f"speed_scale must lie in [{MIN_SPEED_SCALE}, 1] (0 = default {DEFAULT_SPEED_SCALE}), "
             f"got {speed_scale}"
         )
+    if not (
+        isinstance(guard_force, (int, float))
+        and math.isfinite(guard_force)
+        and 0.0 <= guard_force <= MAX_GUARD_FORCE
+    ):
+        raise GoalRejected(
+            f"guard_force must lie in [0, {MAX_GUARD_FORCE:g}] N (0 = unguarded), got {guard_force}"
+        )
+    if guard_force > 0.0 and path != PATH_LINEAR:
+        raise GoalRejected(
+            f"guard_force {guard_force:g} N on a {path!r} goal: only a linear goal can be guarded (a joint "
+            f"move has no line to brake on)"
+        )
     scale = DEFAULT_SPEED_SCALE if speed_scale == 0.0 else float(speed_scale)
     pose = tuple(float(v) for v in values)
-    return CartesianGoal(pose, path, scale, client_id, branch, lease_token)  # type: ignore[arg-type]
+    return CartesianGoal(
+        pose, path, scale, client_id, branch, lease_token, float(guard_force)  # type: ignore[arg-type]
+    )
 
 
 def _generator_defaults() -> JointRateLimits:
@@ -121,6 +148,8 @@ class MotionConfig:
     joint_state_timeout_s: float = 1.0
     joint_limits: JointRateLimits = field(default_factory=_generator_defaults)
     joint_limit_fraction: float = 0.9
+    guard_debounce_samples: int = 2
+    guard_baseline_samples: int = 5
 
     @property
     def joint_rate_limits(self) -> JointRateLimits:

@@ -32,6 +32,15 @@ Decisions documented here:
   answer) and a message saying to get there with a joint goal first.
 - Every failure decided before a joint target was sent (an early fail) has a message beginning with
   `EARLY_FAIL` (the tree retries IK variants only after those: docs/interfaces.md).
+- A guarded goal (`guard_force` > 0, linear only) feeds every new measured sample to a
+  `contact.ContactDetector`. When it trips, the motion brakes on its line as a cancel does (never past
+  the line's end) and the goal ends, once the commanded motion stands, ABORTED with status Ok and a
+  `Contact` (the measured TCP and the force estimate at the trip; message ``contact: <|F|> N at (x, y, z)
+  mm after <d> mm of the line``). Without a usable effort sample for `joint_state_timeout_s` it brakes
+  the same way and aborts ("guard blind"). A guarded goal whose first measured sample carries no efforts
+  at all fails early: never silently unguarded. Its command never leads the measured TCP by more than
+  `GUARD_LEAD_M` + speed x `GUARD_LEAD_S` (the guard feels only the measured arm): past that it brakes
+  and resumes from where the arm stands (`_check_lead`). Design: docs/design/guarded_moves.md.
 
 Pure Python, no rclpy.
 """
@@ -44,6 +53,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from salamander_control.cartesian.config import PATH_JOINT, PATH_LINEAR, CartesianGoal, MotionConfig
+from salamander_control.cartesian.contact import ContactDetector, Efforts
 from salamander_control.cartesian.motion import LinearMotion, plan_checked
 from salamander_control.cartesian.plan import CartesianState, PlanningError
 from salamander_control.kinematics import ArmParams, IkStatus, forward_kinematics, solve_ik_pitched
@@ -59,18 +69,31 @@ SETTLED_S = 0.06
 """s of measurements: a brake that turns round near the target is that slow for only 20-40 ms."""
 MAX_RESUMES = 3
 """How often a goal resumes from where the arm stopped short (`LinearGoalRun`, `JointGoalRun`)."""
+GUARD_LEAD_M = 0.003
+"""m a guarded goal's command may run ahead of the measured TCP, plus its speed times `GUARD_LEAD_S`."""
+GUARD_LEAD_S = 0.15
+"""s: the normal lead is the speed times the generator's stream delay (30 ms) and the motors' lag (50 ms
+in simulation), plus the sample's age."""
 
 EARLY_FAIL = "early fail, no joint target sent for this goal"
 """The start of every early-fail message (nothing was sent: the arm did not move for this goal)."""
 
 
+class Contact(NamedTuple):
+    """Where a guarded goal met resistance: the measured TCP (m) and the estimated force (N), base_link."""
+
+    tcp: tuple[float, float, float]
+    force: tuple[float, float, float]
+
+
 class Outcome(NamedTuple):
-    """How a goal ended: result is "succeeded", "aborted" or "canceled"."""
+    """How a goal ended: result is "succeeded", "aborted" or "canceled"; `contact` when a guard tripped."""
 
     result: str
     status: IkStatus
     message: str
     final_tcp: tuple[float, float, float]
+    contact: Contact | None = None
 
 
 class Feedback(NamedTuple):
@@ -119,8 +142,12 @@ class LinearGoalRun:
 
     kind = PATH_LINEAR
 
-    def __init__(self, goal: CartesianGoal, motion: LinearMotion) -> None:
+    def __init__(
+        self, goal: CartesianGoal, motion: LinearMotion, guard: ContactDetector | None = None
+    ) -> None:
         self.goal = goal
+        self.guard = guard
+        self._line_start = motion.plan.start.pose[:3].copy()
         self.target = np.asarray(goal.pose, dtype=float)
         self.motion = motion
         self._travelled = 0.0
@@ -132,21 +159,32 @@ class LinearGoalRun:
         self._still: tuple[np.ndarray, float] | None = None  # (measured pose, since) while finished
         self._last_meas: tuple[np.ndarray, float] | None = None  # (measured pose, when) for `_speed`
         self._slow_since: float | None = None  # measurement time since which the TCP moves slowly
+        self._paused = ""  # why a guarded goal braked to wait for the arm (`_check_lead`); "" = not
 
     @property
     def cancelling(self) -> bool:
-        """Whether the motion is braking to a stop."""
-        return self.motion.braking
+        """Whether the motion is braking to a stop (not a guarded goal's pause for a lagging arm)."""
+        return self.motion.braking and not self._paused
 
-    def step(self, now: float, cfg: MotionConfig, measured_q: Any, measured_at: float | None = None) -> Cycle:
+    def step(
+        self,
+        now: float,
+        cfg: MotionConfig,
+        measured_q: Any,
+        measured_at: float | None = None,
+        efforts: Efforts | None = None,
+    ) -> Cycle:
         """One control cycle: the joint target, the feedback, and the outcome once decided.
 
         `measured_at` is when `measured_q` was measured (the clock of `now`; None: now). A resume needs the
         arm still over that much measured time: the catch-up cycles of a late call share one measurement.
+        `efforts` are that sample's (a guarded goal's input; None: none).
         """
-        ms = self.motion.step(now, cfg.arm)
         meas = measured_pose(measured_q, cfg.arm)
         at = now if measured_at is None else measured_at
+        self._check_guard(now, at, measured_q, meas, efforts, cfg)
+        lead_event = self._check_lead(now, meas, cfg)
+        ms = self.motion.step(now, cfg.arm)
         self._track_speed(at, meas)
         target = None
         if ms.joints is not None and not self._sent_final:
@@ -168,9 +206,74 @@ class LinearGoalRun:
                 Outcome("aborted", status, f"{message}; the arm holds its last target", _tcp(meas)),
             )
         if not ms.finished:
-            return Cycle(target, feedback, None)
+            return Cycle(target, feedback, None, lead_event)
         event = self._resume_if_stopped_short(at, meas, measured_q, cfg)
-        return Cycle(target, feedback, None if event else self._decide(now, at, meas, cfg), event)
+        outcome = None if event else self._decide(now, at, meas, cfg)
+        return Cycle(target, feedback, outcome, event or lead_event)
+
+    def _check_guard(
+        self,
+        now: float,
+        at: float,
+        measured_q: Any,
+        meas: np.ndarray | None,
+        efforts: Efforts | None,
+        cfg: MotionConfig,
+    ) -> None:
+        """Feed the guard the sample; on a trip (or a guard blind too long) brake on the line at `now`."""
+        guard = self.guard
+        if guard is None or guard.tripped or self._pending is not None:
+            return
+        if self.motion.failed or self.cancelling:
+            return
+        state = guard.update(at, measured_q, efforts if efforts is not None else Efforts(None))
+        if state.tripped and meas is not None and state.force is not None:
+            tcp, force = _tcp(meas), state.force
+            travelled = float(np.linalg.norm(meas[:3] - self._line_start))
+            x, y, z = (1000.0 * v for v in tcp)
+            message = (
+                f"contact: {math.hypot(*force):.2f} N at ({x:.1f}, {y:.1f}, {z:.1f}) mm after "
+                f"{travelled * 1000:.1f} mm of the line"
+            )
+            self._pending = Outcome("aborted", IkStatus.OK, message, tcp, Contact(tcp, force))
+        elif state.blind_for > cfg.joint_state_timeout_s:
+            message = (
+                f"guard blind: no usable efforts in /joint_states for {state.blind_for:.2f} s "
+                f"({state.problem}); braked to a stop on the line"
+            )
+            self._pending = Outcome("aborted", IkStatus.OK, message, _tcp(meas))
+        else:
+            return
+        # As hard as the unscaled limits and the joints allow: a slow goal's own limits brake softly.
+        self.motion.brake(now, cfg.limits, cfg.arm, cfg.joint_rate_limits)
+        self._sent_final = False
+
+    def _check_lead(self, now: float, meas: np.ndarray | None, cfg: MotionConfig) -> str:
+        """A guarded goal's command must not run far ahead of the arm it feels with; brake when it does.
+
+        The plan runs on time, not on the arm: a stream the generator stopped following (its sender
+        starved past `stream_timeout`) leaves the arm standing while the command goes on, and the
+        generator may later jump to the newest sample. The guard feels only the measured arm, so a
+        command `GUARD_LEAD_M` + speed x `GUARD_LEAD_S` ahead of it brakes on the line (a pause, not an
+        outcome); once the arm stands still, `_resume_if_stopped_short` plans the rest from where it
+        stands. Returns the line to log, or "".
+        """
+        if self.guard is None or meas is None or self.motion.braking or self._pending is not None:
+            return ""
+        if self.motion.failed or self.motion.t0 is None:
+            return ""
+        cmd = self.motion.state(now)
+        lead = float(np.linalg.norm(cmd.pose[:3] - meas[:3]))
+        bound = GUARD_LEAD_M + float(np.linalg.norm(cmd.velocity[:3])) * GUARD_LEAD_S
+        if lead <= bound:
+            return ""
+        self.motion.brake(now, cfg.limits, cfg.arm, cfg.joint_rate_limits)
+        self._sent_final = False
+        self._paused = (
+            f"guarded move: the command ran {lead * 1000:.1f} mm ahead of the measured TCP (over "
+            f"{bound * 1000:.1f} mm: the generator stopped following?); braked to wait for the arm"
+        )
+        return self._paused
 
     def _resume_if_stopped_short(
         self, measured_at: float, meas: np.ndarray | None, measured_q: Any, cfg: MotionConfig
@@ -186,7 +289,9 @@ class LinearGoalRun:
         from there (a narrowed limit, no lease) is left to the settle timeout as before. Returns the
         line to log, or "".
         """
-        if self.motion.braking or meas is None or measured_q is None or self.resumes >= MAX_RESUMES:
+        if self.cancelling or meas is None or measured_q is None or self.resumes >= MAX_RESUMES:
+            return ""
+        if self._pending is not None:
             return ""
         d, ang = _pose_error(meas, self.target)
         if d <= cfg.position_tolerance and ang <= cfg.angle_tolerance:
@@ -207,7 +312,7 @@ class LinearGoalRun:
             self.resumes = MAX_RESUMES  # not from here: the settle timeout decides
             return ""
         self.motion = LinearMotion(plan, None, measured_q, cfg.sampling)
-        self._done_at, self._sent_final, self._still = None, False, None
+        self._done_at, self._sent_final, self._still, self._paused = None, False, None, ""
         self.resumes += 1
         return (
             f"the arm stopped {d * 1000:.2f} mm short of {_fmt(self.target)} and stands still (the "
@@ -240,9 +345,12 @@ class LinearGoalRun:
             stop = self.motion.plan.end_pose
             if self._pending is not None:
                 return self._pending._replace(final_tcp=_tcp(meas))
-            return Outcome("canceled", IkStatus.OK, f"canceled; stopped at TCP {_fmt(stop)}", _tcp(meas))
+            if not self._paused:
+                return Outcome("canceled", IkStatus.OK, f"canceled; stopped at TCP {_fmt(stop)}", _tcp(meas))
         if self._done_at is None:
             self._done_at = now
+        if self._paused and (self.resumes >= MAX_RESUMES or now - self._done_at > cfg.settle_timeout_s):
+            return Outcome("aborted", IkStatus.OK, f"{self._paused}; no resume left", _tcp(meas))
         why = "no valid joint state"
         if meas is not None:
             d, ang = _pose_error(meas, self.target)
@@ -290,7 +398,7 @@ class LinearGoalRun:
     def cancel(self, now: float, cfg: MotionConfig, measured_q: Any = None) -> None:
         """Brake on the current line; the goal ends CANCELED once the motion stands."""
         self.motion.brake(now)
-        self._sent_final = False
+        self._sent_final, self._paused = False, ""
 
     def on_params(self, now: float, cfg: MotionConfig) -> str | None:
         """Re-check the rest of the path with new arm params; brake and abort when it became infeasible."""
@@ -325,11 +433,19 @@ class JointGoalRun:
         self.resumes = 0
         self._still: tuple[tuple[float, ...], float] | None = None  # (measured joints, since)
 
-    def step(self, now: float, cfg: MotionConfig, measured_q: Any, measured_at: float | None = None) -> Cycle:
+    def step(
+        self,
+        now: float,
+        cfg: MotionConfig,
+        measured_q: Any,
+        measured_at: float | None = None,
+        efforts: Efforts | None = None,
+    ) -> Cycle:
         """Send the target (again if the arm stands still away from it); report; succeed on arrival.
 
         Arrival: every measured joint within `joint_tolerance`. `measured_at`: as for
-        `LinearGoalRun.step` (when the measurement was received; None: `now`).
+        `LinearGoalRun.step` (when the measurement was received; None: `now`). `efforts` are unused (a
+        joint goal is never guarded: `config.parse_goal`).
         """
         event = ""
         if self._pending is None and measured_q is not None:
@@ -416,14 +532,23 @@ GoalRun = LinearGoalRun | JointGoalRun
 
 
 def start_goal(
-    goal: CartesianGoal, cfg: MotionConfig, now: float, measured_q: Any, active: GoalRun | None
+    goal: CartesianGoal,
+    cfg: MotionConfig,
+    now: float,
+    measured_q: Any,
+    active: GoalRun | None,
+    efforts: Efforts | None = None,
 ) -> tuple[GoalRun | None, Outcome | None]:
     """Check and start `goal`; (run, None) when it may move, (None, outcome) when it fails at once.
 
     A linear goal continues from the active linear motion's commanded state (position, velocity,
     acceleration) so a preemption does not jerk the arm; otherwise it starts at rest at the measured pose.
+    `efforts` are those of the measured sample: a guarded goal fails early when it carries none.
     """
     meas = measured_pose(measured_q, cfg.arm)
+    if goal.guarded and (efforts is None or efforts.missing):
+        msg = f"{EARLY_FAIL}: no efforts in /joint_states: a guarded move cannot run"
+        return None, Outcome("aborted", IkStatus.OK, msg, _tcp(meas))
     moving = isinstance(active, LinearGoalRun) and not active.motion.failed
     if moving:
         start, seed = active.motion.state(now), active.motion.joints
@@ -464,7 +589,13 @@ def start_goal(
         )
     # From rest the plan starts at the first control cycle (its first target is the start, at rest);
     # a preemption continues the running motion from `now`.
-    return LinearGoalRun(goal, LinearMotion(plan, now if moving else None, seed, cfg.sampling)), None
+    guard = None
+    if goal.guarded:
+        guard = ContactDetector(
+            goal.guard_force, cfg.arm, now, cfg.guard_debounce_samples, cfg.guard_baseline_samples
+        )
+    motion = LinearMotion(plan, now if moving else None, seed, cfg.sampling)
+    return LinearGoalRun(goal, motion, guard), None
 
 
 def _fmt(p: Any) -> str:

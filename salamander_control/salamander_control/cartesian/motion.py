@@ -28,7 +28,9 @@ from salamander_control.cartesian.plan import (
     CartesianState,
     JointRateLimits,
     LinePlan,
+    PlanningError,
     fit_to_joints,
+    joint_rate_ratios,
 )
 from salamander_control.kinematics import (
     ArmParams,
@@ -223,19 +225,58 @@ class LinearMotion:
             self.plan, self.t0 = plan, None if plan.start.is_at_rest else now
         return check
 
-    def brake(self, now: float) -> None:
-        """Stop on the current line (cancel, or a path that became infeasible).
+    def brake(
+        self,
+        now: float,
+        harder: CartesianLimits | None = None,
+        params: ArmParams | None = None,
+        joint_limits: JointRateLimits | None = None,
+    ) -> None:
+        """Stop on the current line (cancel, a path that became infeasible, a guarded move's contact).
 
         With the running plan's limits, i.e. those already slowed down for the joints: braking harder
-        than the motion was allowed to accelerate could outrun the joints.
+        than the motion was allowed to accelerate could outrun the joints. With `harder` (a guarded stop:
+        a goal's speed_scale shrinks its acceleration and jerk as much as its speed, so a slow descent
+        braked with its own limits runs on for millimetres) the brake uses those limits instead, lowered
+        until the joints fit `joint_limits` (`params`: the arm), when that stops sooner.
         """
         if self.braking:
             return
-        limits = self.plan.limits
-        self.plan = LinePlan(self.state(now), None, limits, brake=True, rotation=self.plan.rotation)
+        state, rotation = self.state(now), self.plan.rotation
+        plan = LinePlan(state, None, self.plan.limits, brake=True, rotation=rotation)
+        if harder is not None and params is not None and joint_limits is not None:
+            hard = _fitted_brake(state, rotation, harder, params, self.joints, joint_limits)
+            if hard is not None and hard.duration < plan.duration:
+                plan = hard
+        self.plan = plan
         self.t0 = now
 
     def remaining_check(self, now: float, params: ArmParams) -> PathCheck:
         """Check what is left of the plan against `params` (after a live change of the arm limits)."""
         poses = self.plan.sample_poses(self.elapsed(now), self.sampling)
         return check_poses(poses, params, self.joints, self.sampling, "along the rest of the path")
+
+
+_BRAKE_FIT_ROUNDS = 4
+"""Rounds of lowering a harder brake's limits until its joint motion fits (`_fitted_brake`)."""
+
+
+def _fitted_brake(
+    state: CartesianState,
+    rotation: np.ndarray,
+    limits: CartesianLimits,
+    params: ArmParams,
+    seed: Any,
+    joint_limits: JointRateLimits,
+) -> LinePlan | None:
+    """A brake from `state` on its line under `limits`, lowered until the joints fit; None if none does."""
+    for _ in range(_BRAKE_FIT_ROUNDS):
+        try:
+            plan = LinePlan(state, None, limits, brake=True, rotation=rotation)
+        except PlanningError:
+            return None
+        ratios = joint_rate_ratios(plan, params, seed, joint_limits)
+        if max(ratios) <= 1.0:
+            return plan
+        limits = limits.reduced(*(1.05 * r for r in ratios))
+    return None

@@ -49,6 +49,8 @@ PLAIN_PARAMS = (
     "joint_limit_fraction",
 )
 """Parameters that are `MotionConfig` fields of the same name."""
+GUARD_PARAMS = ("guard_debounce_samples", "guard_baseline_samples")
+"""Integer `MotionConfig` fields of the same name (guarded moves: `cartesian.contact`)."""
 
 
 def own_param_specs() -> list[ParamSpec]:
@@ -95,6 +97,20 @@ def own_param_specs() -> list[ParamSpec]:
             0.1,
             1.0,
         ),
+        ParamSpec(
+            "guard_debounce_samples",
+            2,
+            "measured samples in a row above a guarded goal's guard_force that stop it (contact.py)",
+            1,
+            50,
+        ),
+        ParamSpec(
+            "guard_baseline_samples",
+            5,
+            "measured samples at a guarded goal's start averaged into its baseline load",
+            1,
+            100,
+        ),
     ]
 
 
@@ -115,7 +131,10 @@ def build_config(values: dict[str, Any]) -> MotionConfig:
         raise ValueError(f"joint_limit_fraction must lie in (0, 1], got {plain['joint_limit_fraction']}")
     motion = build_motion_limits(values)
     joint_limits = JointRateLimits(motion.max_velocity, motion.max_acceleration, motion.max_jerk)
-    return MotionConfig(build_arm_params(values), limits, sampling, **plain, joint_limits=joint_limits)
+    guard = {name: int(values[name]) for name in GUARD_PARAMS}
+    return MotionConfig(
+        build_arm_params(values), limits, sampling, **plain, joint_limits=joint_limits, **guard
+    )
 
 
 def config_warnings(config: MotionConfig) -> list[str]:

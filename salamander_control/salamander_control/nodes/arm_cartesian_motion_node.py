@@ -28,6 +28,10 @@ docs/design/cartesian_plan.md; interface: docs/interfaces.md):
   runs only while a goal is active. Plans are slowed until their joint motion fits
   `joint_limit_fraction` of the per-joint limits (`max_velocity.<joint>`, ...; the generator's).
 - every parameter lives in one frozen `MotionConfig` snapshot (ParamBinding), read once per cycle.
+- a guarded goal (`guard_force` > 0, linear only) stops at the first contact felt in the efforts of
+  /joint_states (`cartesian.contact`, docs/design/guarded_moves.md): it brakes on its line and ends
+  ABORTED with `contact` true, the measured TCP and the force estimate, and one INFO line; its first
+  sample without efforts fails it early. The efforts of each sample are read with its positions.
 
 Everything runs on one SingleThreadedExecutor: the execute callback is a coroutine that awaits a future
 the timer completes, so no callback ever blocks. (The EventsExecutor costs less per wake-up,
@@ -52,6 +56,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from geometry_msgs.msg import Vector3
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -66,6 +71,7 @@ from salamander_control import names
 from salamander_control.cartesian import params
 from salamander_control.cartesian.clock_map import ClockMap
 from salamander_control.cartesian.config import CartesianGoal, GoalRejected, MotionConfig, parse_goal
+from salamander_control.cartesian.contact import NO_SAMPLE, Efforts, read_efforts
 from salamander_control.cartesian.goal import GoalRun, Outcome, start_goal
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
 from salamander_control.latest_sample import PutResult, StampOrder
@@ -122,6 +128,7 @@ class CartesianMotionNode(PolledNode):
         self._limits = follow_coupled_limits(self)  # alpha_max/beta_max: one pair for the whole arm
         self._lock = threading.Lock()
         self._joints: tuple[float, ...] | None = None  # last valid measured joints, motor order
+        self._efforts: Efforts = NO_SAMPLE  # that sample's efforts (a guarded goal's input)
         self._joints_order = StampOrder()  # of the stamped joint states (unstamped ones are not ordered)
         self._joints_time = -math.inf  # monotonic receive time
         self._active: _Active | None = None
@@ -178,6 +185,7 @@ class CartesianMotionNode(PolledNode):
                 )
                 return
             self._joints, self._joints_time = q, received
+            self._efforts = read_efforts(msg.name, msg.effort)
 
     def _take_joint_states(self) -> None:
         """File the joint states received since the last call (oldest first; see `_on_joint_state`)."""
@@ -202,6 +210,7 @@ class CartesianMotionNode(PolledNode):
             self._js_sub = None
         with self._lock:
             self._joints, self._joints_time, self._joints_order = None, -math.inf, StampOrder()
+            self._efforts = NO_SAMPLE
 
     async def _await_measurement(self, cfg: MotionConfig) -> str:
         """Measure (`_start_measuring`) and await a fresh valid joint state; why not, or "" once there."""
@@ -228,10 +237,14 @@ class CartesianMotionNode(PolledNode):
 
     def _measured(self, cfg: MotionConfig, now: float) -> tuple[float, ...] | None:
         """The last valid joint state, or None when there is none or it is older than the timeout."""
+        return self._measured_sample(cfg, now)[0]
+
+    def _measured_sample(self, cfg: MotionConfig, now: float) -> tuple[tuple[float, ...] | None, Efforts]:
+        """`_measured` and that sample's efforts (`NO_SAMPLE` without one)."""
         with self._lock:
             if self._joints is None or now - self._joints_time > cfg.joint_state_timeout_s:
-                return None
-            return self._joints
+                return None, NO_SAMPLE
+            return self._joints, self._efforts
 
     def _make_timer(self, rate: float) -> Timer:
         """The control timer; it only runs while a goal is active (an idle node costs no CPU)."""
@@ -374,7 +387,7 @@ class CartesianMotionNode(PolledNode):
         cfg = self._binding.snapshot
         now = time.monotonic()
         self._take_joint_states()
-        measured = self._measured(cfg, now)
+        measured, efforts = self._measured_sample(cfg, now)
         self._measure_wanted_at = now
         if measured is None:
             return self._finish(handle, Outcome("aborted", IkStatus.OK, "no joint state", (math.nan,) * 3))
@@ -382,7 +395,7 @@ class CartesianMotionNode(PolledNode):
         # A preempted goal's plan is continued from the instant of its last sample: the new one's samples
         # then follow on the same grid, a period apart (see `_on_timer`).
         start = active.stepped_at if active is not None else now
-        run, outcome = start_goal(goal, cfg, start, measured, active.run if active else None)
+        run, outcome = start_goal(goal, cfg, start, measured, active.run if active else None, efforts)
         if outcome is not None:
             self.get_logger().warning(f"MoveCartesian goal failed: {outcome.message}")
             return self._finish(handle, outcome)
@@ -391,7 +404,10 @@ class CartesianMotionNode(PolledNode):
             active.done.set_result(
                 Outcome("aborted", IkStatus.OK, "preempted by a new goal", (math.nan,) * 3)
             )
-        self.get_logger().info(f"MoveCartesian {goal.path} goal to {goal.pose[:3]} for {goal.client_id!r}")
+        guard = f", guarded at {goal.guard_force:g} N" if goal.guarded else ""
+        self.get_logger().info(
+            f"MoveCartesian {goal.path} goal to {goal.pose[:3]} for {goal.client_id!r}{guard}"
+        )
         self._clock_map.calibrate()  # stamps = plan times on the ROS clock (docs/design/clock_map.md)
         done = Future()
         self._active = _Active(run, handle, done, start)
@@ -407,12 +423,18 @@ class CartesianMotionNode(PolledNode):
             handle.canceled()
         else:
             handle.abort()
-        return MoveCartesian.Result(
+        result = MoveCartesian.Result(
             success=outcome.result == "succeeded",
             status=int(outcome.status),
             message=outcome.message,
             final_tcp=tuple_to_point(outcome.final_tcp),
         )
+        if outcome.contact is not None:
+            result.contact = True
+            result.contact_tcp = tuple_to_point(outcome.contact.tcp)
+            fx, fy, fz = outcome.contact.force
+            result.contact_force = Vector3(x=fx, y=fy, z=fz)
+        return result
 
     # Retarget -----------------------------------------------------------------------------------------
 
@@ -454,7 +476,7 @@ class CartesianMotionNode(PolledNode):
         cfg = self._binding.snapshot
         now = time.monotonic()
         self._take_joint_states()
-        measured = self._measured(cfg, now)
+        measured, efforts = self._measured_sample(cfg, now)
         with self._lock:
             measured_at = self._joints_time  # when it was received: a resume needs the arm still over time
         # The plan is sampled on a fixed grid from the goal's start, one period apart, each sample stamped
@@ -475,7 +497,7 @@ class CartesianMotionNode(PolledNode):
         for t in times:
             # The instant the sample describes, from the same clock read as the plan time (clock_map.py).
             stamp = Time(nanoseconds=self._clock_map.to_other_ns(t), clock_type=self.get_clock().clock_type)
-            cycle = active.run.step(t, cfg, measured, measured_at)
+            cycle = active.run.step(t, cfg, measured, measured_at, efforts)
             active.stepped_at = t
             if cycle.target is not None:
                 self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.lease_token, stamp)
@@ -494,6 +516,8 @@ class CartesianMotionNode(PolledNode):
         if cycle.outcome is not None:
             text = f"MoveCartesian goal {cycle.outcome.result}: {cycle.outcome.message}"
             if cycle.outcome.result == "succeeded":
+                self.get_logger().info(text)
+            elif cycle.outcome.contact is not None:  # a guarded move did its job: not a fault
                 self.get_logger().info(text)
             else:
                 self.get_logger().warning(text)
@@ -530,6 +554,7 @@ def _parse(request: MoveCartesian.Goal) -> CartesianGoal:
         request.client_id,
         request.branch,
         lease_token=request.lease_token,
+        guard_force=request.guard_force,
     )
 
 

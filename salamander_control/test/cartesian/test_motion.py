@@ -481,6 +481,8 @@ def test_config_refuses_inconsistent_values():
         "joint_path_timeout_s": 30.0,
         "joint_state_timeout_s": 1.0,
         "joint_limit_fraction": 0.9,
+        "guard_debounce_samples": 2,
+        "guard_baseline_samples": 5,
     }
     generator = MotionLimits()  # the trajectory generator's defaults are this node's defaults too
     for group in ("max_velocity", "max_acceleration", "max_jerk"):
