@@ -19,6 +19,7 @@ from salamander_behavior.behaviors.base import offset_key, stage_key
 from salamander_behavior.behaviors.flow import failure_reason
 from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded
 from salamander_behavior.behaviors.motion import MoveTo
+from salamander_behavior.behaviors.search import AfterSearch, RimPass
 from salamander_behavior.behaviors.vacuum import SetVacuum
 from salamander_behavior.limits.cache import JointStateCache
 from salamander_behavior.mock.ports import FakeClock, Rig, Script
@@ -32,7 +33,8 @@ from salamander_testing import REPO as REPO_ROOT
 
 REPO = REPO_ROOT
 JOBS = load_jobs(REPO / "config" / "cell.yaml")
-CAN_LABELS = ("above {c}", "descend to {c}", "lift {c}", "carry {c}", "place_release", "rise")
+RIM_LABELS = ("over the rim {c}: to the rim", "over the rim {c}: through the rim")
+CAN_LABELS = ("above {c}", "descend to {c}", "lift {c}", "carry {c}", *RIM_LABELS, "place_release", "rise")
 
 
 def labels(can: str) -> list[str]:
@@ -62,6 +64,16 @@ def test_vacuum_off_is_only_reachable_right_after_place_release() -> None:
         previous = siblings[siblings.index(off) - 1]
         assert isinstance(previous, MoveTo) and previous.role == ROLE_PLACE_RELEASE
         assert previous.path is MotionPath.LINEAR and previous.speed == "release_speed"
+        # Before the place_release descent: the rim pass (or its fallback), in a memory selector.
+        rim = siblings[siblings.index(off) - 2]
+        assert isinstance(rim, py_trees.composites.Selector) and rim.memory
+        assert isinstance(rim.children[0], RimPass) and rim.children[0].search
+        fallback = rim.children[1]
+        assert isinstance(fallback, py_trees.composites.Sequence) and fallback.memory
+        assert isinstance(fallback.children[0], AfterSearch) and isinstance(fallback.children[-1], RimPass)
+        assert not fallback.children[-1].search
+        # Nothing in the descent switches the vacuum.
+        assert not [b for b in walk(rim) if isinstance(b, SetVacuum)]
         # Up to the can's selector only sequences; under the selector, the first child (the attempt).
         node, child = parent, off
         while not isinstance(node, py_trees.composites.Selector):
