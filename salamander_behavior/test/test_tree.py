@@ -51,6 +51,18 @@ def released_only_over_the_box(rig: Rig) -> None:
         assert math.hypot(dx, dy) <= 0.030 + 1e-9
         assert release.at.z == pytest.approx(job.place_release.z)
     assert all(after == ("place_release", MotionPhase.SUCCEEDED) for after in rig.gripper.off_after)
+    # A guarded pass before a release passed, at the XY of that release: never released where the rim
+    # was felt.
+    last_guarded = None
+    for request, outcome in rig.motion.finished:
+        if request.label.startswith("carry "):
+            last_guarded = None
+        elif request.guard_force > 0:
+            last_guarded = (request, outcome)
+        elif request.label == "place_release" and outcome.phase is MotionPhase.SUCCEEDED and last_guarded:
+            passed, end = last_guarded
+            assert end.phase is MotionPhase.SUCCEEDED and end.contact is None
+            assert (passed.target.x, passed.target.y) == pytest.approx((request.target.x, request.target.y))
 
 
 def test_vacuum_off_is_only_reachable_right_after_place_release() -> None:
@@ -384,7 +396,11 @@ def test_failure_reason_names_the_failed_leaf() -> None:
 
 # --- property: random failures never release a can outside the box -------------------------------------
 
-GOALS = ["above", "descend to", "lift", "carry", "place_release", "rise"]
+GOALS = [
+    "above", "descend to", "lift", "carry", "over the rim {c}: to the rim",
+    "over the rim {c}: through the rim", "over the rim {c}: probe 1 through the rim",
+    "over the rim {c}: lift clear", "place_release", "rise",
+]
 
 
 @st.composite
@@ -393,20 +409,39 @@ def failure_plans(draw):
     for job in JOBS[:2]:
         for goal in GOALS:
             label = goal if goal in ("place_release", "rise") else f"{goal} {job.can}"
+            label = goal.format(c=job.can) if "{c}" in goal else label
             if draw(st.integers(0, 7)) == 0:
                 status = draw(st.sampled_from(list(IkStatus)))
                 polls = draw(st.integers(0, 4))
                 scripts[label] = Script(polls=polls, succeed=False, status=status, message="scripted failure")
-    return scripts, draw(st.booleans()), draw(st.booleans())
+    # Which guarded descents meet the rim: none, the first n of each can's pass, or all of them.
+    contacts = draw(st.sampled_from([0, 1, 3, 99]))
+    fallback = draw(st.sampled_from(["stop", "manual"]))
+    return scripts, draw(st.booleans()), draw(st.booleans()), contacts, fallback
+
+
+def meet_the_rim(rig: Rig, first: int) -> None:
+    """The first `first` guarded descents of each can meet the rim (at the band's height), later ones pass."""
+    met: dict[str, int] = {}
+
+    def obstacle(request):
+        can = next(job for job in rig.jobs if job.can in request.label)
+        met[can.can] = met.get(can.can, 0) + 1
+        return (request.target.x, request.target.y, can.rim_pass_z) if met[can.can] <= first else None
+
+    rig.motion.obstacle = obstacle
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(failure_plans())
 def test_random_failures_never_release_outside_the_box(plan) -> None:
-    scripts, grip, manual = plan
-    config = BehaviorSettings(manual_place=manual, manual_timeout_s=1.0, attach_timeout_s=0.5)
+    scripts, grip, manual, contacts, fallback = plan
+    config = BehaviorSettings(
+        manual_place=manual, manual_timeout_s=1.0, attach_timeout_s=0.5, search_fallback=fallback
+    )
     rig = Rig(JOBS[:2], settings=config, scripts=scripts, grip=grip)
-    status = rig.run(max_ticks=3000)
+    meet_the_rim(rig, contacts)
+    status = rig.run(max_ticks=6000)
     assert status in ("SUCCESS", "FAILURE")
     released_only_over_the_box(rig)
     results = {r.can: r.result for r in rig.report.records()}

@@ -82,14 +82,14 @@ def probe_offsets(step: float, reach: float, probes: int) -> list[tuple[float, f
     if probes < 0:
         raise ValueError(f"probes must be >= 0, got {probes}")
     n = int(reach / step + 1e-9)
-    points = [
-        (i * step, j * step)
-        for i in range(-n, n + 1)
-        for j in range(-n, n + 1)
-        if (i or j) and math.hypot(i, j) * step <= reach + 1e-12
-    ]
-    points.sort(key=lambda p: (round(math.hypot(*p), 12), math.atan2(p[1], p[0]) % (2 * math.pi)))
-    return points[:probes]
+    found: list[tuple[int, int]] = []
+    for r in range(1, n + 1):  # square rings outwards; every point nearer than r steps is in rings <= r
+        ring = [(i, j) for i in range(-r, r + 1) for j in range(-r, r + 1) if max(abs(i), abs(j)) == r]
+        found += [p for p in ring if math.hypot(*p) * step <= reach + 1e-12]
+        if sum(1 for p in found if math.hypot(*p) <= r) >= probes:
+            break
+    found.sort(key=lambda p: (round(math.hypot(*p), 9), math.atan2(p[1], p[0]) % (2 * math.pi)))
+    return [(i * step, j * step) for i, j in found[:probes]]
 
 
 @dataclass(frozen=True)
