@@ -112,6 +112,32 @@ def rim_band(job: CanJob, settings: BehaviorSettings, dz: float = 0.0) -> RimBan
     return RimBand(top, bottom) if top > bottom else None
 
 
+def contact_sensing_line(efforts: bool, settings: BehaviorSettings, topic: str) -> tuple[bool, str]:
+    """The behaviour server's one start-up line on the guarded pass: (a warning?, the line).
+
+    Args:
+        efforts: whether the first joint state on `topic` carried efforts (`MotionPort.contact_sensing`).
+        settings: the parameters then (``guarded_pass``, the guard and the search).
+        topic: the joint states' topic as the node resolves it.
+    """
+    if not efforts:
+        return True, (
+            f"no joint efforts in {topic}: the release descent runs unguarded (no contact sensing, no search)"
+        )
+    if not settings.guarded_pass:
+        return False, (
+            f"joint efforts in {topic}, but guarded_pass is false: the release descent runs unguarded "
+            "(no contact sensing, no search)"
+        )
+    return False, (
+        f"joint efforts in {topic}: the release descent passes the rim guarded (guard_force_n "
+        f"{settings.guard_force_n:g} N at guard_speed {settings.guard_speed:g}); a contact lifts the can "
+        f"clear and searches (search_probes {settings.search_probes}, search_step_m "
+        f"{settings.search_step_m:g}, search_reach_m {settings.search_reach_m:g}), then search_fallback "
+        f"{settings.search_fallback}"
+    )
+
+
 class _Leg(Enum):
     """What the move in flight is for."""
 
