@@ -43,6 +43,11 @@ They stay until the operator sets them again or resets the progress (the reset s
 again); the reset after a finished batch keeps them, and a fresh ROS_HOME (a new simulated stack) starts
 from the launch file.
 
+Contact sensing: the first joint state on `names.JOINT_STATES_MONITOR` decides whether the release
+descent is guarded (behaviors/search.py): with efforts and `guarded_pass` true the can passes the rim
+band with a guarded move and a contact starts a search; without efforts it is one unguarded descent as
+before. The server says which, once, as soon as that first joint state arrived (`_check_efforts`).
+
 So the lease is held exactly while a run is active (ManualAdjust included), and between runs the
 gamepad's anonymous joint jog moves the arm. The snapshot (`snapshot_rate_hz`, std_msgs/String on
 /salamander/behavior/tree, latched) shows the current or last run's summary, one line per finished can
