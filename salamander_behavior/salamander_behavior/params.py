@@ -9,7 +9,8 @@ values. Pure: no rclpy.
 
 The tree's leaves read the snapshot through a callable when they start (a motion its speed, a wait its
 duration, ManualAdjust its timeout, the rim pass its guard and search) and `ManualPlaceOff` reads
-`manual_place` when a can reaches place_above, so a `ros2 param set` takes effect at the next such point and never half-way through one.
+`manual_place` when a can reaches place_above, so a `ros2 param set` takes effect at the next such point
+and never half-way through one.
 The read-only ones shape the node at start-up (which cell, which lease identity, which rates).
 
 `OPERATOR_PARAMS` are the ones an operator sets live (docs/interfaces.md, "Parameters operators rely
