@@ -98,6 +98,16 @@ def test_every_probe_is_a_distinct_grid_point_within_reach_nearest_first(
         assert len(offsets) >= 4  # the four axial neighbours at one step always fit
 
 
+@given(radius=st.floats(0.0, 2 * CLEARANCE), angle=st.floats(0.0, 2 * math.pi))
+def test_the_default_search_finds_every_box_offset_up_to_twice_the_clearance(
+    radius: float, angle: float
+) -> None:
+    settings = BehaviorSettings()
+    box = (radius * math.cos(angle), radius * math.sin(angle))
+    candidates = [(0.0, 0.0), *probe_offsets(settings.search_step_m, settings.search_reach_m, 12)]
+    assert any(math.dist(box, p) <= CLEARANCE for p in candidates)
+
+
 def test_the_probe_pattern_refuses_a_step_or_reach_that_is_not_positive() -> None:
     with pytest.raises(ValueError, match="positive step"):
         probe_offsets(0.0, 0.006, 12)
