@@ -8,8 +8,9 @@ config/arm.yaml, loaded before config/behavior.yaml, so the guard and the arm no
 values. Pure: no rclpy.
 
 The tree's leaves read the snapshot through a callable when they start (a motion its speed, a wait its
-duration, ManualAdjust its timeout) and `ManualPlaceOff` reads `manual_place` when a can reaches
-place_above, so a `ros2 param set` takes effect at the next such point and never half-way through one.
+duration, ManualAdjust its timeout, the rim pass its guard and search) and `ManualPlaceOff` reads
+`manual_place` when a can reaches place_above, so a `ros2 param set` takes effect at the next such point
+and never half-way through one.
 The read-only ones shape the node at start-up (which cell, which lease identity, which rates).
 
 `OPERATOR_PARAMS` are the ones an operator sets live (docs/interfaces.md, "Parameters operators rely
@@ -37,6 +38,8 @@ pad seals on a can top tilted by up to about 0.1 rad (5.7 deg): its bellows take
 0.1 rad. More would leave the pad unsealed on one side (docs/tree.md, "IK retry variants")."""
 MIN_PITCH_OFFSET = 0.01
 """rad; a smaller tool pitch offset would be the planned goal again."""
+SEARCH_FALLBACKS = ("stop", "manual")
+"""What follows a rim search in which no probe passed (`search_fallback`)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,15 @@ class BehaviorSettings:
     pad_wait_timeout_s: float = 300.0
     ik_retry: bool = True
     ik_retry_pitch_offsets: tuple[float, ...] = (0.05, -0.05, 0.1, -0.1)
+    guarded_pass: bool = True
+    guard_speed: float = 0.1
+    guard_force_n: float = 5.0
+    guard_band_above_m: float = 0.010
+    guard_band_below_m: float = 0.010
+    search_step_m: float = 0.0015
+    search_reach_m: float = 0.006
+    search_probes: int = 12
+    search_fallback: str = "stop"
     arm: ArmParams = field(default_factory=ArmParams)
     # Read-only (start-up) parameters.
     run_on_start: bool = False
@@ -82,13 +94,22 @@ class BehaviorSettings:
             value = getattr(self, f.name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"{f.name} must be a finite number, got {value}")
-        for name in ("transit_speed", "approach_speed", "release_speed", "nudge_speed"):
+        for name in ("transit_speed", "approach_speed", "release_speed", "nudge_speed", "guard_speed"):
             if not 0.0 < getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must lie in (0, 1], got {getattr(self, name)}")
         if self.manual_timeout_s > AdjustLimits.timeout:
             raise ValueError(
                 f"manual_timeout_s must not exceed the spec's {AdjustLimits.timeout:.0f} s, "
                 f"got {self.manual_timeout_s}"
+            )
+        if self.search_fallback not in SEARCH_FALLBACKS:
+            raise ValueError(
+                f"search_fallback must be one of {', '.join(SEARCH_FALLBACKS)}, got {self.search_fallback!r}"
+            )
+        if self.search_step_m > self.search_reach_m:
+            raise ValueError(
+                f"search_step_m ({self.search_step_m} m) must not exceed search_reach_m "
+                f"({self.search_reach_m} m)"
             )
         if not self.client_id:
             raise ValueError("client_id must not be empty (it is the lease identity)")
@@ -223,6 +244,71 @@ def param_specs() -> list[ParamSpec]:
             list(_D.ik_retry_pitch_offsets),
             f"tool pitch offsets (rad) the pick-side IK retries try, in order; |offset| in "
             f"[{MIN_PITCH_OFFSET}, {MAX_PAD_TILT}] (the pad's tilt tolerance on a can top)",
+        ),
+        ParamSpec(
+            "guarded_pass",
+            _D.guarded_pass,
+            "true: the release descent passes the rim band slowly with a guarded move (a contact stops it, "
+            "the can is lifted clear, vacuum on, and a search follows); false, or no joint efforts in the "
+            "joint states: one unguarded descent at release_speed",
+        ),
+        ParamSpec(
+            "guard_speed",
+            _D.guard_speed,
+            "speed_scale of the guarded pass through the rim band and of the search's probes",
+            0.01,
+            1.0,
+        ),
+        ParamSpec(
+            "guard_force_n",
+            _D.guard_force_n,
+            "N; the guarded pass stops at an external force on the tool above this (the held can's weight "
+            "is not counted: the Cartesian node measures from the load at the move's start)",
+            0.5,
+            50.0,
+        ),
+        ParamSpec(
+            "guard_band_above_m",
+            _D.guard_band_above_m,
+            "m; the guarded band starts with the can's bottom this far above the rim and divider tops",
+            0.0,
+            0.05,
+        ),
+        ParamSpec(
+            "guard_band_below_m",
+            _D.guard_band_below_m,
+            "m; the guarded band ends with the can's bottom this far below the rim (then release_speed to "
+            "place_release)",
+            0.001,
+            0.05,
+        ),
+        ParamSpec(
+            "search_step_m",
+            _D.search_step_m,
+            "m; spacing of the search's probe offsets (a square spiral around the offset that met the rim)",
+            0.0002,
+            0.01,
+        ),
+        ParamSpec(
+            "search_reach_m",
+            _D.search_reach_m,
+            "m; no probe lies farther than this from the offset that met the rim (XY radius)",
+            0.0005,
+            0.03,
+        ),
+        ParamSpec(
+            "search_probes",
+            _D.search_probes,
+            "most probes of one search (each: above the band at the probe offset, guarded descent)",
+            1,
+            100,
+        ),
+        ParamSpec(
+            "search_fallback",
+            _D.search_fallback,
+            "no probe passed: 'stop' holds the can above its compartment (vacuum on) and stops the run; "
+            "'manual' asks the operator (ManualAdjust), then one guarded pass at the confirmed offset. "
+            "With manual_place true the operator is there: 'manual' applies",
         ),
         ParamSpec(
             "ready_timeout_s",

@@ -17,7 +17,12 @@ from salamander_control.cell.targets import CellTargets, load_cell_targets
 
 @dataclass(frozen=True)
 class CanJob:
-    """Everything the tree needs for one can: its name and the four TCP targets of its cycle."""
+    """Everything the tree needs for one can: its name and the four TCP targets of its cycle.
+
+    `rim_pass_z` is the TCP z at which the held can's bottom is level with the rim and the divider tops
+    (`CellTargets.rim_pass_z`); the guarded pass spans a band around it. None: not known (the release
+    descent is then one unguarded move).
+    """
 
     can: str
     compartment: int
@@ -25,6 +30,7 @@ class CanJob:
     contact: CartesianTarget
     place_above: CartesianTarget
     place_release: CartesianTarget
+    rim_pass_z: float | None = None
 
     @property
     def adjust_name(self) -> str:
@@ -42,6 +48,7 @@ def jobs_from_targets(targets: CellTargets) -> tuple[CanJob, ...]:
             contact=CartesianTarget.pad_down(*pick.contact),
             place_above=CartesianTarget.pad_down(*place.place_above),
             place_release=CartesianTarget.pad_down(*place.place_release),
+            rim_pass_z=targets.rim_pass_z,
         )
         for pick, place in targets.pairs()
     )

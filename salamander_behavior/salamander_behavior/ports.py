@@ -77,7 +77,9 @@ class MotionRequest:
     """One MoveCartesian goal as the tree asks for it; `label` names it in logs.
 
     `branch` is the goal's elbow branch: "" (nearest the current joints), "up" or "down"; the IK retry
-    variants pin it (`behaviors.ik_retry`).
+    variants pin it (`behaviors.ik_retry`). `guard_force` (N) > 0 makes it a guarded move: the Cartesian
+    node stops the line at the first contact, an external force on the tool above this (estimated from
+    the joint efforts), and the outcome carries the `Contact`; 0 is an ordinary move.
     """
 
     target: CartesianTarget
@@ -85,11 +87,35 @@ class MotionRequest:
     speed_scale: float
     label: str
     branch: str = ""
+    guard_force: float = 0.0
 
     def __post_init__(self) -> None:
-        """Refuse a branch MoveCartesian does not know (it would reject the goal)."""
+        """Refuse a branch MoveCartesian does not know (it would reject the goal) and a bad guard force."""
         if self.branch not in ("", *ELBOW_BRANCHES):
             raise ValueError(f"branch must be '', 'up' or 'down', got {self.branch!r}")
+        if not (math.isfinite(self.guard_force) and self.guard_force >= 0.0):
+            raise ValueError(f"guard_force must be a finite force >= 0 N, got {self.guard_force}")
+
+
+@dataclass(frozen=True)
+class Contact:
+    """Where a guarded move met resistance: the measured TCP (m) and the external force on the tool (N).
+
+    Both in base_link, as MoveCartesian's result gives them (`contact_tcp`, `contact_force`).
+    """
+
+    tcp: tuple[float, float, float]
+    force: tuple[float, float, float]
+
+    @property
+    def force_n(self) -> float:
+        """The force's magnitude (N)."""
+        return math.hypot(*self.force)
+
+    def describe(self) -> str:
+        """E.g. "TCP (412.3, -180.1, -2.0) mm, 6.1 N"."""
+        x, y, z = (v * 1000 for v in self.tcp)
+        return f"TCP ({x:.1f}, {y:.1f}, {z:.1f}) mm, {self.force_n:.1f} N"
 
 
 class MotionPhase(Enum):
@@ -112,6 +138,8 @@ class MotionOutcome:
         progress: 0..1 from the action feedback while ACTIVE.
         early: the goal FAILED before any joint target was sent for it (the Cartesian node's early
             fail: the arm did not move). Only then may the tree try an IK retry variant.
+        contact: a guarded move that stopped at a contact (FAILED, status 0): where and how hard; None
+            otherwise.
     """
 
     phase: MotionPhase
@@ -119,6 +147,7 @@ class MotionOutcome:
     message: str = ""
     progress: float = 0.0
     early: bool = False
+    contact: Contact | None = None
 
     @property
     def ik_early_fail(self) -> bool:
@@ -181,6 +210,13 @@ class MotionPort(Protocol):
 
     def send(self, request: MotionRequest) -> MotionHandle:
         """Start a goal (a failed start is reported by the handle's first poll)."""
+        ...
+
+    def contact_sensing(self) -> bool | None:
+        """Whether the joint states carry efforts (guarded moves possible); None before the first one.
+
+        The first joint state heard decides, and the answer is kept from then on.
+        """
         ...
 
 

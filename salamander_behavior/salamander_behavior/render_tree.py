@@ -39,8 +39,18 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
 - `Carried[can_i]` re-ticks `can_i still on the pad?` before the cycle on every tick: from the confirmed
   grip until the valve closes, the part-present switch must be fresh (`part_present_timeout_s`) and
   true, or the running motion is cancelled and the run stops holding (lost in transit, or a stale signal).
-- `vacuum off` is reachable only right after `place_release` succeeded (memory sequences up to the can's
-  selector; the selector's fallback never touches the vacuum).
+- `vacuum off` is reachable only right after `place_release` succeeded, which follows `over the rim
+  can_i?` (memory sequences up to the can's selector; the selector's fallback never touches the vacuum):
+  the whole descent succeeded first.
+- The release descent: `over the rim can_i` moves the can fast (release_speed) to just above the rim
+  band, then slowly and guarded (guard_speed, guard_force_n) through the band where the can's bottom
+  passes the rim and the divider tops; `place_release` goes on at release_speed. A contact lifts the can
+  clear (vacuum on) and a search probes a square spiral of offsets (search_step_m, search_reach_m,
+  search_probes) around the offset the descent started from; the first that passes becomes the can's
+  offset (source "search"). No probe passes: the can is held above its compartment and the run stops,
+  or (search_fallback manual, or manual_place true) `ManualAdjust[place_can_i after the search]`, then
+  one guarded pass without a search. Without joint efforts (or guarded_pass false) the rim pass moves
+  nothing and `place_release` is the one descent from place_above.
 - The fallback `skip or stop can_i` skips a can that was never touched (the vacuum never came on for it,
   e.g. an IK early fail on the approach) and stops the run otherwise, with the can on the pad.
 - `manual? place_can_i` is read when the can reaches place_above: `manual_place off?` succeeds (offset

@@ -24,6 +24,14 @@ it)::
     |               |-- manual? place_can_i (Selector, memory)
     |               |   |-- manual_place off?    offset := 0
     |               |   `-- ManualAdjust[place_can_i]
+    |               |-- over the rim can_i? (Selector, memory)
+    |               |   |-- over the rim can_i   fast to the rim band, guarded through it; a contact:
+    |               |   |                        lift clear, search (behaviors/search.py)
+    |               |   `-- after the search can_i (Sequence, memory)
+    |               |       |-- operator after the search can_i?   no probe passed and the operator
+    |               |       |                                      is there (search_fallback manual)
+    |               |       |-- ManualAdjust[place_can_i after the search]
+    |               |       `-- over the rim can_i after ManualAdjust   guarded, no search
     |               |-- place_release            linear, release_speed (0.5), place_release + offset
     |               |-- vacuum off               stage := released; ONLY reachable from here
     |               |-- can_i let go?            part-present false after the valve closed; stage := let_go
@@ -37,9 +45,20 @@ switch it hears, each reading's age; behaviors/vacuum.py); can and box positions
 config (plan.py). `can_i still on the pad?` watches the lift, the carry, the manual placement and the
 place_release descent: the tick the switch drops or goes stale, the running motion is cancelled.
 
-The release is safe by structure: "vacuum off" is the next sibling of the place_release descent in a
-memory sequence whose ancestors up to the can's selector are sequences, so it is ticked only after that
-descent SUCCEEDED; the selector's fallback (the outcome leaf) never switches the vacuum. A failure
+The release descent has three parts: fast (release_speed) from place_above to just above the rim band,
+slow and guarded (guard_speed, guard_force_n) through the band where the can's bottom passes the rim and
+the divider tops, then release_speed again down to place_release once the can is inside (the first two
+are `over the rim can_i`, behaviors/search.py; without joint efforts or with ``guarded_pass`` false it
+moves nothing and place_release is the one descent from place_above, as before). A contact in the band
+lifts the can clear of the rim, vacuum on, and a search probes offsets around the one that met the rim;
+the first that passes becomes the can's offset (source "search"). No probe passes: the can is held
+above its compartment and the run stops, or, with ``search_fallback`` manual (or ``manual_place`` true),
+ManualAdjust follows and then one guarded pass without a search (a contact then stops the run, holding).
+
+The release is safe by structure: "vacuum off" is the next sibling of the place_release descent, whose
+previous sibling is the rim pass, in a memory sequence whose ancestors up to the can's selector are
+sequences, so it is ticked only after the whole descent (the rim pass or its fallback, then
+place_release) SUCCEEDED; the selector's fallback (the outcome leaf) never switches the vacuum. A failure
 anywhere after "vacuum on" (including ManualAdjust's abort or timeout and a guard trip) therefore ends
 with the can still on the pad, and the outcome leaf stops the run there. The guard (limit conditions
 of `behaviors/guard.py`) wraps the whole cycle of a can, so every motion in it, ManualAdjust's
@@ -54,12 +73,13 @@ import py_trees
 from py_trees.composites import Selector
 from py_trees.composites import Sequence as Seq
 
-from salamander_behavior.behaviors.base import offset_key, pad_key, stage_key
+from salamander_behavior.behaviors.base import offset_key, offset_source_key, pad_key, stage_key
 from salamander_behavior.behaviors.flow import CanOutcome, CanPlaced, Wait, WaitUntilReady
 from salamander_behavior.behaviors.ik_retry import IkRetry
 from salamander_behavior.behaviors.lost import CellCleared
 from salamander_behavior.behaviors.motion import FixedTarget, MoveTo, OffsetTarget
 from salamander_behavior.behaviors.pad import ClearPad, PadDecided
+from salamander_behavior.behaviors.search import AfterSearch, RimPass, search_key
 from salamander_behavior.behaviors.vacuum import SetVacuum, StillHeld, WaitForPartPresent
 from salamander_behavior.manual_adjust.behavior import ManualAdjust, ManualPlaceOff
 from salamander_behavior.plan import CanJob
@@ -110,10 +130,11 @@ def can_cycle(job: CanJob) -> Seq:
 
 
 def place_steps(job: CanJob) -> list[py_trees.behaviour.Behaviour]:
-    """From the carry on: carry, manual?, place_release, vacuum off, let go?, settle, rise, placed.
+    """From the carry on: carry, manual?, over the rim?, place_release, vacuum off, let go?, settle, rise.
 
     Shared by a can's cycle and the placement of a can found on the pad (`held_subtree`); the vacuum
-    off stays the next sibling of a place_release descent in a memory sequence either way.
+    off stays the next sibling of a place_release descent, preceded by the rim pass, in a memory
+    sequence either way.
     """
     can = job.can
     manual = Selector(
@@ -126,6 +147,23 @@ def place_steps(job: CanJob) -> list[py_trees.behaviour.Behaviour]:
             ),
         ],
     )
+    rim = RimPass(f"over the rim {can}", job)
+    after_search = Seq(
+        f"after the search {can}",
+        memory=True,
+        children=[
+            AfterSearch(f"operator after the search {can}?", rim),
+            ManualAdjust(
+                f"ManualAdjust[{job.adjust_name} after the search]",
+                job.adjust_name,
+                can,
+                job.place_above,
+                job.place_release,
+            ),
+            RimPass(f"over the rim {can} after ManualAdjust", job, search=False),
+        ],
+    )
+    over_the_rim = Selector(f"over the rim {can}?", memory=True, children=[rim, after_search])
     return [
         MoveTo(
             f"carry {can}",
@@ -136,6 +174,7 @@ def place_steps(job: CanJob) -> list[py_trees.behaviour.Behaviour]:
             PLACE,
         ),
         manual,
+        over_the_rim,
         MoveTo(
             "place_release",
             OffsetTarget(job.place_release, can),
@@ -238,6 +277,8 @@ def build_tree(
     for can in [*(job.can for job in every), *lost]:  # a tree is built for one run: nothing carries over
         py_trees.blackboard.Blackboard.unset(stage_key(can))
         py_trees.blackboard.Blackboard.unset(offset_key(can))
+        py_trees.blackboard.Blackboard.unset(offset_source_key(can))
+        py_trees.blackboard.Blackboard.unset(search_key(can))
     for label in [*(job.can for job in jobs), "end"]:
         py_trees.blackboard.Blackboard.unset(pad_key(label))
     children: list[py_trees.behaviour.Behaviour] = [WaitUntilReady("arm and gripper ready?")]

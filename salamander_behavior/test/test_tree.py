@@ -19,6 +19,7 @@ from salamander_behavior.behaviors.base import offset_key, stage_key
 from salamander_behavior.behaviors.flow import failure_reason
 from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded
 from salamander_behavior.behaviors.motion import MoveTo
+from salamander_behavior.behaviors.search import AfterSearch, RimPass
 from salamander_behavior.behaviors.vacuum import SetVacuum
 from salamander_behavior.limits.cache import JointStateCache
 from salamander_behavior.mock.ports import FakeClock, Rig, Script
@@ -32,7 +33,8 @@ from salamander_testing import REPO as REPO_ROOT
 
 REPO = REPO_ROOT
 JOBS = load_jobs(REPO / "config" / "cell.yaml")
-CAN_LABELS = ("above {c}", "descend to {c}", "lift {c}", "carry {c}", "place_release", "rise")
+RIM_LABELS = ("over the rim {c}: to the rim", "over the rim {c}: through the rim")
+CAN_LABELS = ("above {c}", "descend to {c}", "lift {c}", "carry {c}", *RIM_LABELS, "place_release", "rise")
 
 
 def labels(can: str) -> list[str]:
@@ -49,6 +51,18 @@ def released_only_over_the_box(rig: Rig) -> None:
         assert math.hypot(dx, dy) <= 0.030 + 1e-9
         assert release.at.z == pytest.approx(job.place_release.z)
     assert all(after == ("place_release", MotionPhase.SUCCEEDED) for after in rig.gripper.off_after)
+    # A guarded pass before a release passed, at the XY of that release: never released where the rim
+    # was felt.
+    last_guarded = None
+    for request, outcome in rig.motion.finished:
+        if request.label.startswith("carry "):
+            last_guarded = None
+        elif request.guard_force > 0:
+            last_guarded = (request, outcome)
+        elif request.label == "place_release" and outcome.phase is MotionPhase.SUCCEEDED and last_guarded:
+            passed, end = last_guarded
+            assert end.phase is MotionPhase.SUCCEEDED and end.contact is None
+            assert (passed.target.x, passed.target.y) == pytest.approx((request.target.x, request.target.y))
 
 
 def test_vacuum_off_is_only_reachable_right_after_place_release() -> None:
@@ -62,6 +76,16 @@ def test_vacuum_off_is_only_reachable_right_after_place_release() -> None:
         previous = siblings[siblings.index(off) - 1]
         assert isinstance(previous, MoveTo) and previous.role == ROLE_PLACE_RELEASE
         assert previous.path is MotionPath.LINEAR and previous.speed == "release_speed"
+        # Before the place_release descent: the rim pass (or its fallback), in a memory selector.
+        rim = siblings[siblings.index(off) - 2]
+        assert isinstance(rim, py_trees.composites.Selector) and rim.memory
+        assert isinstance(rim.children[0], RimPass) and rim.children[0].search
+        fallback = rim.children[1]
+        assert isinstance(fallback, py_trees.composites.Sequence) and fallback.memory
+        assert isinstance(fallback.children[0], AfterSearch) and isinstance(fallback.children[-1], RimPass)
+        assert not fallback.children[-1].search
+        # Nothing in the descent switches the vacuum.
+        assert not [b for b in walk(rim) if isinstance(b, SetVacuum)]
         # Up to the can's selector only sequences; under the selector, the first child (the attempt).
         node, child = parent, off
         while not isinstance(node, py_trees.composites.Selector):
@@ -395,7 +419,11 @@ def test_failure_reason_names_the_failed_leaf() -> None:
 
 # --- property: random failures never release a can outside the box -------------------------------------
 
-GOALS = ["above", "descend to", "lift", "carry", "place_release", "rise"]
+GOALS = [
+    "above", "descend to", "lift", "carry", "over the rim {c}: to the rim",
+    "over the rim {c}: through the rim", "over the rim {c}: probe 1 through the rim",
+    "over the rim {c}: lift clear", "place_release", "rise",
+]
 
 
 @st.composite
@@ -404,20 +432,39 @@ def failure_plans(draw):
     for job in JOBS[:2]:
         for goal in GOALS:
             label = goal if goal in ("place_release", "rise") else f"{goal} {job.can}"
+            label = goal.format(c=job.can) if "{c}" in goal else label
             if draw(st.integers(0, 7)) == 0:
                 status = draw(st.sampled_from(list(IkStatus)))
                 polls = draw(st.integers(0, 4))
                 scripts[label] = Script(polls=polls, succeed=False, status=status, message="scripted failure")
-    return scripts, draw(st.booleans()), draw(st.booleans())
+    # Which guarded descents meet the rim: none, the first n of each can's pass, or all of them.
+    contacts = draw(st.sampled_from([0, 1, 3, 99]))
+    fallback = draw(st.sampled_from(["stop", "manual"]))
+    return scripts, draw(st.booleans()), draw(st.booleans()), contacts, fallback
+
+
+def meet_the_rim(rig: Rig, first: int) -> None:
+    """The first `first` guarded descents of each can meet the rim (at the band's height), later ones pass."""
+    met: dict[str, int] = {}
+
+    def obstacle(request):
+        can = next(job for job in rig.jobs if job.can in request.label)
+        met[can.can] = met.get(can.can, 0) + 1
+        return (request.target.x, request.target.y, can.rim_pass_z) if met[can.can] <= first else None
+
+    rig.motion.obstacle = obstacle
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(failure_plans())
 def test_random_failures_never_release_outside_the_box(plan) -> None:
-    scripts, grip, manual = plan
-    config = BehaviorSettings(manual_place=manual, manual_timeout_s=1.0, attach_timeout_s=0.5)
+    scripts, grip, manual, contacts, fallback = plan
+    config = BehaviorSettings(
+        manual_place=manual, manual_timeout_s=1.0, attach_timeout_s=0.5, search_fallback=fallback
+    )
     rig = Rig(JOBS[:2], settings=config, scripts=scripts, grip=grip)
-    status = rig.run(max_ticks=3000)
+    meet_the_rim(rig, contacts)
+    status = rig.run(max_ticks=6000)
     assert status in ("SUCCESS", "FAILURE")
     released_only_over_the_box(rig)
     results = {r.can: r.result for r in rig.report.records()}

@@ -9,7 +9,8 @@ Blackboard keys shared between leaves of one can (both absolute, one per can):
 
 - ``/place_offset/<can>``: the offset (dx, dy, dz) (m) from the planned place target (a 2-tuple means
   dz = 0). ManualAdjust writes the operator's offset (dz only with ``allow_z``); `ManualPlaceOff` writes
-  (0, 0, 0); the release descent and the rise read it, using dz only upwards.
+  (0, 0, 0); a search probe that passed the rim writes the start offset plus the probe's
+  (`behaviors.search`); the release descent and the rise read it, using dz only upwards.
 - ``/place_offset_source/<can>``: where that offset came from: "plan" (none), "estimate" (the box
   estimate), "manual" (ManualAdjust, confirmed) or "search" (a search probe that passed the rim). A
   "manual" or "search" offset of a placed can is evidence of where the box stands.
@@ -23,6 +24,8 @@ Blackboard keys shared between leaves of one can (both absolute, one per can):
   hand instead of placed (or was not on the pad when the run began), and by `behaviors.lost.CellCleared`
   for a lost can once the operator confirmed the cell is clear. "lost" is written by `StillHeld` when
   part-present dropped while the can was carried (lost in transit: it may lie anywhere in the cell).
+- ``/rim_search/<can>``: how the can's rim search ended, "passed" or "exhausted" (no probe passed:
+  `behaviors.search.AfterSearch` decides whether the operator places it); unset before.
 - ``/pad_decision/<label>``: what a pad check decided ("clear", "removed" or "place"; behaviors/pad.py).
 """
 

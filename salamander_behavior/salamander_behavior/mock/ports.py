@@ -1,7 +1,8 @@
 """Test doubles of the ports: a fake clock, logger, node, arm and gripper (for unit tests and bench_tree.py).
 
 They behave like the real stack in the ways the tree depends on, and no more: a goal runs for a few
-polls and then succeeds (or fails as scripted, e.g. an IK early fail); a cancelled goal fails; the fake
+polls and then succeeds (or fails as scripted, e.g. an IK early fail); a guarded goal stops at a contact
+where the test's `FakeMotion.obstacle` says it meets one; a cancelled goal fails; the fake
 gripper grips the can whose contact pose the pad is at when the vacuum comes on, reports it through the
 part-present reading (fresh on every call, until the test makes the switch fall silent) and records
 where every release happened, so a test can assert that a can is never let go anywhere but over the box.
@@ -17,6 +18,7 @@ from typing import Any
 
 from salamander_behavior.ports import (
     CartesianTarget,
+    Contact,
     DoneCall,
     MotionOutcome,
     MotionPhase,
@@ -135,7 +137,15 @@ class FakeHandle:
         if self.cancelled:
             self._final = MotionOutcome(MotionPhase.FAILED, 0, "canceled")
         elif self.polls > self.script.polls:
-            if self.script.succeed:
+            met = self.motion.meets(self.request)
+            if met is not None:
+                self._final = MotionOutcome(
+                    MotionPhase.FAILED, 0, f"contact: {met.describe()}", contact=met
+                )
+                self.motion.position = CartesianTarget(
+                    *met.tcp, self.target.tool_pitch, self.target.tool_yaw
+                )
+            elif self.script.succeed:
                 self._final = MotionOutcome(MotionPhase.SUCCEEDED, 0, "reached")
                 self.motion.position = self.target
             else:
@@ -189,6 +199,13 @@ class FakeMotion:
             the label's successive goals (an IK retry's variants carry the leaf's label); its last
             script repeats.
         default: the script of every other goal.
+
+    Attributes:
+        efforts: what `contact_sensing` answers (None: no joint state yet).
+        obstacle: for a guarded goal (guard_force > 0), where it meets resistance: the contact's TCP
+            (the goal then ends FAILED with the `Contact`, the pad stopped there), or None (it passes).
+            Unguarded goals always pass (the fake has no physics).
+        contact_force: the force a contact reports (N, base_link).
     """
 
     def __init__(
@@ -205,6 +222,20 @@ class FakeMotion:
         self.is_ready = True
         self.has_lease = True
         self.refuse_retargets = False
+        self.efforts: bool | None = True
+        self.obstacle: Callable[[MotionRequest], tuple[float, float, float] | None] | None = None
+        self.contact_force: tuple[float, float, float] = (0.0, 0.0, 6.0)
+
+    def contact_sensing(self) -> bool | None:
+        """As set by the test (`efforts`)."""
+        return self.efforts
+
+    def meets(self, request: MotionRequest) -> Contact | None:
+        """The contact a guarded `request` meets (`obstacle`), None when it passes or is unguarded."""
+        if request.guard_force <= 0.0 or self.obstacle is None:
+            return None
+        tcp = self.obstacle(request)
+        return None if tcp is None else Contact(tcp, self.contact_force)
 
     def ready(self) -> tuple[bool, str]:
         """As set by the test."""

@@ -43,6 +43,11 @@ They stay until the operator sets them again or resets the progress (the reset s
 again); the reset after a finished batch keeps them, and a fresh ROS_HOME (a new simulated stack) starts
 from the launch file.
 
+Contact sensing: the first joint state on `names.JOINT_STATES_MONITOR` decides whether the release
+descent is guarded (behaviors/search.py): with efforts and `guarded_pass` true the can passes the rim
+band with a guarded move and a contact starts a search; without efforts it is one unguarded descent as
+before. The server says which, once, as soon as that first joint state arrived (`_check_efforts`).
+
 So the lease is held exactly while a run is active (ManualAdjust included), and between runs the
 gamepad's anonymous joint jog moves the arm. The snapshot (`snapshot_rate_hz`, std_msgs/String on
 /salamander/behavior/tree, latched) shows the current or last run's summary, one line per finished can
@@ -85,6 +90,7 @@ import salamander_behavior.runs as runs
 from salamander_behavior import params
 from salamander_behavior.behaviors.base import Ports
 from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded
+from salamander_behavior.behaviors.search import contact_sensing_line
 from salamander_behavior.limits.urdf_limits import default_urdf_path
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import CanJob, load_jobs
@@ -106,6 +112,8 @@ WAITING_LOG_PERIOD_S = 10.0
 """s between two "run_on_start: waiting for ..." lines (the first one is logged at once)."""
 AUTO_GOAL_RETRY_S = 5.0
 """s; run_on_start sends its goal again when no answer came this long (a request lost at start-up)."""
+EFFORTS_CHECK_PERIOD_S = 0.5
+"""s between two looks for the first joint state (whether it carries efforts), until it came."""
 RELEASE_WAIT_MIN_S = 1.0
 """s; the run waits for the generator's answer to its RELEASE at least this long (2 lease timeouts)."""
 
@@ -214,6 +222,8 @@ class BehaviorServerNode(Node):
         # wait; idle between runs it stops (`_on_tick`) and `_start_run` starts it again.
         self._tick_timer = self.create_timer(1.0 / settings.tick_rate_hz, self._on_tick)
         self.create_timer(1.0 / settings.snapshot_rate_hz, self._publish_snapshot)
+        # Until the first joint state: whether it carries efforts decides the guarded pass (one line).
+        self._efforts_timer = self.create_timer(EFFORTS_CHECK_PERIOD_S, self._check_efforts)
         start = (
             "run_on_start: one run of every can once the stack is ready"
             if self._run_on_start
@@ -226,6 +236,18 @@ class BehaviorServerNode(Node):
         )
         self.get_logger().info(f"run progress ({self._progress_path}): {self._progress.describe()}")
         self._publish_snapshot()
+
+    def _check_efforts(self) -> None:
+        """Once the first joint state arrived: say whether the release descent is guarded, then stop."""
+        efforts = self._core.contact_sensing()
+        if efforts is None:
+            return
+        self._efforts_timer.cancel()
+        warn, line = contact_sensing_line(efforts, self._binding.snapshot, self._core.joint_states_name)
+        if warn:
+            self.get_logger().warning(line)
+        else:
+            self.get_logger().info(line)
 
     def _apply_kept_params(self) -> dict[str, Any]:
         """Set the operator's kept sets (the run's progress) over the launch values; those applied.

@@ -8,6 +8,9 @@
 - Goals: `send` starts a MoveCartesian goal with ActionClient futures and returns a handle that the
   leaf polls each tick (acceptance, feedback progress, result). Nothing waits on a future.
 - Retargets: RetargetCartesian calls, one in flight per handle, polled the same way.
+- Guarded moves: a request's `guard_force` goes out on the goal; a result with ``contact`` true comes
+  back as a FAILED outcome carrying the `Contact` (TCP and force). `contact_sensing()` says whether the
+  joint states carry efforts, decided by the first joint state heard (the tree's start-up answer).
 
 Every call returns at once; the futures are completed by the node's executor between ticks.
 """
@@ -30,6 +33,7 @@ from salamander_behavior.limits.cache import JointStateCache, shared_joint_state
 from salamander_behavior.ports import (
     CartesianTarget,
     Clock,
+    Contact,
     MotionOutcome,
     MotionPhase,
     MotionRequest,
@@ -99,6 +103,7 @@ class RosMotionHandle:
             client_id=self._core.client_id,
             lease_token=self._core.lease_token(),
             branch=self.request.branch,
+            guard_force=self.request.guard_force,
         )
         self._sent_at = self._core.clock()
         self._send_future = self._core.action.send_goal_async(goal, feedback_callback=self._on_feedback)
@@ -176,7 +181,13 @@ class RosMotionHandle:
             why = result.message or f"goal ended with action status {wrapped.status}"
             # Early: the node's early-fail message and no feedback ever (it decides before the first cycle).
             early = not self._fed_back and why.startswith(EARLY_FAIL)
-            self._final = MotionOutcome(MotionPhase.FAILED, int(result.status), why, early=early)
+            contact = None
+            if result.contact:
+                tcp, force = result.contact_tcp, result.contact_force
+                contact = Contact((tcp.x, tcp.y, tcp.z), (force.x, force.y, force.z))
+            self._final = MotionOutcome(
+                MotionPhase.FAILED, int(result.status), why, early=early, contact=contact
+            )
         return self._final
 
     def cancel(self) -> None:
@@ -287,6 +298,7 @@ class ArmMotionCore:
         # keeper.period / 2; it runs only while a keeper keeps the lease (a run), see `_on_lease_timer`
         self._timer = node.create_timer(lease_timeout / 8.0, self._on_lease_timer)
         self._timer.cancel()
+        self._efforts: bool | None = None  # latched from the first joint state (`contact_sensing`)
 
     # MotionPort ---------------------------------------------------------------------------------------
 
@@ -330,6 +342,14 @@ class ArmMotionCore:
         """Start a goal."""
         self._last_handle = RosMotionHandle(self, request)
         return self._last_handle
+
+    def contact_sensing(self) -> bool | None:
+        """Whether the joint states carry efforts: the first one heard decides, for good (None before)."""
+        if self._efforts is None:
+            state = self.joint_states.latest()
+            if state is not None:
+                self._efforts = bool(state.sample.efforts)
+        return self._efforts
 
     # Lease --------------------------------------------------------------------------------------------
 

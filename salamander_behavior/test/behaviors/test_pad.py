@@ -53,7 +53,10 @@ def test_confirm_places_the_held_can_into_its_own_compartment_then_the_run_goes_
     assert [r.can for r in rig.gripper.releases] == ["can_1", "can_2"]
     first = rig.gripper.releases[0]
     assert math.dist(first.at.position, CAN_1.place_release.position) < 1e-9  # can_1's compartment
-    assert rig.motion.labels[:3] == ["carry can_1", "place_release", "rise"]
+    assert rig.motion.labels[:5] == [
+        "carry can_1", "over the rim can_1: to the rim", "over the rim can_1: through the rim",
+        "place_release", "rise",
+    ]
     assert "above can_1" not in rig.motion.labels  # never carried back to its spot
     assert {r.can: r.result for r in rig.report.records()} == {"can_1": CanResult.PLACED,
                                                                "can_2": CanResult.PLACED}  # fmt: skip

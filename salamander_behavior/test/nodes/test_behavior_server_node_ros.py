@@ -94,3 +94,39 @@ def test_an_operators_live_sets_survive_a_kill_and_restart_until_the_progress_is
         for proc in started:
             proc.stop()
             print(proc.describe())
+
+
+@pytest.mark.parametrize("efforts", [False, True])
+def test_the_first_joint_state_decides_whether_the_release_descent_is_guarded_and_the_server_says_so_once(
+    tmp_path, efforts: bool
+) -> None:
+    from sensor_msgs.msg import JointState
+
+    from salamander_control.kinematics import JOINT_NAMES
+
+    domain = next_domain_id()
+    bt = _start(domain, tmp_path)
+    peer = RosPeer(domain, "arm_stand_in", names.absolute(BT), bt.describe, TIMEOUT)
+    try:
+        pub = peer.node.create_publisher(JointState, names.absolute(names.JOINT_STATES_MONITOR), 10)
+        msg = JointState(name=list(JOINT_NAMES), position=[0.0] * len(JOINT_NAMES))
+        if efforts:
+            msg.effort = [0.1] * len(JOINT_NAMES)
+        unguarded = "no joint efforts in /arm/joint_states_monitor: the release descent runs unguarded"
+        guarded = "joint efforts in /arm/joint_states_monitor: the release descent passes the rim guarded"
+        expected = guarded if efforts else unguarded
+
+        def heard() -> bool:
+            msg.header.stamp = peer.node.get_clock().now().to_msg()
+            pub.publish(msg)
+            return any(expected in line for line in bt.lines)
+
+        peer.wait(heard, f"the line {expected!r}")
+        for _ in range(20):  # more joint states: the line is not repeated
+            peer.spin_until(lambda: False, timeout=0.05)
+            heard()
+        assert sum(1 for line in bt.lines if "the release descent" in line) == 1, bt.describe()
+    finally:
+        peer.close()
+        bt.stop()
+        print(bt.describe())

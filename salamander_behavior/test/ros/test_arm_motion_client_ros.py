@@ -182,3 +182,48 @@ def test_a_goal_never_answered_is_sent_again_then_fails_with_the_reason(
         assert REJECT_RETRY_S <= clock.now - start <= REJECT_RETRY_S + ANSWER_LOSS_S + 0.2  # not 30 s
     finally:
         deaf.destroy_node()
+
+
+class ContactServer:
+    """Records each goal; a guarded one stops at a contact (success false, status Ok, contact true)."""
+
+    def __init__(self, node) -> None:
+        self.received: list[MoveCartesian.Goal] = []
+        self.server = ActionServer(node, MoveCartesian, names.MOVE_CARTESIAN, self._execute)
+
+    def _execute(self, handle) -> MoveCartesian.Result:
+        goal = handle.request
+        self.received.append(goal)
+        if goal.guard_force > 0.0:
+            handle.abort()
+            result = MoveCartesian.Result(success=False, message="contact: stopped at 6.2 N", contact=True)
+            result.contact_tcp.x, result.contact_tcp.y, result.contact_tcp.z = 0.38, -0.18, -0.002
+            result.contact_force.z = 6.2
+            return result
+        handle.succeed()
+        return MoveCartesian.Result(success=True, message="reached")
+
+
+def test_a_guarded_goal_carries_its_force_and_comes_back_with_the_contact(make_node, ros_executor) -> None:
+    from dataclasses import replace
+
+    from sensor_msgs.msg import JointState
+
+    server, _clock, core = _core(make_node, ros_executor, server_type=ContactServer)
+    plain = core.send(REQUEST)
+    assert spin_until(ros_executor, lambda: plain.poll().done)
+    assert plain.poll().phase is MotionPhase.SUCCEEDED and plain.poll().contact is None
+    guarded = core.send(replace(REQUEST, label="through the rim", guard_force=5.0))
+    assert spin_until(ros_executor, lambda: guarded.poll().done)
+    outcome = guarded.poll()
+    assert [g.guard_force for g in server.received] == [0.0, 5.0]
+    assert outcome.phase is MotionPhase.FAILED and not outcome.early and outcome.status == 0
+    assert outcome.contact is not None
+    assert outcome.contact.tcp == pytest.approx((0.38, -0.18, -0.002))
+    assert outcome.contact.force_n == pytest.approx(6.2)
+    # Contact sensing: unknown before a joint state, then the first one decides for good.
+    assert core.contact_sensing() is None
+    core.joint_states.put_message(JointState(name=["a"], position=[0.0], effort=[0.4]))
+    assert core.contact_sensing() is True
+    core.joint_states.put_message(JointState(name=["a"], position=[0.0]))
+    assert core.contact_sensing() is True

@@ -19,6 +19,9 @@ Conventions (the config's `pick_dz`, `place_dz`, `release_dz`):
   z = floor_top + release_dz + can_height, i.e.
   **place_release z = place_above z + (release_dz - place_dz)**. The tree switches the vacuum off there
   and the can drops release_dz onto the floor with side_clearance per side.
+- ``rim_pass_z``: the TCP z at which a held can's bottom is level with the box rim and the divider tops
+  (they are one height): z = rim_z + can_height. A can off its compartment meets the rim there; the
+  tree's guarded pass spans a band around it.
 - ``travel_z``: the lowest z at which a held can clears everything between the pick row and the box:
   the higher of every above and place_above. Move between them at or above it.
 
@@ -66,6 +69,7 @@ class CellTargets:
     pick_dz: float
     place_dz: float
     release_dz: float
+    rim_pass_z: float
 
     def pairs(self) -> tuple[tuple[PickTarget, PlaceTarget], ...]:
         """(pick, place) for each can in order: can i into compartment i."""
@@ -92,6 +96,7 @@ def cell_targets(lay: CellLayout) -> CellTargets:
         pick_dz=lay.pick_dz,
         place_dz=lay.place_dz,
         release_dz=lay.release_dz,
+        rim_pass_z=lay.rim_z + lay.can_height,
     )
 
 

@@ -1,0 +1,401 @@
+"""The guarded pass of a held can over the rim, and the search that follows a contact.
+
+The release descent runs in three parts (tree.py, `place_steps`): `RimPass` moves the can fast
+(release_speed) from place_above to just above the rim band, then slowly (guard_speed) through the band
+with a guarded move (`MotionRequest.guard_force`: the Cartesian node stops at the first contact, an
+external force on the tool above `guard_force_n`, estimated from the joint efforts); the place_release
+MoveTo that follows goes on at release_speed once the can is inside its compartment.
+
+The band (`rim_band`) is where the can's bottom passes the rim and the divider tops (one height, the cell
+description: `CanJob.rim_pass_z`): from `guard_band_above_m` above to `guard_band_below_m` below, never
+above place_above nor below the release height.
+
+A contact in the band: one line says where (TCP, force, can, compartment, offset) and what comes next;
+the can is lifted clear of the rim (vacuum on: nothing here touches the valve), then the search probes
+`probe_offsets` around the offset the descent started from (the blackboard's ``/place_offset/<can>``
+then: the plan's, the estimate's or the operator's): for each, a move above the band at the probe
+offset and a guarded descent through it. The first probe that passes writes its offset (the start
+offset plus the probe's) to ``/place_offset/<can>`` with source "search" and `RimPass` succeeds. No
+probe passes: the can is lifted clear and held above its compartment, ``/rim_search/<can>`` says
+"exhausted" and `RimPass` fails; `AfterSearch` then lets ManualAdjust follow (``search_fallback``
+manual, or ``manual_place`` true: the operator is there) or fails, and the can's outcome leaf stops the
+run with the can held.
+
+Unguarded (the pass succeeds at once, nothing moves, and the place_release descent is the one move from
+place_above as before): ``guarded_pass`` false, no joint efforts in the joint states
+(`MotionPort.contact_sensing`), or no rim height known.
+
+Invariants: the can never goes below the band's bottom here; every probe offset stays within
+`search_reach_m` of the start offset and the total within the pinned 30 mm (`motion.OFFSET_BOUND`);
+a failure of any move other than a contact fails the pass with its reason (never retried).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+
+from py_trees.common import Access, Status
+
+from salamander_behavior.behaviors.base import (
+    OFFSET_SEARCH,
+    PortBehavior,
+    Ports,
+    blackboard_client,
+    offset_key,
+    offset_source_key,
+)
+from salamander_behavior.behaviors.motion import OFFSET_BOUND, OffsetTarget, describe_failure
+from salamander_behavior.params import BehaviorSettings
+from salamander_behavior.plan import CanJob
+from salamander_behavior.ports import (
+    CartesianTarget,
+    Contact,
+    MotionHandle,
+    MotionPath,
+    MotionPhase,
+    MotionRequest,
+)
+from salamander_behavior.report import offset_mm
+
+SEARCH_PASSED = "passed"
+SEARCH_EXHAUSTED = "exhausted"
+
+
+def search_key(can: str) -> str:
+    """Blackboard key of how a can's rim search ended: "passed" or "exhausted" (unset: no search ended)."""
+    return f"/rim_search/{can}"
+
+
+def probe_offsets(step: float, reach: float, probes: int) -> list[tuple[float, float]]:
+    """The search's XY offsets (m), around (0, 0): a square grid of spacing `step` walked outwards.
+
+    Every grid point within `reach` (XY radius) except the centre (it met the rim), nearest first; at one
+    distance, counter-clockwise from +x (a square spiral). At most `probes` of them. Every point of the
+    plane lies within step / sqrt(2) of a grid point, so with a step up to sqrt(2) times the side
+    clearance (1.5 mm against 1.95 mm: 1.06 mm) a box offset inside the probed area has a probe that
+    passes. The defaults (12 probes) probe to 3 mm: box offsets up to 4 mm (diagonal) to 4.9 mm (along
+    an axis) are found.
+
+    Raises:
+        ValueError: a step or reach that is not a positive finite number, or probes < 0.
+    """
+    if not (math.isfinite(step) and step > 0.0 and math.isfinite(reach) and reach > 0.0):
+        raise ValueError(f"the search needs a positive step and reach, got {step} and {reach} m")
+    if probes < 0:
+        raise ValueError(f"probes must be >= 0, got {probes}")
+    n = int(reach / step + 1e-9)
+    found: list[tuple[int, int]] = []
+    for r in range(1, n + 1):  # square rings outwards; every point nearer than r steps is in rings <= r
+        ring = [(i, j) for i in range(-r, r + 1) for j in range(-r, r + 1) if max(abs(i), abs(j)) == r]
+        found += [p for p in ring if math.hypot(*p) * step <= reach + 1e-12]
+        if sum(1 for p in found if math.hypot(*p) <= r) >= probes:
+            break
+    found.sort(key=lambda p: (round(math.hypot(*p), 9), math.atan2(p[1], p[0]) % (2 * math.pi)))
+    return [(i * step, j * step) for i, j in found[:probes]]
+
+
+@dataclass(frozen=True)
+class RimBand:
+    """The TCP heights (m, base_link) between which the guarded pass runs: `top` > `bottom`."""
+
+    top: float
+    bottom: float
+
+
+def rim_band(job: CanJob, settings: BehaviorSettings, dz: float = 0.0) -> RimBand | None:
+    """The band of `job` (see the module docstring); None when the rim height is unknown or no band fits.
+
+    `dz` is the upward offset of the release (the release height rises by it; the band does not move).
+    """
+    if job.rim_pass_z is None:
+        return None
+    top = min(job.rim_pass_z + settings.guard_band_above_m, job.place_above.z + max(dz, 0.0))
+    bottom = max(job.rim_pass_z - settings.guard_band_below_m, job.place_release.z + max(dz, 0.0))
+    return RimBand(top, bottom) if top > bottom else None
+
+
+def contact_sensing_line(efforts: bool, settings: BehaviorSettings, topic: str) -> tuple[bool, str]:
+    """The behaviour server's one start-up line on the guarded pass: (a warning?, the line).
+
+    Args:
+        efforts: whether the first joint state on `topic` carried efforts (`MotionPort.contact_sensing`).
+        settings: the parameters then (``guarded_pass``, the guard and the search).
+        topic: the joint states' topic as the node resolves it.
+    """
+    if not efforts:
+        return True, (
+            f"no joint efforts in {topic}: the release descent runs unguarded (no contact sensing, no search)"
+        )
+    if not settings.guarded_pass:
+        return False, (
+            f"joint efforts in {topic}, but guarded_pass is false: the release descent runs unguarded "
+            "(no contact sensing, no search)"
+        )
+    return False, (
+        f"joint efforts in {topic}: the release descent passes the rim guarded (guard_force_n "
+        f"{settings.guard_force_n:g} N at guard_speed {settings.guard_speed:g}); a contact lifts the can "
+        f"clear and searches (search_probes {settings.search_probes}, search_step_m "
+        f"{settings.search_step_m:g}, search_reach_m {settings.search_reach_m:g}), then search_fallback "
+        f"{settings.search_fallback}"
+    )
+
+
+class _Leg(Enum):
+    """What the move in flight is for."""
+
+    TO_BAND = "to the rim"  # fast, to the band's top at the start offset
+    THROUGH = "through the rim"  # guarded, to the band's bottom
+    LIFT = "lift clear"  # back to the band's top after a contact
+    ABOVE_PROBE = "above the rim"  # at the band's top, to the next probe's offset
+
+
+class RimPass(PortBehavior):
+    """The guarded pass of `job`'s can through the rim band, with the search after a contact.
+
+    Args:
+        name: the leaf's name; its moves are labelled ``<name>: <leg>`` (e.g. ``over the rim can_0:
+            through the rim``, ``... probe 3: through the rim``).
+        job: the can (its place_release, place_above, compartment and rim height).
+        search: False for the pass after ManualAdjust's fallback confirm: a contact then holds the can
+            (lifted clear) and fails, without a search.
+    """
+
+    def __init__(self, name: str, job: CanJob, search: bool = True) -> None:
+        super().__init__(name)
+        self.job = job
+        self.search = search
+        can = job.can
+        self._keys = {"offset": offset_key(can), "source": offset_source_key(can), "search": search_key(can)}
+        self._bb = blackboard_client(
+            f"RimPass[{name}]", {key: Access.WRITE for key in self._keys.values()}
+        )
+        self._release = OffsetTarget(job.place_release, can)
+        self.requests: list[MotionRequest] = []
+        """Every goal this pass sent (in order), for tests and the benchmark's probe count."""
+        self._handle: MotionHandle | None = None
+        self._leg = _Leg.TO_BAND
+        self._band: RimBand | None = None
+        self._start_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+        self._probes: list[tuple[float, float]] = []
+        self._probe = 0  # 0: the start offset; k: probe k (1-based) of `_probes`
+        self._problem = ""
+        self._leg_started = 0.0
+        self.probes_tried = 0
+
+    # Offsets and targets ----------------------------------------------------------------------------
+
+    def _offset(self) -> tuple[float, float, float]:
+        """The XY offset (and upward dz) of the current probe (0: the start offset)."""
+        dx, dy, dz = self._start_offset
+        if self._probe:
+            px, py = self._probes[self._probe - 1]
+            dx, dy = dx + px, dy + py
+        return (dx, dy, dz)
+
+    def _at(self, z: float) -> CartesianTarget:
+        dx, dy, _ = self._offset()
+        base = self.job.place_release
+        return CartesianTarget(base.x + dx, base.y + dy, z, base.tool_pitch, base.tool_yaw)
+
+    def _where(self) -> str:
+        return f"over compartment {self.job.compartment}"
+
+    # PortBehavior -----------------------------------------------------------------------------------
+
+    def start(self, ports: Ports) -> None:
+        """Decide guarded or not, read the start offset, send the first move (to the band's top)."""
+        settings = ports.settings()
+        self._handle, self._problem, self._band = None, "", None
+        self._probe, self.probes_tried, self.requests = 0, 0, []
+        self._bb.unset(self._keys["search"])
+        unguarded = self._unguarded(ports, settings)
+        if unguarded:
+            self.feedback_message = f"unguarded: {unguarded}"
+            return
+        try:
+            target = self._release()  # the start offset as the release would use it (checked)
+        except ValueError as exc:
+            self._problem = str(exc)
+            return
+        base = self.job.place_release
+        self._start_offset = (target.x - base.x, target.y - base.y, target.z - base.z)
+        self._band = rim_band(self.job, settings, self._start_offset[2])
+        if self._band is None:
+            self.feedback_message = "unguarded: no rim band between place_above and the release height"
+            return
+        reach = settings.search_reach_m
+        probes = probe_offsets(settings.search_step_m, reach, settings.search_probes) if self.search else []
+        dx, dy, _ = self._start_offset
+        self._probes = [p for p in probes if math.hypot(dx + p[0], dy + p[1]) <= OFFSET_BOUND]
+        self._send(ports, _Leg.TO_BAND)
+
+    def _unguarded(self, ports: Ports, settings: BehaviorSettings) -> str:
+        """Why the pass is not guarded ("" when it is)."""
+        if not settings.guarded_pass:
+            return "guarded_pass is false: one descent at release_speed"
+        if ports.motion.contact_sensing() is not True:
+            return "no joint efforts in the joint states: one descent at release_speed, no contact sensing"
+        if self.job.rim_pass_z is None:
+            return "no rim height known for this can: one descent at release_speed"
+        return ""
+
+    def _send(self, ports: Ports, leg: _Leg) -> None:
+        settings = ports.settings()
+        assert self._band is not None
+        z = self._band.bottom if leg is _Leg.THROUGH else self._band.top
+        speed = settings.release_speed if leg is _Leg.TO_BAND else settings.guard_speed
+        force = settings.guard_force_n if leg is _Leg.THROUGH else 0.0
+        probe = f" probe {self._probe}" if self._probe else ""
+        label = f"{self.name}:{probe} {leg.value}"
+        request = MotionRequest(self._at(z), MotionPath.LINEAR, speed, label, guard_force=force)
+        self._leg, self._leg_started = leg, ports.clock()
+        self.requests.append(request)
+        self._handle = ports.motion.send(request)
+        self.feedback_message = f"{leg.value}{probe}: {request.target.describe()}"
+
+    def step(self, ports: Ports) -> Status:
+        """Poll the move in flight and go on to the next leg (see the module docstring)."""
+        if self._band is None and not self._problem and self._handle is None:
+            return Status.SUCCESS  # unguarded: the place_release descent does it all
+        if self._handle is None:
+            return self._fail(ports, self._problem or "no goal was sent")
+        if not ports.motion.lease_held():
+            return self._fail(ports, "the arm lease is not held: the generator would not follow this goal")
+        outcome = self._handle.poll()
+        if outcome.phase is MotionPhase.SUCCEEDED:
+            return self._arrived(ports)
+        if outcome.phase is MotionPhase.FAILED:
+            if self._leg is _Leg.THROUGH and outcome.contact is not None:
+                return self._contact(ports, outcome.contact)
+            return self._fail(ports, f"{self._leg.value}: {describe_failure(outcome)}")
+        timeout = ports.settings().motion_timeout_s
+        if ports.clock() - self._leg_started > timeout:
+            return self._fail(ports, f"{self._leg.value}: no result after {timeout:.1f} s (motion_timeout_s)")
+        return Status.RUNNING
+
+    def _arrived(self, ports: Ports) -> Status:
+        if self._leg is _Leg.TO_BAND or self._leg is _Leg.ABOVE_PROBE:
+            self._send(ports, _Leg.THROUGH)
+            return Status.RUNNING
+        if self._leg is _Leg.THROUGH:
+            return self._passed(ports)
+        # LIFT done: the next probe, or hold here
+        if self._probe < len(self._probes):
+            self._probe += 1
+            self.probes_tried = self._probe
+            self._send(ports, _Leg.ABOVE_PROBE)
+            return Status.RUNNING
+        return self._exhausted(ports)
+
+    def _passed(self, ports: Ports) -> Status:
+        self._bb.set(self._keys["search"], SEARCH_PASSED, overwrite=True)
+        if not self._probe:
+            self.feedback_message = "the can passed the rim"
+            return Status.SUCCESS
+        offset = self._offset()
+        px, py = self._probes[self._probe - 1]
+        self._bb.set(self._keys["offset"], offset, overwrite=True)
+        self._bb.set(self._keys["source"], OFFSET_SEARCH, overwrite=True)
+        self.feedback_message = f"probe {self._probe} passed the rim at offset {offset_mm(offset)}"
+        ports.log.info(
+            f"{self.job.can}: probe {self._probe}/{len(self._probes)} passed the rim {self._where()} at "
+            f"offset {offset_mm(offset)} (the search moved it {offset_mm((px, py, 0.0))}): releasing there"
+        )
+        return Status.SUCCESS
+
+    def _contact(self, ports: Ports, contact: Contact) -> Status:
+        """Log where it met resistance and what comes next; lift clear (the next leg decides the rest)."""
+        can, offset = self.job.can, offset_mm(self._offset())
+        where = f"{contact.describe()}, {self._where()} at offset {offset}"
+        if not self._probe:
+            if self._probes:
+                step = ports.settings().search_step_m
+                reach = max(math.hypot(*p) for p in self._probes)
+                ports.log.warning(
+                    f"{can}: met the rim: {where}: lifting it clear (vacuum on), then searching "
+                    f"({len(self._probes)} probes, step {step * 1000:.1f} mm, within {reach * 1000:.1f} mm)"
+                )
+            else:
+                ports.log.warning(
+                    f"{can}: met the rim: {where}: lifting it clear (vacuum on) and holding it there "
+                    f"({'no search after ManualAdjust' if not self.search else 'no probe to try'})"
+                )
+        else:
+            more = (
+                f"probe {self._probe + 1} next" if self._probe < len(self._probes) else "no probe left"
+            )
+            ports.log.info(
+                f"{can}: probe {self._probe}/{len(self._probes)} met the rim: {where}: lifting clear, {more}"
+            )
+        self._send(ports, _Leg.LIFT)
+        return Status.RUNNING
+
+    def _exhausted(self, ports: Ports) -> Status:
+        """No probe passed (or no search): hold the can here, above the band, and fail."""
+        self._bb.set(self._keys["search"], SEARCH_EXHAUSTED, overwrite=True)
+        settings = ports.settings()
+        manual = settings.search_fallback == "manual" or settings.manual_place
+        can, k = self.job.can, self.job.compartment
+        if self.search and self._probes:
+            reach = max(math.hypot(*p) for p in self._probes)
+            what = (
+                f"no probe of the search passed the rim ({len(self._probes)} probes within "
+                f"{reach * 1000:.1f} mm)"
+            )
+        else:
+            what = "the guarded pass met the rim" + (" after ManualAdjust" if not self.search else "")
+        if manual and self.search:
+            self.feedback_message = f"{what}: the operator places it (ManualAdjust)"
+            why = f"search_fallback {settings.search_fallback}, manual_place {settings.manual_place}".lower()
+            ports.log.warning(
+                f"{can}: {what}: holding the can above compartment {k}; ManualAdjust next ({why})"
+            )
+        else:
+            self.feedback_message = f"{what}: holding the can above compartment {k}, vacuum on"
+            ports.log.error(
+                f"{can}: {what}: holding the can above compartment {k} (vacuum on); the run stops: check "
+                "the box's position, then place the can (the next run's pad check offers it) or remove it"
+            )
+        return Status.FAILURE
+
+    def _fail(self, ports: Ports, why: str) -> Status:
+        self.feedback_message = why
+        ports.log.error(f"{self.name}: {why}")
+        return Status.FAILURE
+
+    def terminate(self, new_status: Status) -> None:
+        """Cancel a move that has not ended (preempted by a guard or a dropped can)."""
+        handle = self._handle
+        if handle is not None and not handle.poll().done:
+            handle.cancel()
+            if new_status is Status.INVALID:
+                self.feedback_message = "stopped: goal cancelled"
+        self._handle = None
+
+
+class AfterSearch(PortBehavior):
+    """SUCCESS when `rim_pass` ended with no probe passing and the operator is to place the can.
+
+    The operator is there with ``search_fallback`` manual or ``manual_place`` true. Otherwise FAILURE
+    with `rim_pass`'s own feedback (its failure is the can's reason: a search exhausted with
+    ``search_fallback`` stop, or a move that failed).
+    """
+
+    def __init__(self, name: str, rim_pass: RimPass) -> None:
+        super().__init__(name)
+        self.rim_pass = rim_pass
+        self._key = search_key(rim_pass.job.can)
+        self._bb = blackboard_client(f"AfterSearch[{rim_pass.job.can}]", {self._key: Access.READ})
+
+    def step(self, ports: Ports) -> Status:
+        """Decide from how the search ended and the current parameters."""
+        settings = ports.settings()
+        ended = self._bb.get(self._key) if self._bb.exists(self._key) else None
+        if ended == SEARCH_EXHAUSTED and (settings.search_fallback == "manual" or settings.manual_place):
+            self.feedback_message = "no probe passed: the operator places the can (ManualAdjust)"
+            return Status.SUCCESS
+        self.feedback_message = f"{self.rim_pass.name}: {self.rim_pass.feedback_message}"
+        return Status.FAILURE
+

@@ -1,0 +1,339 @@
+"""The guarded pass over the rim and its search (behaviors/search.py): probe pattern, band, runs on fakes.
+
+The fake arm (`FakeMotion.obstacle`) plays the box: a guarded descent whose target lies farther than
+the side clearance from where the compartment really is meets the rim; one within it passes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import py_trees
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from py_trees.common import Status
+
+from salamander_behavior.behaviors.base import OFFSET_SEARCH, offset_key, offset_source_key
+from salamander_behavior.behaviors.search import (
+    SEARCH_EXHAUSTED,
+    RimBand,
+    RimPass,
+    probe_offsets,
+    rim_band,
+    search_key,
+)
+from salamander_behavior.mock.ports import Rig, Script
+from salamander_behavior.params import BehaviorSettings
+from salamander_behavior.plan import load_jobs
+from salamander_behavior.ports import MotionRequest
+from salamander_behavior.report import CanResult
+from salamander_control.cell.layout import load_cell_layout
+from salamander_testing import REPO
+
+CELL = REPO / "config" / "cell.yaml"
+JOBS = load_jobs(CELL)
+LAYOUT = load_cell_layout(CELL)
+CLEARANCE = LAYOUT.side_clearance
+
+
+def box_shifted(rig: Rig, dx: float, dy: float, passes: bool = True) -> list[MotionRequest]:
+    """Play a box standing (dx, dy) off its planned place: guarded descents farther off meet the rim.
+
+    Returns the list the guarded requests are recorded in. `passes` False: every guarded descent meets
+    the rim.
+    """
+    guarded: list[MotionRequest] = []
+    by_can = {job.can: job for job in rig.jobs}
+
+    def obstacle(request: MotionRequest) -> tuple[float, float, float] | None:
+        guarded.append(request)
+        job = by_can[re.search(r"can_\d+", request.label).group(0)]
+        true_x, true_y = job.place_release.x + dx, job.place_release.y + dy
+        off = math.hypot(request.target.x - true_x, request.target.y - true_y)
+        if passes and off <= CLEARANCE:
+            return None
+        assert job.rim_pass_z is not None
+        return (request.target.x, request.target.y, job.rim_pass_z)
+
+    rig.motion.obstacle = obstacle
+    return guarded
+
+
+# --- the probe pattern (pure) -------------------------------------------------------------------------
+
+
+def test_probes_walk_a_square_spiral_outwards_from_the_offset_that_met_the_rim() -> None:
+    s = 0.0015
+    probes = probe_offsets(s, 0.006, 12)
+    expected_first = [(s, 0.0), (0.0, s), (-s, 0.0), (0.0, -s), (s, s), (-s, s), (-s, -s), (s, -s)]
+    expected = [*expected_first, (2 * s, 0.0), (0.0, 2 * s), (-2 * s, 0.0), (0.0, -2 * s)]
+    assert len(probes) == 12
+    for got, want in zip(probes, expected, strict=True):
+        assert got == pytest.approx(want)
+    assert len(probe_offsets(s, 0.006, 1000)) == 48  # every grid point within 4 steps but the centre
+
+
+@given(
+    step=st.floats(0.0002, 0.01),
+    reach=st.floats(0.0005, 0.03),
+    probes=st.integers(0, 100),
+)
+def test_every_probe_is_a_distinct_grid_point_within_reach_nearest_first(
+    step: float, reach: float, probes: int
+) -> None:
+    offsets = probe_offsets(step, reach, probes)
+    assert len(offsets) <= probes
+    assert len(set(offsets)) == len(offsets)
+    distances = [math.hypot(*p) for p in offsets]
+    assert all(0.0 < d <= reach + 1e-9 for d in distances)
+    assert distances == sorted(distances) or all(
+        b >= a - 1e-12 for a, b in zip(distances, distances[1:], strict=False)
+    )
+    for x, y in offsets:
+        assert x / step == pytest.approx(round(x / step), abs=1e-6)
+        assert y / step == pytest.approx(round(y / step), abs=1e-6)
+    if step <= reach and probes >= 4:
+        assert len(offsets) >= 4  # the four axial neighbours at one step always fit
+
+
+@given(radius=st.floats(0.0, 2 * CLEARANCE), angle=st.floats(0.0, 2 * math.pi))
+def test_the_default_search_finds_every_box_offset_up_to_twice_the_clearance(
+    radius: float, angle: float
+) -> None:
+    settings = BehaviorSettings()
+    box = (radius * math.cos(angle), radius * math.sin(angle))
+    candidates = [(0.0, 0.0), *probe_offsets(settings.search_step_m, settings.search_reach_m, 12)]
+    assert any(math.dist(box, p) <= CLEARANCE for p in candidates)
+
+
+def test_the_probe_pattern_refuses_a_step_or_reach_that_is_not_positive() -> None:
+    with pytest.raises(ValueError, match="positive step"):
+        probe_offsets(0.0, 0.006, 12)
+    with pytest.raises(ValueError, match="positive step"):
+        probe_offsets(0.001, math.nan, 12)
+    assert probe_offsets(0.002, 0.001, 12) == []  # a step beyond the reach leaves nothing to probe
+
+
+def test_the_band_spans_where_the_cans_bottom_passes_the_rim_and_divider_tops() -> None:
+    job = JOBS[1]
+    settings = BehaviorSettings()
+    band = rim_band(job, settings)
+    rim_pass = LAYOUT.rim_z + LAYOUT.can_height  # the TCP when the can's bottom is level with the rim
+    assert job.rim_pass_z == pytest.approx(rim_pass)
+    assert band == RimBand(pytest.approx(rim_pass + 0.010), pytest.approx(rim_pass - 0.010))
+    assert job.place_release.z < band.bottom < band.top < job.place_above.z
+    # An upward release offset raises the lowest point the pass may go to, never the band above the plan.
+    high = rim_band(job, settings, dz=0.050)
+    assert high is not None and high.bottom == pytest.approx(job.place_release.z + 0.050)
+    low = rim_band(job, settings, dz=0.070)  # the release would be above the band: no band to pass
+    assert low is None
+
+
+# --- the pass and the search in the tree (fakes) --------------------------------------------------------
+
+
+def test_a_pass_without_contact_goes_fast_to_the_band_slow_and_guarded_through_it_then_to_the_release() -> (
+    None
+):
+    rig = Rig(JOBS[:1])
+    box_shifted(rig, 0.0, 0.0)
+    assert rig.run() == "SUCCESS"
+    job = JOBS[0]
+    band = rim_band(job, BehaviorSettings())
+    assert band is not None
+    moves = {h.request.label: h.request for h in rig.motion.handles}
+    fast, slow = moves["over the rim can_0: to the rim"], moves["over the rim can_0: through the rim"]
+    final = moves["place_release"]
+    assert (fast.speed_scale, fast.guard_force, fast.target.z) == (0.5, 0.0, pytest.approx(band.top))
+    assert (slow.speed_scale, slow.guard_force, slow.target.z) == (0.1, 5.0, pytest.approx(band.bottom))
+    assert (final.speed_scale, final.guard_force, final.target) == (0.5, 0.0, job.place_release)
+    assert [h.request.guard_force > 0 for h in rig.motion.handles].count(True) == 1
+    assert rig.gripper.releases[0].at == job.place_release
+    assert not [m for level, m in rig.log.lines if level in ("warning", "error")]
+
+
+def test_a_contact_lifts_the_can_clear_and_the_search_releases_at_the_first_probe_that_passes() -> None:
+    dx, dy = -0.0026, 0.0026  # the box 3.7 mm off diagonally: the planned descent meets the rim
+    rig = Rig(JOBS[:1])
+    box_shifted(rig, dx, dy)
+    assert rig.run() == "SUCCESS"
+    job, s = JOBS[0], 0.0015
+    band = rim_band(job, BehaviorSettings())
+    assert band is not None
+    labels = rig.motion.labels
+    first_contact = labels.index("over the rim can_0: through the rim")
+    assert labels[first_contact + 1] == "over the rim can_0: lift clear"
+    lift = rig.motion.handles[first_contact + 1].request
+    assert lift.target.z == pytest.approx(band.top) and lift.guard_force == 0.0
+    assert (lift.target.x, lift.target.y) == (job.place_release.x, job.place_release.y)  # straight up
+    # Probes 1-5 meet the rim (each lifted clear), probe 6 at (-1.5, +1.5) mm passes (1.6 mm off).
+    for k in range(1, 6):
+        assert f"over the rim can_0: probe {k} through the rim" in labels
+        assert f"over the rim can_0: probe {k} lift clear" in labels
+    assert "over the rim can_0: probe 6 lift clear" not in labels
+    assert "over the rim can_0: probe 7 above the rim" not in labels
+    assert labels[labels.index("over the rim can_0: probe 6 through the rim") + 1] == "place_release"
+    # Every lateral move happens above the band; every guarded descent ends at the band's bottom.
+    for handle in rig.motion.handles:
+        request = handle.request
+        if "above the rim" in request.label or "lift clear" in request.label:
+            assert request.target.z == pytest.approx(band.top) and request.guard_force == 0.0
+        if "through the rim" in request.label:
+            assert request.target.z == pytest.approx(band.bottom) and request.guard_force == 5.0
+            assert request.speed_scale == 0.1
+    offset = py_trees.blackboard.Blackboard.get(offset_key("can_0"))
+    assert offset == pytest.approx((-s, s, 0.0))
+    assert py_trees.blackboard.Blackboard.get(offset_source_key("can_0")) == OFFSET_SEARCH
+    release = rig.gripper.releases[0].at
+    assert release == job.place_release.shifted(-s, s)
+    assert rig.gripper.commands == [True, False]
+    warnings = [m for level, m in rig.log.lines if level == "warning"]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("can_0: met the rim: TCP (")
+    assert "N, over compartment 0 at offset [0.0, 0.0, 0.0] mm: lifting it clear (vacuum on), then " in (
+        warnings[0]
+    )
+    assert "searching (12 probes, step 1.5 mm, within 3.0 mm)" in warnings[0]
+    infos = rig.log.text()
+    assert "can_0: probe 1/12 met the rim: TCP" in infos and "lifting clear, probe 2 next" in infos
+    assert (
+        "can_0: probe 6/12 passed the rim over compartment 0 at offset [-1.5, 1.5, 0.0] mm (the search "
+        "moved it [-1.5, 1.5, 0.0] mm): releasing there"
+    ) in infos
+    assert rig.report.records()[0].result is CanResult.PLACED
+    assert "offset [-1.5, 1.5, 0.0] mm" in rig.report.records()[0].detail
+
+
+def test_no_probe_passing_holds_the_can_above_its_compartment_and_stops_the_run() -> None:
+    rig = Rig(JOBS[:2])
+    box_shifted(rig, 0.0, 0.0, passes=False)
+    assert rig.run() == "FAILURE"
+    job = JOBS[0]
+    band = rim_band(job, BehaviorSettings())
+    assert band is not None
+    assert rig.gripper.commands == [True]  # the vacuum never went off
+    assert rig.gripper.holding == "can_0" and rig.gripper.releases == []
+    assert "place_release" not in rig.motion.labels and "above can_1" not in rig.motion.labels
+    assert rig.motion.labels[-1] == "over the rim can_0: probe 12 lift clear"
+    assert rig.motion.position is not None and rig.motion.position.z == pytest.approx(band.top)
+    errors = [m for level, m in rig.log.lines if level == "error"]
+    assert (
+        "can_0: no probe of the search passed the rim (12 probes within 3.0 mm): holding the can above "
+        "compartment 0 (vacuum on); the run stops"
+    ) in errors[0]
+    record = rig.report.records()[0]
+    assert record.result is CanResult.ABORTED
+    assert "over the rim can_0: no probe of the search passed the rim" in record.detail
+    assert any(m.startswith("can_0: aborted, run stopped") and "vacuum on" in m for m in errors)
+    assert py_trees.blackboard.Blackboard.get(search_key("can_0")) == SEARCH_EXHAUSTED
+    assert rig.leaf("ManualAdjust[place_can_0 after the search]").status is Status.INVALID  # never ran
+
+
+@pytest.mark.parametrize("why", ["guarded_pass false", "no efforts", "no joint state"])
+def test_unguarded_the_release_descent_is_one_move_from_place_above_as_before(why: str) -> None:
+    settings = BehaviorSettings(guarded_pass=why != "guarded_pass false")
+    rig = Rig(JOBS[:1], settings=settings)
+    rig.motion.efforts = {"no efforts": False, "no joint state": None}.get(why, True)
+    guarded = box_shifted(rig, 0.005, 0.0, passes=False)  # would meet the rim, if it were felt
+    assert rig.run() == "SUCCESS"
+    assert rig.motion.labels == ["above can_0", "descend to can_0", "lift can_0", "carry can_0",
+                                 "place_release", "rise"]
+    assert all(h.request.guard_force == 0.0 for h in rig.motion.handles) and guarded == []
+    assert rig.gripper.releases[0].at == JOBS[0].place_release
+    assert rig.leaf("over the rim can_0").feedback_message.startswith("unguarded: ")
+
+
+def test_the_search_adds_its_probe_on_top_of_the_offset_the_descent_started_from() -> None:
+    # The operator (or the box estimate) moved the can 2 mm in +x; the box stands 4 mm off in +x: the
+    # descent at +2 mm meets the rim, probe 1 (+1.5 mm more) passes: the can goes in at +3.5 mm.
+    rig = Rig(JOBS[:1], settings=BehaviorSettings(manual_place=True))
+    box_shifted(rig, 0.004, 0.0)
+    rig.run(until=lambda: rig.leaf("ManualAdjust[place_can_0]").status is Status.RUNNING)
+    for _ in range(4):  # 50 mm/s for 0.04 s = 2 mm
+        rig.jog(0.05)
+        rig.clock.advance(0.01)
+    rig.jog(0.0)
+    rig.tick()
+    rig.confirm(True)
+    assert rig.run() == "SUCCESS"
+    base = py_trees.blackboard.Blackboard.get(offset_key("can_0"))
+    release = rig.gripper.releases[0].at
+    assert release is not None
+    moved = release.x - JOBS[0].place_release.x
+    assert moved == pytest.approx(base[0])
+    assert 0.0015 < moved and abs(moved - 0.004) <= CLEARANCE
+    assert "over the rim can_0: probe 1 through the rim" in rig.motion.labels
+    assert py_trees.blackboard.Blackboard.get(offset_source_key("can_0")) == OFFSET_SEARCH
+
+
+def test_search_fallback_manual_asks_the_operator_then_passes_once_more_guarded_without_a_search() -> None:
+    rig = Rig(JOBS[:1], settings=BehaviorSettings(search_fallback="manual", search_probes=2))
+    guarded = box_shifted(rig, 0.0, 0.0, passes=False)
+    rig.run(until=lambda: rig.leaf("ManualAdjust[place_can_0 after the search]").status is Status.RUNNING)
+    warnings = [m for level, m in rig.log.lines if level == "warning"]
+    assert any(
+        "no probe of the search passed the rim (2 probes within 1.5 mm): holding the can above compartment "
+        "0; ManualAdjust next (search_fallback manual" in m
+        for m in warnings
+    )
+    rig.motion.obstacle = None  # the operator's look found the way in
+    rig.tick()
+    rig.confirm(True)
+    assert rig.run() == "SUCCESS"
+    labels = rig.motion.labels
+    after = labels.index("over the rim can_0 after ManualAdjust: through the rim")
+    assert labels[after + 1] == "place_release"
+    assert rig.motion.handles[after].request.guard_force == 5.0
+    assert len(guarded) == 3  # the first descent and the two probes
+    assert rig.gripper.commands == [True, False]
+
+
+def test_a_contact_after_the_fallback_confirm_holds_the_can_without_another_search() -> None:
+    rig = Rig(JOBS[:1], settings=BehaviorSettings(search_fallback="manual", search_probes=1))
+    box_shifted(rig, 0.0, 0.0, passes=False)
+    rig.run(until=lambda: rig.leaf("ManualAdjust[place_can_0 after the search]").status is Status.RUNNING)
+    rig.tick()
+    rig.confirm(True)
+    assert rig.run() == "FAILURE"
+    assert rig.gripper.commands == [True] and rig.gripper.holding == "can_0"
+    assert rig.motion.labels[-1] == "over the rim can_0 after ManualAdjust: lift clear"
+    text = rig.log.text()
+    assert "lifting it clear (vacuum on) and holding it there (no search after ManualAdjust)" in text
+    assert "can_0: the guarded pass met the rim after ManualAdjust: holding the can above compartment 0" in (
+        text
+    )
+
+
+def test_a_guarded_move_that_fails_without_a_contact_stops_the_run_holding_with_the_reason() -> None:
+    refused = Script(succeed=False, message="early fail: no efforts in /joint_states")
+    rig = Rig(JOBS[:1], scripts={"over the rim can_0: through the rim": refused})
+    assert rig.run() == "FAILURE"
+    assert rig.gripper.commands == [True] and "place_release" not in rig.motion.labels
+    detail = rig.report.records()[0].detail
+    assert "through the rim: early fail: no efforts in /joint_states" in detail
+
+
+def test_a_can_dropping_during_the_search_cancels_the_probe_without_a_release() -> None:
+    rig = Rig(JOBS[:1], default=Script(polls=10))
+    box_shifted(rig, 0.0, 0.0, passes=False)
+    rig.run(until=lambda: "over the rim can_0: probe 2 through the rim" in rig.motion.labels)
+    probe = rig.motion.handles[-1]
+    rig.gripper.holding = None
+    rig.tick()
+    rig.tick()
+    assert probe.cancelled
+    assert rig.run() == "FAILURE"
+    assert rig.gripper.commands == [True]
+
+
+def test_rim_pass_refuses_an_offset_beyond_30_mm_without_moving() -> None:
+    rig = Rig(JOBS[:1])
+    leaf = rig.leaf("over the rim can_0")
+    assert isinstance(leaf, RimPass)
+    py_trees.blackboard.Blackboard.set(offset_key("can_0"), (0.031, 0.0, 0.0))
+    sent = len(rig.motion.handles)
+    leaf.initialise()
+    assert leaf.update() is Status.FAILURE
+    assert "not within 30 mm" in leaf.feedback_message and len(rig.motion.handles) == sent
