@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from salamander_behavior.box_estimate import EstimateNoise
 from salamander_behavior.manual_adjust.core import AdjustLimits
 from salamander_control.kinematics import ArmParams
 from salamander_control.kinematics.params import arm_param_specs, build_arm_params
@@ -66,6 +67,11 @@ class BehaviorSettings:
     pad_wait_timeout_s: float = 300.0
     ik_retry: bool = True
     ik_retry_pitch_offsets: tuple[float, ...] = (0.05, -0.05, 0.1, -0.1)
+    box_estimate: bool = True
+    box_sigma_xy: float = 0.003
+    box_sigma_yaw: float = 0.0175
+    box_noise_manual: float = 0.0005
+    box_noise_search: float = 0.001
     arm: ArmParams = field(default_factory=ArmParams)
     # Read-only (start-up) parameters.
     run_on_start: bool = False
@@ -108,6 +114,13 @@ class BehaviorSettings:
         """ManualAdjust's bounds: the spec's, with the configured timeout and z."""
         return AdjustLimits(
             timeout=self.manual_timeout_s, allow_z=self.allow_z, max_offset_z=self.max_offset_z
+        )
+
+    @property
+    def estimate_noise(self) -> EstimateNoise:
+        """The box estimate's prior and measurement noise (box_estimate.py)."""
+        return EstimateNoise(
+            self.box_sigma_xy, self.box_sigma_yaw, self.box_noise_manual, self.box_noise_search
         )
 
     @classmethod
@@ -223,6 +236,43 @@ def param_specs() -> list[ParamSpec]:
             list(_D.ik_retry_pitch_offsets),
             f"tool pitch offsets (rad) the pick-side IK retries try, in order; |offset| in "
             f"[{MIN_PITCH_OFFSET}, {MAX_PAD_TILT}] (the pad's tilt tolerance on a can top)",
+        ),
+        ParamSpec(
+            "box_estimate",
+            _D.box_estimate,
+            "true: place each can at the box estimate's offset (from earlier cans placed by ManualAdjust or "
+            "the search) and start ManualAdjust from it; false: the planned target (the estimate is still "
+            "kept and shown)",
+        ),
+        ParamSpec(
+            "box_sigma_xy",
+            _D.box_sigma_xy,
+            "m; the box estimate's prior: how far (1 sigma, per axis) the box may stand off its planned "
+            "place",
+            0.0001,
+            0.03,
+        ),
+        ParamSpec(
+            "box_sigma_yaw",
+            _D.box_sigma_yaw,
+            "rad; the box estimate's prior: how far (1 sigma) the box may be turned about its centre",
+            0.0001,
+            0.2,
+        ),
+        ParamSpec(
+            "box_noise_manual",
+            _D.box_noise_manual,
+            "m; how precisely (1 sigma, per axis) a confirmed ManualAdjust offset tells where the box stands",
+            0.00001,
+            0.03,
+        ),
+        ParamSpec(
+            "box_noise_search",
+            _D.box_noise_search,
+            "m; how precisely (1 sigma, per axis) a search offset that passed the rim tells where the box "
+            "stands (about the clearance)",
+            0.00001,
+            0.03,
         ),
         ParamSpec(
             "ready_timeout_s",
