@@ -42,6 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from salamander_control.box_status import BoxStatus
+
 SOURCE_MANUAL = "manual"
 SOURCE_SEARCH = "search"
 NOISE_SOURCES = (SOURCE_MANUAL, SOURCE_SEARCH)
@@ -266,17 +268,17 @@ class BoxEstimate:
         last = self.evidence[-1]
         return f"box estimate: {self.describe()} from {last.can} ({SOURCE_WORDS[last.source]})"
 
-    def summary(self) -> dict[str, Any]:
-        """What the status topic carries (mm and deg, for people)."""
-        return {
-            "offset_mm": [round(v * 1000.0, 2) for v in self.offset],
-            "yaw_deg": round(math.degrees(self.yaw), 3),
-            "sigma_mm": [round(v * 1000.0, 2) for v in self.sigma],
-            "sigma_yaw_deg": round(math.degrees(self.sigma_yaw), 3),
-            "yaw_estimated": self.yaw_observable,
-            "cans": self.count,
-            "from": [f"{e.can} ({SOURCE_WORDS[e.source]})" for e in self.evidence],
-        }
+    def summary(self) -> BoxStatus:
+        """What /salamander/box/estimate carries (salamander_control/box_status.py: mm and deg)."""
+        return BoxStatus(
+            offset_mm=(round(self.offset[0] * 1000.0, 2), round(self.offset[1] * 1000.0, 2)),
+            yaw_deg=round(math.degrees(self.yaw), 3),
+            sigma_mm=(round(self.sigma[0] * 1000.0, 2), round(self.sigma[1] * 1000.0, 2)),
+            sigma_yaw_deg=round(math.degrees(self.sigma_yaw), 3),
+            yaw_estimated=self.yaw_observable,
+            cans=self.count,
+            sources=tuple(f"{e.can} ({SOURCE_WORDS[e.source]})" for e in self.evidence),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form: the centre and the evidence (the solution is recomputed on load)."""
@@ -297,24 +299,3 @@ class BoxEstimate:
             raise ValueError(f"box estimate: bad centre {data.get('centre')!r}") from exc
         evidence = tuple(Evidence.from_dict(e) for e in data["evidence"])
         return BoxEstimate(centre, noise or EstimateNoise(), evidence)
-
-
-def summary_text(summary: Mapping[str, Any]) -> str:
-    """One line from `BoxEstimate.summary` (salamanderctl status, the operator view).
-
-    E.g. ``offset (1.2, -0.4) mm, yaw 0.15 deg, sigma (0.4, 0.4) mm, yaw sigma 0.30 deg; from 2 cans``
-    or ``none yet (the plan): no can placed by ManualAdjust or search since the box came in``.
-    """
-    try:
-        cans = int(summary["cans"])
-        if cans == 0:
-            return "none yet (the plan): no can placed by ManualAdjust or search since the box came in"
-        x, y = summary["offset_mm"]
-        sx, sy = summary["sigma_mm"]
-        yaw = f"yaw {summary['yaw_deg']:.2f} deg" if summary.get("yaw_estimated") else "yaw not yet seen"
-        return (
-            f"offset ({x:.1f}, {y:.1f}) mm, {yaw}, sigma ({sx:.1f}, {sy:.1f}) mm, yaw sigma "
-            f"{summary['sigma_yaw_deg']:.2f} deg; from {cans} can{'s' if cans != 1 else ''}"
-        )
-    except (KeyError, TypeError, ValueError):
-        return "unreadable"

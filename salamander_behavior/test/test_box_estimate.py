@@ -17,7 +17,6 @@ from salamander_behavior.box_estimate import (
     BoxEstimate,
     EstimateNoise,
     Evidence,
-    summary_text,
 )
 
 CENTRE = (0.38, -0.18)
@@ -141,7 +140,6 @@ def test_the_log_line_and_the_status_text() -> None:
     line = est.update_line()
     assert line.startswith("box estimate: offset (") and line.endswith("mm from can_1 (search)")
     assert "yaw 0.00 deg, sigma (" in line
-    text = summary_text(est.summary())
-    assert "yaw not yet seen" in text and text.endswith("from 1 can")
-    assert summary_text(BoxEstimate(CENTRE).summary()).startswith("none yet")
-    assert summary_text({"cans": "x"}) == "unreadable"
+    status = est.summary()
+    assert status.cans == 1 and status.sources == ("can_1 (search)",) and not status.yaw_estimated
+    assert status.offset_mm == pytest.approx([v * 1000 for v in est.offset], abs=0.01)

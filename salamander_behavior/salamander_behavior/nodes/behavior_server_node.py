@@ -31,17 +31,17 @@ operator to confirm its placement or remove it. A can lost in transit (part-pres
 carried) is recorded "lost" until the operator confirms the cell is clear: every run begins, before
 any motion, by waiting for that confirmation (behaviors/lost.py), and the batch is not over before it.
 A run that leaves every can of the cell done resets the progress (the next batch); the service
-`run_pick_place/reset_progress` (std_srvs/Trigger, refused while a run is active) does it by hand.
+`run_pick_place/reset_progress` (std_srvs/Trigger, refused while a run is active) does it by hand. At
+start, before any run, a can found on the pad (fresh part-present true) gets the vacuum switched on
+once: the valve state is unknown after a restart.
 
 The box estimate (box_estimate.py: where the box really stands, from cans placed by ManualAdjust or the
 search) is kept in the same file: each run's tree starts from it (``/box_estimate`` on the blackboard)
 and the node takes it back after every tick. It belongs to the box: neither reset forgets it; the
 service `box/new_box` (/salamander/box/new_box, std_srvs/Trigger, refused while a run is active) does,
 when the operator says a new box is in (gamepad, operator view, ``salamanderctl new-box``). It is
-shown on `box/estimate` (std_msgs/String, JSON of `BoxEstimate.summary`, latched), and the start line
-says whether one was loaded. At
-start, before any run, a can found on the pad (fresh part-present true) gets the vacuum switched on
-once: the valve state is unknown after a restart.
+shown on `box/estimate` (std_msgs/String, JSON of salamander_control/box_status.py, latched), and the
+start line says whether one was loaded.
 
 The operator's live sets of `params.OPERATOR_PARAMS` (manual_place, allow_z, max_offset_z; `ros2 param
 set`, salamanderctl, the operator view) are kept in the same file, and a restarted server applies them
@@ -73,7 +73,6 @@ goal is cancelled) and releases the lease. Should the process die without that, 
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import replace
 from enum import Enum
@@ -495,9 +494,9 @@ class BehaviorServerNode(Node):
         return box.with_noise(self._binding.snapshot.estimate_noise)
 
     def _publish_box(self) -> None:
-        """The box estimate on /salamander/box/estimate (latched JSON, `BoxEstimate.summary`)."""
+        """The box estimate on /salamander/box/estimate (latched JSON, salamander_control/box_status.py)."""
         if not self._destroyed:
-            self._box_pub.publish(String(data=json.dumps(self._box().summary())))
+            self._box_pub.publish(String(data=self._box().summary().to_json()))
 
     def _on_new_box(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         """A new box is in: forget the box estimate (refused during a run: the box cannot change under it)."""
