@@ -245,6 +245,7 @@ _RESULT_STATE = {
 
 def observe(
     progress: RunProgress, cans: Sequence[str], stages: Mapping[str, str | None], report: RunReport,
+    box: BoxEstimate | None = None,
 ) -> RunProgress:
     """The progress after what the run's tree shows now (called after every tick).
 
@@ -255,8 +256,9 @@ def observe(
             the carried can the pad check saw taken off the pad by hand (or gone from it) and for a lost
             can the operator confirmed cleared; "lost" for a can that fell off the pad in transit.
         report: the run's report (outcomes).
+        box: the box estimate on the blackboard (None: the run did not change it; kept as it is).
     """
-    out = progress
+    out = progress if box is None or box == progress.box else progress.with_box(box)
     for can in cans:
         stage = stages.get(can)
         if stage == STAGE_LOST:

@@ -163,3 +163,11 @@ def test_a_bad_box_estimate_is_dropped_with_a_warning_and_the_rest_kept(tmp_path
                                 "box": {"centre": [0.38, -0.18], "evidence": [{"can": "can_0"}]}}))
     loaded, warnings = progress.load(path, CANS)
     assert loaded == RunProgress({"can_0": "placed"}) and len(warnings) == 1 and "box estimate" in warnings[0]
+
+
+def test_observe_takes_the_runs_box_estimate_and_keeps_the_old_one_without() -> None:
+    old = RunProgress({}, None, {}, _box())
+    newer = _box().with_evidence(Evidence("can_1", (0.38, -0.18), (0.001, 0.0), "manual", 1))
+    assert progress.observe(old, CANS, {}, RunReport(), newer).box == newer
+    assert progress.observe(old, CANS, {}, RunReport(), None).box == old.box
+    assert progress.observe(old, CANS, {}, RunReport(), old.box) is old

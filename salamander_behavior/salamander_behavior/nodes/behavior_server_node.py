@@ -479,10 +479,9 @@ class BehaviorServerNode(Node):
     def _observe(self, run: ActiveRun) -> None:
         """Bring the run's progress up to date with the tree (stages, outcomes, box estimate); write it."""
         stages = {can: runs.stage_of(can) for can in run.cans}
-        new = run_progress.observe(self._progress, run.cans, stages, run.report)
         box = py_trees.blackboard.Blackboard.storage.get(BOX_ESTIMATE_KEY)
-        if isinstance(box, BoxEstimate) and box != new.box:
-            new = new.with_box(box)
+        box = box if isinstance(box, BoxEstimate) else None
+        new = run_progress.observe(self._progress, run.cans, stages, run.report, box)
         changed = new.box != self._progress.box
         self._store(new)
         if changed:
