@@ -1,4 +1,5 @@
-"""What ManualAdjust buys, end to end: a box 4 mm off, autonomous misses, the simulated operator places clear.
+"""What ManualAdjust buys, end to end: a box 4 mm off, autonomous misses, the operator places clear, and
+the correction carries over to the next can (the box estimate).
 
 The stack as processes in a DDS domain of its own, started once: sim_hardware, trajectory_generator,
 arm_cartesian_motion_node, the simulated cell (the shipped three cans), the behaviour server (no run on
@@ -16,6 +17,10 @@ box truly stands 4 mm further along +y than the cell config (and so the tree's t
    the operator chose. A can_0 that came off the pad in step 1 is recorded lost: the run of can_2 first
    asks the operator to confirm the cell is clear, and the test, as the person at the cell who sees
    can_0 near compartment 0, two compartments away, confirms.
+3. The correction carries over (issue 24): the confirmed offset is evidence of where the box stands
+   (the behaviour server logs ``box estimate: offset (x, ~4.0) mm, ... from can_2 (ManualAdjust)``);
+   ``manual_place`` false again, a run of can_1 goes in at the estimate's offset, clear of all four
+   walls of compartment 1, with nobody correcting it.
 
 The cell runs its kinematic engine: the test is about what the operator buys, and the kinematic model
 judges the same rim and walls deterministically (the physics cell passed it too, but on this 2-core
@@ -47,6 +52,10 @@ RUN_TIMEOUT = 120.0  # one can on a loaded 2-core machine, the operator's looks 
 BOX_ERROR_Y = 0.004
 ASKED = "until the operator confirms the cell is clear"  # a can lost before: the run asks first
 TAKEN = "the operator confirmed the cell is clear"
+ESTIMATE = re.compile(
+    r"box estimate: offset \((-?\d+\.\d), (-?\d+\.\d)\) mm, yaw -?\d+\.\d\d deg, "
+    r"sigma \(\d+\.\d, \d+\.\d\) mm from can_2 \(ManualAdjust\)"
+)
 LINE = re.compile(
     r"ManualAdjust\[place_can_2\]: confirmed, offset \[(-?\d+\.\d), (-?\d+\.\d), 0\.0\] mm after (\d+\.\d) s"
 )
@@ -192,3 +201,17 @@ def test_with_the_box_four_mm_off_autonomous_misses_and_the_simulated_operator_p
     assert abs(dx) < 1.95 and abs(dy - BOX_ERROR_Y * 1000) < 1.95, line[0]  # it moved the can the 4 mm
     said = re.findall(r"ManualAdjust\[place_can_2\] look \d+: .*; (confirms|aborts)", stack.operator.text())
     assert said and said[-1] == "confirms", stack.operator.text()
+
+    # 3. The correction carries over: the operator's offset is evidence of where the box stands, and
+    # can_1, autonomous again, goes in at the box estimate's offset (about the 4 mm in +y).
+    estimate = ESTIMATE.search(stack.bt.text())
+    assert estimate, stack.bt.text()
+    assert abs(float(estimate[2]) - BOX_ERROR_Y * 1000) < 1.0, estimate[0]
+    assert stack.set_param("manual_place", False).successful
+    result = stack.run("can_1")
+    outcomes = dict(zip(result.cans, result.outcomes, strict=True))
+    assert outcomes["can_1"] == "placed", (result.message, outcomes, stack.describe())
+    can_1 = stack.landed("can_1", result.message)
+    assert can_1["outcome"]["result"] == "in_box_clear" and can_1["outcome"]["compartment"] == 1, can_1
+    assert "can_1: placed at the box estimate's offset [" in stack.bt.text(), stack.bt.text()
+    assert "ManualAdjust[place_can_1]" not in stack.operator.text()  # nobody corrected it

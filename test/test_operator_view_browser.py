@@ -25,7 +25,9 @@ the last one winning).
    and what the page receives, idle and during the run (printed and recorded).
    SALAMANDER_VIEW_SCREENSHOT=<file.png> keeps a screenshot of the page during the ManualAdjust wait
    (docs/operator_view.png is one).
-4. A second view of the same stack served on the machine's own non-loopback address: the status is
+4. "new box" resets the behaviour server's box estimate (its log) and the status row "box estimate"
+   shows none.
+5. A second view of the same stack served on the machine's own non-loopback address: the status is
    readable and the scene arrives (the probe's count of scene messages as the arm moves), every
    control is disabled with the reason "enter the access token first",
    a start_run request forged through the page's own connection is refused and logged and starts
@@ -574,6 +576,16 @@ def test_manual_place_checkbox_sets_the_parameter_and_follows_it_without_echo(st
         assert stack.set_param("manual_place", want).successful
         page.until(lambda w=want: page.checked("manual_place") is w, f"the checkbox following {want}")
     assert "operator view: manual_place :=" not in stack.said_since(mark), stack.said_since(mark)
+
+
+def test_new_box_resets_the_box_estimate_the_status_shows(stack, page):
+    page.draw_3d(False)
+    page.until(lambda: page.status("box estimate") != "", "the box estimate row")
+    page.until(lambda: page.enabled("new box"), "new box enabled (no run)")
+    mark = stack.log_mark()
+    page.click("new box")
+    stack.logged("operator view: new box (client", "new box: the box estimate is reset", since=mark)
+    page.until(lambda: page.status("box estimate").startswith("none yet"), "the page showing no estimate")
 
 
 def test_a_run_from_the_page_start_nudge_confirm_cancel(stack, browser, page, record_property):

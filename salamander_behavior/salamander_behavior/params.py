@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from salamander_behavior.box_estimate import EstimateNoise
 from salamander_behavior.manual_adjust.core import AdjustLimits
 from salamander_control.kinematics import ArmParams
 from salamander_control.kinematics.params import arm_param_specs, build_arm_params
@@ -78,6 +79,11 @@ class BehaviorSettings:
     search_reach_m: float = 0.006
     search_probes: int = 12
     search_fallback: str = "stop"
+    box_estimate: bool = True
+    box_sigma_xy: float = 0.003
+    box_sigma_yaw: float = 0.0175
+    box_noise_manual: float = 0.0005
+    box_noise_search: float = 0.001
     arm: ArmParams = field(default_factory=ArmParams)
     # Read-only (start-up) parameters.
     run_on_start: bool = False
@@ -129,6 +135,13 @@ class BehaviorSettings:
         """ManualAdjust's bounds: the spec's, with the configured timeout and z."""
         return AdjustLimits(
             timeout=self.manual_timeout_s, allow_z=self.allow_z, max_offset_z=self.max_offset_z
+        )
+
+    @property
+    def estimate_noise(self) -> EstimateNoise:
+        """The box estimate's prior and measurement noise (box_estimate.py)."""
+        return EstimateNoise(
+            self.box_sigma_xy, self.box_sigma_yaw, self.box_noise_manual, self.box_noise_search
         )
 
     @classmethod
@@ -309,6 +322,43 @@ def param_specs() -> list[ParamSpec]:
             "no probe passed: 'stop' holds the can above its compartment (vacuum on) and stops the run; "
             "'manual' asks the operator (ManualAdjust), then one guarded pass at the confirmed offset. "
             "With manual_place true the operator is there: 'manual' applies",
+        ),
+        ParamSpec(
+            "box_estimate",
+            _D.box_estimate,
+            "true: place each can at the box estimate's offset (from earlier cans placed by ManualAdjust or "
+            "the search) and start ManualAdjust from it; false: the planned target (the estimate is still "
+            "kept and shown)",
+        ),
+        ParamSpec(
+            "box_sigma_xy",
+            _D.box_sigma_xy,
+            "m; the box estimate's prior: how far (1 sigma, per axis) the box may stand off its planned "
+            "place",
+            0.0001,
+            0.03,
+        ),
+        ParamSpec(
+            "box_sigma_yaw",
+            _D.box_sigma_yaw,
+            "rad; the box estimate's prior: how far (1 sigma) the box may be turned about its centre",
+            0.0001,
+            0.2,
+        ),
+        ParamSpec(
+            "box_noise_manual",
+            _D.box_noise_manual,
+            "m; how precisely (1 sigma, per axis) a confirmed ManualAdjust offset tells where the box stands",
+            0.00001,
+            0.03,
+        ),
+        ParamSpec(
+            "box_noise_search",
+            _D.box_noise_search,
+            "m; how precisely (1 sigma, per axis) a search offset that passed the rim tells where the box "
+            "stands (about the clearance)",
+            0.00001,
+            0.03,
         ),
         ParamSpec(
             "ready_timeout_s",

@@ -3,7 +3,9 @@
 The targets themselves (above-can, contact, place_above, place_release and their conventions) are
 `salamander_control.cell.targets`' business: the simulator and the tree read the same file through it.
 This module only turns them into pad-down `CartesianTarget`s (tool yaw = atan2(y, x), so wrist_yaw
-stays at zero) in the order the tree works through them.
+stays at zero) in the order the tree works through them, each with the box's planned centre (the mean of
+every compartment centre: the row of compartments is symmetric about it), about which the box estimate
+(box_estimate.py) turns.
 """
 
 from __future__ import annotations
@@ -31,6 +33,18 @@ class CanJob:
     place_above: CartesianTarget
     place_release: CartesianTarget
     rim_pass_z: float | None = None
+    box_centre: tuple[float, float] | None = None
+    """The box's planned centre in base_link (m); None: this compartment's centre stands for it."""
+
+    @property
+    def planned_xy(self) -> tuple[float, float]:
+        """The planned place point (the compartment centre) in base_link, m."""
+        return (self.place_release.x, self.place_release.y)
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        """The box's planned centre (`box_centre`, else `planned_xy`)."""
+        return self.box_centre if self.box_centre is not None else self.planned_xy
 
     @property
     def adjust_name(self) -> str:
@@ -40,6 +54,11 @@ class CanJob:
 
 def jobs_from_targets(targets: CellTargets) -> tuple[CanJob, ...]:
     """One job per (pick, place) pair of the cell, in config order (can i into compartment i)."""
+    centres = [place.centre for place in targets.places]
+    box_centre = (
+        (sum(c[0] for c in centres) / len(centres), sum(c[1] for c in centres) / len(centres))
+        if centres else None
+    )
     return tuple(
         CanJob(
             can=pick.can,
@@ -49,6 +68,7 @@ def jobs_from_targets(targets: CellTargets) -> tuple[CanJob, ...]:
             place_above=CartesianTarget.pad_down(*place.place_above),
             place_release=CartesianTarget.pad_down(*place.place_release),
             rim_pass_z=targets.rim_pass_z,
+            box_centre=box_centre,
         )
         for pick, place in targets.pairs()
     )

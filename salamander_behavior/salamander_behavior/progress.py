@@ -7,7 +7,9 @@ it and resumes with the cans not yet placed; the tree's pad check (behaviors/pad
 the can recorded as carried. The file::
 
     {"version": 1, "cans": {"can_0": "placed", "can_1": "aborted"}, "carrying": "can_1",
-     "operator_params": {"manual_place": true}}
+     "operator_params": {"manual_place": true},
+     "box": {"centre": [0.38, -0.18], "evidence": [{"can": "can_0", "planned": [0.3069, -0.18],
+             "offset": [0.0012, -0.0004], "source": "manual", "compartment": 0}]}}
 
 Per-can states: ``placed`` (let go over its compartment: part-present dropped after the vacuum went
 off over it; kept even when the rise after it failed), ``missed``, ``skipped`` (never touched),
@@ -25,6 +27,12 @@ its launch values at start. They stay until the operator sets them again or rese
 (`run_pick_place/reset_progress`); the reset after a finished batch (`next_batch`) keeps them. A file
 without the key (older) has none.
 
+``box`` is the estimate of where the box stands (box_estimate.py: its planned centre and the evidence,
+from which the estimate is recomputed on load). It belongs to the box, not to the run: the reset after a
+finished batch and `run_pick_place/reset_progress` keep it; only the operator's "new box"
+(`/salamander/box/new_box`) clears it. A file without the key has none; a bad one is dropped with a
+warning (the rest of the file stays usable).
+
 Invariants: the file is replaced atomically (written to a temporary file in the same folder, then
 `os.replace`), so a kill at any moment leaves the old or the new content, never a mix. A missing file
 is a fresh start; an unreadable, corrupt or unknown one is a fresh start with a warning (the caller
@@ -40,11 +48,12 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from salamander_behavior.behaviors.base import STAGE_LET_GO, STAGE_LOST, STAGE_REMOVED
+from salamander_behavior.box_estimate import BoxEstimate
 from salamander_behavior.report import CanResult, RunReport
 
 VERSION = 1
@@ -67,11 +76,12 @@ PARAM_TYPES = (bool, int, float, str)
 
 @dataclass(frozen=True)
 class RunProgress:
-    """What the file holds: state by can id, the can recorded as carried (None: none), operator sets."""
+    """What the file holds: state by can id, the can carried (None: none), operator sets, the box estimate."""
 
     cans: Mapping[str, str] = field(default_factory=dict)
     carrying: str | None = None
     operator_params: Mapping[str, Any] = field(default_factory=dict)
+    box: BoxEstimate | None = None
 
     def done(self) -> frozenset[str]:
         """Cans an empty goal leaves out (placed, missed, removed)."""
@@ -95,26 +105,32 @@ class RunProgress:
             raise ValueError(f"unknown can state {state!r}")
         if self.cans.get(can) in FINAL and state not in FINAL:
             return self
-        return RunProgress({**self.cans, can: state}, self.carrying, dict(self.operator_params))
+        return replace(self, cans={**self.cans, can: state})
 
     def with_carrying(self, can: str | None) -> RunProgress:
         """A copy with `can` recorded as carried (None: nothing carried)."""
-        return RunProgress(dict(self.cans), can, dict(self.operator_params))
+        return replace(self, cans=dict(self.cans), carrying=can)
+
+    def with_box(self, box: BoxEstimate | None) -> RunProgress:
+        """A copy with the box estimate `box` (None: none, a new box)."""
+        return replace(self, box=box)
 
     def with_operator_param(self, name: str, value: Any) -> RunProgress:
         """A copy that keeps the operator's live set `name` := `value`."""
         if not isinstance(value, PARAM_TYPES):
             raise ValueError(f"{name}: a kept parameter must be a bool, number or string, got {value!r}")
-        return RunProgress(dict(self.cans), self.carrying, {**self.operator_params, name: value})
+        return replace(self, operator_params={**self.operator_params, name: value})
 
     def next_batch(self) -> RunProgress:
-        """Every can to do again, none carried; the operator's sets stay (the automatic reset)."""
-        return RunProgress(operator_params=dict(self.operator_params))
+        """Every can to do again, none carried; the operator's sets and the box stay (the automatic reset)."""
+        return RunProgress(operator_params=dict(self.operator_params), box=self.box)
 
     def to_json(self) -> str:
         """The file's text."""
-        data = {"version": VERSION, "cans": dict(self.cans), "carrying": self.carrying,
-                "operator_params": dict(self.operator_params)}  # fmt: skip
+        data: dict[str, Any] = {"version": VERSION, "cans": dict(self.cans), "carrying": self.carrying,
+                                "operator_params": dict(self.operator_params)}  # fmt: skip
+        if self.box is not None:
+            data["box"] = self.box.to_dict()
         return json.dumps(data, indent=1)
 
     def describe(self) -> str:
@@ -174,7 +190,13 @@ def parse(text: str, known: Sequence[str]) -> tuple[RunProgress, list[str]]:
     if carrying is not None and carrying not in known:
         warnings.append(f"the carried can {carrying!r} is not in the cell config: dropped")
         carrying = None
-    return RunProgress(kept, carrying, operator_params), warnings
+    box = None
+    if data.get("box") is not None:
+        try:
+            box = BoxEstimate.from_dict(data["box"])
+        except ValueError as exc:
+            warnings.append(f"the box estimate is unusable ({exc}): dropped, the plan until new evidence")
+    return RunProgress(kept, carrying, operator_params, box), warnings
 
 
 def load(path: Path, known: Sequence[str]) -> tuple[RunProgress, list[str]]:
@@ -223,6 +245,7 @@ _RESULT_STATE = {
 
 def observe(
     progress: RunProgress, cans: Sequence[str], stages: Mapping[str, str | None], report: RunReport,
+    box: BoxEstimate | None = None,
 ) -> RunProgress:
     """The progress after what the run's tree shows now (called after every tick).
 
@@ -233,8 +256,9 @@ def observe(
             the carried can the pad check saw taken off the pad by hand (or gone from it) and for a lost
             can the operator confirmed cleared; "lost" for a can that fell off the pad in transit.
         report: the run's report (outcomes).
+        box: the box estimate on the blackboard (None: the run did not change it; kept as it is).
     """
-    out = progress
+    out = progress if box is None or box == progress.box else progress.with_box(box)
     for can in cans:
         stage = stages.get(can)
         if stage == STAGE_LOST:

@@ -54,7 +54,10 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
 - The fallback `skip or stop can_i` skips a can that was never touched (the vacuum never came on for it,
   e.g. an IK early fail on the approach) and stops the run otherwise, with the can on the pad.
 - `manual? place_can_i` is read when the can reaches place_above: `manual_place off?` succeeds (offset
-  zero) or, with `manual_place` true, fails and `ManualAdjust[place_can_i]` waits for the operator.
+  the box estimate's, zero without one) or, with `manual_place` true, fails and
+  `ManualAdjust[place_can_i]` waits for the operator, starting from the box estimate's offset.
+- `box evidence from can_i` (after `can_i placed`): a can placed with a ManualAdjust or search offset
+  updates the box estimate (one log line `box estimate: ...`); it always succeeds.
 
 ```
 """

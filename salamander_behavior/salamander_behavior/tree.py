@@ -22,7 +22,7 @@ it)::
     |               |-- lift can_i               linear back to above-can
     |               |-- carry can_i              linear to place_above
     |               |-- manual? place_can_i (Selector, memory)
-    |               |   |-- manual_place off?    offset := 0
+    |               |   |-- manual_place off?    offset := the box estimate's (0 without one)
     |               |   `-- ManualAdjust[place_can_i]
     |               |-- over the rim can_i? (Selector, memory)
     |               |   |-- over the rim can_i   fast to the rim band, guarded through it; a contact:
@@ -37,7 +37,8 @@ it)::
     |               |-- can_i let go?            part-present false after the valve closed; stage := let_go
     |               |-- settle                   settle_s
     |               |-- rise                     linear to place_above + offset
-    |               `-- can_i placed
+    |               |-- can_i placed
+    |               `-- box evidence from can_i  a ManualAdjust/search offset updates the box estimate
     `-- skip or stop can_i                      skip (never touched) / abort the run (holding)
 
 The tree decides from the gripper's hardware contract only (the valve it commands, the part-present
@@ -73,7 +74,14 @@ import py_trees
 from py_trees.composites import Selector
 from py_trees.composites import Sequence as Seq
 
-from salamander_behavior.behaviors.base import offset_key, offset_source_key, pad_key, stage_key
+from salamander_behavior.behaviors.base import (
+    BOX_ESTIMATE_KEY,
+    offset_key,
+    offset_source_key,
+    pad_key,
+    stage_key,
+)
+from salamander_behavior.behaviors.box import BoxEvidence
 from salamander_behavior.behaviors.flow import CanOutcome, CanPlaced, Wait, WaitUntilReady
 from salamander_behavior.behaviors.ik_retry import IkRetry
 from salamander_behavior.behaviors.lost import CellCleared
@@ -81,6 +89,7 @@ from salamander_behavior.behaviors.motion import FixedTarget, MoveTo, OffsetTarg
 from salamander_behavior.behaviors.pad import ClearPad, PadDecided
 from salamander_behavior.behaviors.search import AfterSearch, RimPass, search_key
 from salamander_behavior.behaviors.vacuum import SetVacuum, StillHeld, WaitForPartPresent
+from salamander_behavior.box_estimate import BoxEstimate
 from salamander_behavior.manual_adjust.behavior import ManualAdjust, ManualPlaceOff
 from salamander_behavior.plan import CanJob
 from salamander_behavior.ports import MotionPath
@@ -141,7 +150,7 @@ def place_steps(job: CanJob) -> list[py_trees.behaviour.Behaviour]:
         f"manual? {job.adjust_name}",
         memory=True,
         children=[
-            ManualPlaceOff("manual_place off?", can),
+            ManualPlaceOff("manual_place off?", can, job.planned_xy),
             ManualAdjust(
                 f"ManualAdjust[{job.adjust_name}]", job.adjust_name, can, job.place_above, job.place_release
             ),
@@ -190,6 +199,7 @@ def place_steps(job: CanJob) -> list[py_trees.behaviour.Behaviour]:
             "rise", OffsetTarget(job.place_above, can), MotionPath.LINEAR, "approach_speed", "rise", PLACE
         ),
         CanPlaced(f"{can} placed", can, job.compartment),
+        BoxEvidence(f"box evidence from {can}", can, job.compartment, job.planned_xy, job.centre),
     ]
 
 
@@ -260,6 +270,7 @@ def build_tree(
     guard: Guard | None = None,
     held: CanJob | None = None,
     lost: Sequence[str] = (),
+    box: BoxEstimate | None = None,
 ) -> Seq:
     """The whole run: wait for the stack, then per can the pad check and the can; FAILURE stops the run.
 
@@ -268,6 +279,8 @@ def build_tree(
     `lost`: the cans recorded as lost in transit (the progress file): before anything else the run waits
     for the operator to confirm the cell is clear of them (behaviors/lost.py). A run may consist of
     that confirmation alone.
+    `box`: the estimate of the box the cans go into (the server keeps it across runs; None: none yet),
+    put on the blackboard (``/box_estimate``) for the run's leaves to apply and update.
     """
     if not jobs and held is None and not lost:
         raise ValueError("the tree needs at least one can")
@@ -279,6 +292,10 @@ def build_tree(
         py_trees.blackboard.Blackboard.unset(offset_key(can))
         py_trees.blackboard.Blackboard.unset(offset_source_key(can))
         py_trees.blackboard.Blackboard.unset(search_key(can))
+    if box is None:
+        py_trees.blackboard.Blackboard.unset(BOX_ESTIMATE_KEY)
+    else:
+        py_trees.blackboard.Blackboard.set(BOX_ESTIMATE_KEY, box)
     for label in [*(job.can for job in jobs), "end"]:
         py_trees.blackboard.Blackboard.unset(pad_key(label))
     children: list[py_trees.behaviour.Behaviour] = [WaitUntilReady("arm and gripper ready?")]

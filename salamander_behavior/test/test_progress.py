@@ -7,6 +7,7 @@ from pathlib import Path
 
 from salamander_behavior import progress, runs
 from salamander_behavior.behaviors.base import STAGE_GRIPPED, STAGE_HOLDING, STAGE_LET_GO, STAGE_REMOVED
+from salamander_behavior.box_estimate import BoxEstimate, Evidence
 from salamander_behavior.progress import RunProgress
 from salamander_behavior.report import CanResult, RunReport
 
@@ -129,3 +130,44 @@ def test_a_lost_can_is_kept_until_acknowledged_and_holds_the_batch_open(tmp_path
     assert acknowledged.cans["can_2"] == "removed" and acknowledged.batch_done(CANS)
     # A goal naming the lost can picks it (the run asks for the confirmation first).
     assert runs.select_cans(["can_2"], CANS, state.done(), state.final(), state.lost()) == ("can_2",)
+
+
+def _box() -> BoxEstimate:
+    return BoxEstimate((0.38, -0.18)).with_evidence(
+        Evidence("can_0", (0.3069, -0.18), (0.0012, -0.0004), "manual", 0)
+    ).with_evidence(Evidence("can_2", (0.4531, -0.18), (0.0016, 0.0002), "search", 2))
+
+
+def test_the_box_estimate_survives_a_save_and_load(tmp_path) -> None:
+    path = tmp_path / "progress.json"
+    state = RunProgress({"can_0": "placed"}, None, {"manual_place": True}, _box())
+    progress.save(path, state)
+    loaded, warnings = progress.load(path, CANS)
+    assert warnings == [] and loaded == state
+    assert loaded.box is not None and loaded.box.mean == state.box.mean and loaded.box.count == 2
+
+
+def test_the_box_estimate_belongs_to_the_box_not_the_batch() -> None:
+    state = RunProgress({c: "placed" for c in CANS}, None, {}, _box())
+    assert state.batch_done(CANS)
+    assert state.next_batch().box == state.box
+    assert state.with_state("can_0", "placed").box == state.box
+    assert state.with_carrying("can_1").box == state.box
+    assert state.with_operator_param("allow_z", True).box == state.box
+    assert state.with_box(None).box is None and state.with_box(None).cans == state.cans
+
+
+def test_a_bad_box_estimate_is_dropped_with_a_warning_and_the_rest_kept(tmp_path) -> None:
+    path = tmp_path / "progress.json"
+    path.write_text(json.dumps({"version": 1, "cans": {"can_0": "placed"}, "carrying": None,
+                                "box": {"centre": [0.38, -0.18], "evidence": [{"can": "can_0"}]}}))
+    loaded, warnings = progress.load(path, CANS)
+    assert loaded == RunProgress({"can_0": "placed"}) and len(warnings) == 1 and "box estimate" in warnings[0]
+
+
+def test_observe_takes_the_runs_box_estimate_and_keeps_the_old_one_without() -> None:
+    old = RunProgress({}, None, {}, _box())
+    newer = _box().with_evidence(Evidence("can_1", (0.38, -0.18), (0.001, 0.0), "manual", 1))
+    assert progress.observe(old, CANS, {}, RunReport(), newer).box == newer
+    assert progress.observe(old, CANS, {}, RunReport(), None).box == old.box
+    assert progress.observe(old, CANS, {}, RunReport(), old.box) is old

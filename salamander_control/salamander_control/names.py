@@ -117,6 +117,9 @@ BEHAVIOR_TREE = _at(SALAMANDER_NS, "behavior/tree")  # /salamander/behavior/tree
 RUN_PICK_PLACE = _at(SALAMANDER_NS, "run_pick_place")  # /salamander/run_pick_place: action RunPickPlace
 # /salamander/run_pick_place/reset_progress: std_srvs/Trigger, forget the run's progress (cans done, carried)
 RESET_PROGRESS = _at(SALAMANDER_NS, "run_pick_place/reset_progress")
+# The box estimate (where the box really stands, from placed cans): shown, and cleared for a new box.
+BOX_ESTIMATE = _at(SALAMANDER_NS, "box/estimate")  # /salamander/box/estimate: String, JSON, latched
+NEW_BOX = _at(SALAMANDER_NS, "box/new_box")  # /salamander/box/new_box: std_srvs/Trigger, forget the estimate
 # The behaviour server's parameter services, which the operator view calls to read and set manual_place.
 BEHAVIOR_GET_PARAMETERS = _at(SALAMANDER_NS, f"{BEHAVIOR_SERVER}/get_parameters")
 BEHAVIOR_SET_PARAMETERS = _at(SALAMANDER_NS, f"{BEHAVIOR_SERVER}/set_parameters")

@@ -7,7 +7,9 @@ page shows beside the disabled control ("start run: a run is active"). The rules
   doubt (the server would refuse the goal; its reason is in the tree snapshot's log, not here);
 - cancel run: a run is active;
 - manual_place: the behaviour server's parameter service is there (a change applies to the next can);
-- nudge, confirm, abort: a ManualAdjust is waiting for the operator (tree snapshot).
+- nudge, confirm, abort: a ManualAdjust is waiting for the operator (tree snapshot);
+- new box (the operator says a new box is in: the behaviour server forgets its box estimate): the
+  server's new_box service is there and no run is active (the server would refuse it).
 
 The nudge train: a click on a nudge button (or a key) asks for `step` metres along one axis; the node
 then publishes operator/jog twists of `speed` along it at `jog_rate_hz` for step/speed seconds, then one
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CONTROLS = ("start_run", "cancel_run", "manual_place", "nudge", "confirm", "abort")
+CONTROLS = ("start_run", "cancel_run", "manual_place", "nudge", "confirm", "abort", "new_box")
 """Every control of the page."""
 
 AXES = {
@@ -44,6 +46,7 @@ class Facts:
     run_active: bool = False  # the snapshot says RUNNING, or our goal is pending
     manual_waiting: bool = False  # a ManualAdjust waits for the operator
     authorized: bool = True  # this client may use controls (access token)
+    box_server: bool = False  # the behaviour server's new_box service is there
 
 
 def availability(facts: Facts) -> dict[str, str]:
@@ -57,6 +60,7 @@ def availability(facts: Facts) -> dict[str, str]:
     why["manual_place"] = "" if facts.param_server else no_bt
     waiting = "" if facts.manual_waiting else "not waiting for the operator"
     why["nudge"] = why["confirm"] = why["abort"] = waiting
+    why["new_box"] = no_bt if not facts.box_server else "a run is active" if facts.run_active else ""
     if not facts.authorized:
         why = {name: "enter the access token first" for name in why}
     return why

@@ -7,7 +7,8 @@ written only when its value changed. Clicks go to the node's `on_control(client_
 which queues them (it never acts from viser's thread).
 
 Widgets (their labels are what the browser tests click): "start run", "cancel run", the checkbox
-"manual_place", the nudge buttons "+x" "-x" "+y" "-y", "confirm", "abort"; with a token: the text
+"manual_place", the nudge buttons "+x" "-x" "+y" "-y", "confirm", "abort", "new box" (a new box is in:
+the behaviour server forgets its box estimate); with a token: the text
 field "access token" and "unlock". The nudges also have keys (viser's command hotkeys, `NUDGE_KEYS`:
 I/K = +x/-x, J/L = +y/-y, not the camera's WASDQE and arrows; ignored while typing in a field), sent
 as "nudge_key" (`controls.NudgeTrain.hold`: a held key jogs while held).
@@ -103,6 +104,9 @@ class Panel:
             self.abort = gui.add_button("abort")
             self.confirm.on_click(lambda _e: on_control(cid, "confirm", True))
             self.abort.on_click(lambda _e: on_control(cid, "confirm", False))
+        with gui.add_folder("Box"):
+            self.new_box = gui.add_button("new box")
+            self.new_box.on_click(lambda _e: on_control(cid, "new_box", None))
         self.reasons = gui.add_markdown("")
         with gui.add_folder("Status"):
             self.status = gui.add_markdown("")
@@ -131,8 +135,9 @@ class Panel:
             self._set(f"key{direction}", self.keys[direction], "disabled", bool(r.get("nudge")))
         self._set("confirm", self.confirm, "disabled", bool(r.get("confirm")))
         self._set("abort", self.abort, "disabled", bool(r.get("abort")))
+        self._set("new_box", self.new_box, "disabled", bool(r.get("new_box")))
         label = {"start_run": "start run", "cancel_run": "cancel run", "manual_place": "manual_place",
-                 "nudge": "nudge", "confirm": "confirm", "abort": "abort"}  # fmt: skip
+                 "nudge": "nudge", "confirm": "confirm", "abort": "abort", "new_box": "new box"}  # fmt: skip
         why = [f"- {label[c]}: {reason}" for c, reason in r.items() if reason and c in label]
         self._set("reasons", self.reasons, "content", "\n".join(why) or "every control applies now")
         self._set("status", self.status, "content", view.status_md)

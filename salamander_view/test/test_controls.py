@@ -28,6 +28,12 @@ def test_manual_wait_enables_nudge_confirm_abort():
     assert why["nudge"] == why["confirm"] == why["abort"] == ""
 
 
+def test_new_box_needs_the_service_and_no_run():
+    assert availability(Facts())["new_box"] == "the behaviour server is not running"
+    assert availability(Facts(box_server=True))["new_box"] == ""
+    assert availability(Facts(box_server=True, run_active=True))["new_box"] == "a run is active"
+
+
 def test_no_server_and_no_token():
     assert availability(Facts())["start_run"] == "the behaviour server is not running"
     locked = availability(Facts(True, True, True, True, authorized=False))

@@ -9,11 +9,16 @@ Blackboard keys shared between leaves of one can (both absolute, one per can):
 
 - ``/place_offset/<can>``: the offset (dx, dy, dz) (m) from the planned place target (a 2-tuple means
   dz = 0). ManualAdjust writes the operator's offset (dz only with ``allow_z``); `ManualPlaceOff` writes
-  (0, 0, 0); a search probe that passed the rim writes the start offset plus the probe's
-  (`behaviors.search`); the release descent and the rise read it, using dz only upwards.
+  the box estimate's offset at the can's compartment ((0, 0, 0) without one); a search probe that
+  passed the rim writes the start offset plus the probe's (`behaviors.search`); the release descent and
+  the rise read it, using dz only upwards.
 - ``/place_offset_source/<can>``: where that offset came from: "plan" (none), "estimate" (the box
   estimate), "manual" (ManualAdjust, confirmed) or "search" (a search probe that passed the rim). A
   "manual" or "search" offset of a placed can is evidence of where the box stands.
+- ``/box_estimate``: the `box_estimate.BoxEstimate` of the box the cans go into (absolute, one for the
+  run): `tree.build_tree` puts the one the server keeps; `ManualPlaceOff` applies it and ManualAdjust
+  starts from it; `behaviors.box.BoxEvidence` replaces it after a can placed with a "manual" or "search"
+  offset; the server reads it back after every tick and keeps it with the run's progress.
 - ``/can_stage/<can>``: what the tree knows of the can, from its own commands and the part-present
   switch: "holding" once the vacuum was commanded on for it, "gripped" once part-present held for
   `grip_confirm_s` (from then on the switch must stay true and fresh: `behaviors.vacuum.StillHeld`),
@@ -64,6 +69,10 @@ OFFSET_SEARCH = "search"
 def offset_source_key(can: str) -> str:
     """Blackboard key of where a can's place offset came from (OFFSET_*; see the module docstring)."""
     return f"/place_offset_source/{can}"
+
+
+BOX_ESTIMATE_KEY = "/box_estimate"
+"""Blackboard key of the box estimate (see the module docstring)."""
 
 
 def pad_key(label: str) -> str:

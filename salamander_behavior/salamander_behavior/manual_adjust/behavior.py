@@ -1,10 +1,12 @@
 """Manual placement (docs/interfaces.md): the operator nudges the can over its compartment.
 
 `ManualPlaceOff` is read when a can reaches place_above: with ``manual_place`` false it fixes the
-offset at zero and succeeds; with true it fails, and its selector runs `ManualAdjust`:
+offset at the box estimate's (zero without one; behaviors/box.py) and succeeds; with true it fails, and
+its selector runs `ManualAdjust`:
 
 - the wait begins in ``initialise`` (a `ManualAdjustIntegrator` started at that instant: earlier
-  confirmations do not count, and the inbox is emptied);
+  confirmations do not count, and the inbox is emptied), from the box estimate's offset (the arm goes
+  there first, so the operator mostly just confirms; the 30 mm bound stays around the planned target);
 - each tick feeds the queued twists and confirmations to the integrator in arrival order (30 mm,
   50 mm/s, 0.3 s stale, `manual_timeout_s`), writes the offset (dx, dy, dz) to ``/place_offset/<can>``
   (which the following place_release descent and rise read) and keeps the arm at place_above + offset
@@ -14,7 +16,7 @@ offset at zero and succeeds; with true it fails, and its selector runs `ManualAd
   descent and the rise use only an upward dz (`behaviors.motion.OffsetTarget`): a can lowered for a
   look is released no lower than planned, so a downward z can never drive it into the box floor;
 - confirm (true): logs ``ManualAdjust[<name>]: confirmed, offset [x, y, z] mm after N s``, lets the arm
-  finish the last nudge, then SUCCESS;
+  finish the last nudge, marks the offset's source "manual" (evidence of the box), then SUCCESS;
 - false, or no confirmation within the timeout: logs the same line with "aborted" / "timed_out" and
   FAILS. The can stays on the pad (the release is only reachable through success), and the can's
   outcome leaf stops the run with the arm holding the can at the adjusted place_above.
@@ -27,7 +29,18 @@ from typing import Any
 
 from py_trees.common import Access, Status
 
-from salamander_behavior.behaviors.base import PortBehavior, Ports, blackboard_client, offset_key
+from salamander_behavior.behaviors.base import (
+    BOX_ESTIMATE_KEY,
+    OFFSET_ESTIMATE,
+    OFFSET_MANUAL,
+    OFFSET_PLAN,
+    PortBehavior,
+    Ports,
+    blackboard_client,
+    offset_key,
+    offset_source_key,
+)
+from salamander_behavior.behaviors.box import estimated_offset, read_estimate
 from salamander_behavior.manual_adjust.core import AdjustOutcome, ManualAdjustIntegrator
 from salamander_behavior.manual_adjust.nudge import NudgeCommander
 from salamander_behavior.manual_adjust.operator_input import (
@@ -42,23 +55,49 @@ from salamander_control.ros.log import LOG_THROTTLE_S
 
 
 class ManualPlaceOff(PortBehavior):
-    """SUCCESS (offset fixed at zero) while ``manual_place`` is false; FAILURE when it is true.
+    """SUCCESS (offset fixed) while ``manual_place`` is false; FAILURE when it is true.
 
-    Read each time a can gets here, so a live ``ros2 param set`` applies from the next can on.
+    The offset is the box estimate's at the can's compartment (source "estimate", one log line), or
+    zero (source "plan") without one (`behaviors.box.estimated_offset`). Read each time a can gets
+    here, so a live ``ros2 param set`` applies from the next can on.
+
+    Args:
+        name: leaf name.
+        can: whose offset to write.
+        planned: the can's planned place point (compartment centre) in base_link, m (None: the plan).
     """
 
-    def __init__(self, name: str, can: str) -> None:
+    def __init__(self, name: str, can: str, planned: tuple[float, float] | None = None) -> None:
         super().__init__(name)
-        self._key = offset_key(can)
-        self._bb = blackboard_client(f"ManualPlaceOff[{can}]", {self._key: Access.WRITE})
+        self.can = can
+        self.planned = planned
+        self._key, self._source = offset_key(can), offset_source_key(can)
+        self._bb = blackboard_client(
+            f"ManualPlaceOff[{can}]",
+            {self._key: Access.WRITE, self._source: Access.WRITE, BOX_ESTIMATE_KEY: Access.READ},
+        )
 
     def step(self, ports: Ports) -> Status:
         """Decide from the current parameter snapshot."""
-        if ports.settings().manual_place:
+        settings = ports.settings()
+        if settings.manual_place:
             self.feedback_message = "manual_place is true: the operator places this can"
             return Status.FAILURE
-        self._bb.set(self._key, (0.0, 0.0, 0.0), overwrite=True)
-        self.feedback_message = "manual_place is false: planned place target"
+        estimate = read_estimate(self._bb)
+        (dx, dy), source = (
+            estimated_offset(estimate, settings, self.planned) if self.planned is not None
+            else ((0.0, 0.0), OFFSET_PLAN)
+        )
+        self._bb.set(self._key, (dx, dy, 0.0), overwrite=True)
+        self._bb.set(self._source, source, overwrite=True)
+        if source == OFFSET_ESTIMATE and estimate is not None:
+            self.feedback_message = f"manual_place is false: the box estimate's offset {offset_mm((dx, dy))}"
+            ports.log.info(
+                f"{self.can}: placed at the box estimate's offset {offset_mm((dx, dy, 0.0))} "
+                f"(from {estimate.count} can{'s' if estimate.count != 1 else ''})"
+            )
+        else:
+            self.feedback_message = "manual_place is false: planned place target"
         return Status.SUCCESS
 
 
@@ -87,8 +126,11 @@ class ManualAdjust(PortBehavior):
         self.inbox: OperatorInbox | None = None
         self.integrator: ManualAdjustIntegrator | None = None
         self.commander: NudgeCommander | None = None
-        self._key = offset_key(can)
-        self._bb = blackboard_client(f"ManualAdjust[{can}]", {self._key: Access.WRITE})
+        self._key, self._source = offset_key(can), offset_source_key(can)
+        self._bb = blackboard_client(
+            f"ManualAdjust[{can}]",
+            {self._key: Access.WRITE, self._source: Access.WRITE, BOX_ESTIMATE_KEY: Access.READ},
+        )
         self._summary_logged = False
         self._ignored = 0
 
@@ -121,17 +163,23 @@ class ManualAdjust(PortBehavior):
         limits = settings.adjust_limits
         down = 0.0 if self.floor is None else max(self.base.z - self.floor.z, 0.0)
         limits = replace(limits, max_down_z=down)
-        self.integrator = ManualAdjustIntegrator(limits, start_time=now)
+        planned = (self.floor.x, self.floor.y) if self.floor is not None else (self.base.x, self.base.y)
+        start, source = estimated_offset(read_estimate(self._bb), settings, planned)
+        self.integrator = ManualAdjustIntegrator(limits, start_time=now, start=start)
         self.commander = NudgeCommander(self.base, self.name)
-        self._bb.set(self._key, (0.0, 0.0, 0.0), overwrite=True)
+        self._bb.set(self._key, self.integrator.offset3, overwrite=True)
+        self._bb.set(self._source, source, overwrite=True)
         self._summary_logged = False
         self._ignored = 0
         z_lo, z_hi = limits.z_range
         z = f", z {z_lo * 1000:+.1f} to {z_hi * 1000:+.1f} mm" if limits.allow_z else ""
+        begin = offset_mm(self.integrator.offset3)
+        begin = f" + the box estimate's offset {begin}" if source == OFFSET_ESTIMATE else ""
         ports.log.info(
             f"ManualAdjust[{self.adjust_name}]: waiting for the operator at place_above "
-            f"{self.base.describe()}: jog on {names.OPERATOR_JOG}, confirm on {names.OPERATOR_CONFIRM} "
-            f"(at most 30 mm{z}, {settings.manual_timeout_s:.0f} s)"
+            f"{self.base.describe()}{begin}: jog on {names.OPERATOR_JOG}, confirm on "
+            f"{names.OPERATOR_CONFIRM} (at most 30 mm from the planned target{z}, "
+            f"{settings.manual_timeout_s:.0f} s)"
         )
 
     def step(self, ports: Ports) -> Status:
@@ -182,6 +230,7 @@ class ManualAdjust(PortBehavior):
             return Status.FAILURE
         settled = self._nudge(ports, offset)
         if settled:
+            self._bb.set(self._source, OFFSET_MANUAL, overwrite=True)  # evidence of the box (BoxEvidence)
             self.feedback_message = f"confirmed at offset {mm}"
             return Status.SUCCESS
         if commander.stuck:

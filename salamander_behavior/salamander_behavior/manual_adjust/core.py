@@ -3,7 +3,8 @@
 Pure and clock-agnostic (times in seconds from any monotonic clock), so every rule of the manual
 placement (docs/interfaces.md, "Manual placement") is unit-tested without ROS:
 
-- at most `max_offset` (30 mm) from the planned target, as a radius in XY;
+- at most `max_offset` (30 mm) from the planned target, as a radius in XY; the wait may start from an
+  offset (the box estimate's), brought within that radius too;
 - with `allow_z` (default false) the twist's z is integrated too, within [-`max_down_z`,
   +`max_offset_z`] (both at most 30 mm; ManualAdjust sets `max_down_z` to the height of place_above
   over the planned place_release, so the held can never goes below where the plan releases it);
@@ -66,19 +67,31 @@ class AdjustLimits:
         return (-min(self.max_down_z, self.max_offset_z), self.max_offset_z)
 
 
+def within_radius(offset: tuple[float, float], radius: float) -> tuple[float, float]:
+    """`offset` scaled back onto the circle of `radius` when beyond it; a non-finite one is (0, 0)."""
+    ox, oy = float(offset[0]), float(offset[1])
+    if not (math.isfinite(ox) and math.isfinite(oy)):
+        return (0.0, 0.0)
+    norm = math.hypot(ox, oy)
+    return (ox * radius / norm, oy * radius / norm) if norm > radius else (ox, oy)
+
+
 class ManualAdjustIntegrator:
     """Integrates operator jog twists into an offset (XY; and z with `allow_z`), within the limits.
 
     Args:
         limits: the bounds.
         start_time: when the wait began (confirmations before it do not count).
+        start: the XY offset the wait starts from (the box estimate's, m); brought within `max_offset`.
     """
 
-    def __init__(self, limits: AdjustLimits, start_time: float) -> None:
+    def __init__(
+        self, limits: AdjustLimits, start_time: float, start: tuple[float, float] = (0.0, 0.0)
+    ) -> None:
         self.limits = limits
         self.start_time = start_time
         self._last_update = start_time
-        self._offset = (0.0, 0.0)
+        self._offset = within_radius(start, limits.max_offset)
         self._offset_z = 0.0
         self._twist = (0.0, 0.0, 0.0)
         self._twist_time = -math.inf
@@ -149,10 +162,7 @@ class ManualAdjustIntegrator:
             if speed > lim.max_speed:
                 vx, vy, vz = (v * lim.max_speed / speed for v in (vx, vy, vz))
             ox, oy = self._offset[0] + vx * (hi - lo), self._offset[1] + vy * (hi - lo)
-            radius = math.hypot(ox, oy)
-            if radius > lim.max_offset:
-                ox, oy = ox * lim.max_offset / radius, oy * lim.max_offset / radius
-            self._offset = (ox, oy)
+            self._offset = within_radius((ox, oy), lim.max_offset)
             z_lo, z_hi = lim.z_range
             self._offset_z = min(max(self._offset_z + vz * (hi - lo), z_lo), z_hi)
         self._last_update = max(self._last_update, until)

@@ -350,6 +350,7 @@ class Rig:
         held: the job of the can recorded as carried (tree.build_tree's `held`); put it on the pad
             with ``rig.gripper.holding = job.can`` to play a restart with a can held.
         lost: the cans recorded as lost in transit (tree.build_tree's `lost`).
+        box: the box estimate the run starts with (tree.build_tree's `box`).
     """
 
     def __init__(
@@ -363,6 +364,7 @@ class Rig:
         clock: FakeClock | None = None,
         held: Any = None,
         lost: tuple[str, ...] = (),
+        box: Any = None,
     ) -> None:
         import py_trees
 
@@ -383,7 +385,7 @@ class Rig:
         self.ports = Ports(
             self.motion, self.gripper, self.clock, lambda: self.settings, self.log, self.report
         )
-        self.root = build_tree(self.jobs, guard, held, lost)
+        self.root = build_tree(self.jobs, guard, held, lost, box)
         self.tree = py_trees.trees.BehaviourTree(self.root)
         self.tree.setup(node=self.node, ports=self.ports)
         self.ticks = 0

@@ -35,6 +35,14 @@ A run that leaves every can of the cell done resets the progress (the next batch
 start, before any run, a can found on the pad (fresh part-present true) gets the vacuum switched on
 once: the valve state is unknown after a restart.
 
+The box estimate (box_estimate.py: where the box really stands, from cans placed by ManualAdjust or the
+search) is kept in the same file: each run's tree starts from it (``/box_estimate`` on the blackboard)
+and the node takes it back after every tick. It belongs to the box: neither reset forgets it; the
+service `box/new_box` (/salamander/box/new_box, std_srvs/Trigger, refused while a run is active) does,
+when the operator says a new box is in (gamepad, operator view, ``salamanderctl new-box``). It is
+shown on `box/estimate` (std_msgs/String, JSON of salamander_control/box_status.py, latched), and the
+start line says whether one was loaded.
+
 The operator's live sets of `params.OPERATOR_PARAMS` (manual_place, allow_z, max_offset_z; `ros2 param
 set`, salamanderctl, the operator view) are kept in the same file, and a restarted server applies them
 over its launch values before anything else; its start line says where each value came from
@@ -71,6 +79,7 @@ goal is cancelled) and releases the lease. Should the process die without that, 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -88,9 +97,10 @@ from std_srvs.srv import Trigger
 import salamander_behavior.progress as run_progress
 import salamander_behavior.runs as runs
 from salamander_behavior import params
-from salamander_behavior.behaviors.base import Ports
+from salamander_behavior.behaviors.base import BOX_ESTIMATE_KEY, Ports
 from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded
 from salamander_behavior.behaviors.search import contact_sensing_line
+from salamander_behavior.box_estimate import BoxEstimate
 from salamander_behavior.limits.urdf_limits import default_urdf_path
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import CanJob, load_jobs
@@ -207,6 +217,9 @@ class BehaviorServerNode(Node):
         self.add_post_set_parameters_callback(self._keep_operator_sets)
         self._secured = False  # the start-up check of the pad (vacuum on for a can found on it) is done
         self.create_service(Trigger, names.RESET_PROGRESS, self._on_reset_progress)
+        self._box_centre = next(iter(self.jobs.values())).centre
+        self._box_pub = self.create_publisher(String, names.BOX_ESTIMATE, LATCHED)
+        self.create_service(Trigger, names.NEW_BOX, self._on_new_box)
         self._run_on_start = settings.run_on_start  # until the first run started (or was refused)
         self._auto_sent_at = -AUTO_GOAL_RETRY_S
         self._action = ActionServer(
@@ -235,6 +248,14 @@ class BehaviorServerNode(Node):
             f"{params.sources_text(self._launch_params, kept)}; {start}"
         )
         self.get_logger().info(f"run progress ({self._progress_path}): {self._progress.describe()}")
+        box = self._progress.box
+        self.get_logger().info(
+            f"box estimate loaded from the run's progress: {self._box().describe()} from {box.count} can(s) "
+            f"(new box: {self.resolve_service_name(names.NEW_BOX)})"
+            if box is not None and not box.empty
+            else "box estimate: none loaded (the plan until a can is placed by ManualAdjust or the search)"
+        )
+        self._publish_box()
         self._publish_snapshot()
 
     def _check_efforts(self) -> None:
@@ -272,7 +293,7 @@ class BehaviorServerNode(Node):
                 "file's value stays"
             )
         if applied != dict(self._progress.operator_params):
-            self._store(run_progress.RunProgress(self._progress.cans, self._progress.carrying, applied))
+            self._store(replace(self._progress, operator_params=applied))
         return applied
 
     def _keep_operator_sets(self, changed: list[Parameter]) -> None:
@@ -381,7 +402,7 @@ class BehaviorServerNode(Node):
         lost = tuple(can for can in self.jobs if can in self._progress.lost())
         picks = tuple(can for can in cans if can != held)
         held_job = self.jobs[held] if held is not None else None
-        root = build_tree([self.jobs[can] for can in picks], self._guard, held_job, lost)
+        root = build_tree([self.jobs[can] for can in picks], self._guard, held_job, lost, self._progress.box)
         if held is not None:
             self.get_logger().warning(
                 f"{held} is recorded as carried when the last run stopped: not picked; the pad check "
@@ -478,9 +499,44 @@ class BehaviorServerNode(Node):
         )
 
     def _observe(self, run: ActiveRun) -> None:
-        """Bring the run's progress up to date with the tree (stages, outcomes) and write it if it changed."""
+        """Bring the run's progress up to date with the tree (stages, outcomes, box estimate); write it."""
         stages = {can: runs.stage_of(can) for can in run.cans}
-        self._store(run_progress.observe(self._progress, run.cans, stages, run.report))
+        box = py_trees.blackboard.Blackboard.storage.get(BOX_ESTIMATE_KEY)
+        box = box if isinstance(box, BoxEstimate) else None
+        new = run_progress.observe(self._progress, run.cans, stages, run.report, box)
+        changed = new.box != self._progress.box
+        self._store(new)
+        if changed:
+            self._publish_box()
+
+    def _box(self) -> BoxEstimate:
+        """The box estimate kept (an empty one: none yet), weighed with the current noise parameters."""
+        box = self._progress.box or BoxEstimate(self._box_centre)
+        return box.with_noise(self._binding.snapshot.estimate_noise)
+
+    def _publish_box(self) -> None:
+        """The box estimate on /salamander/box/estimate (latched JSON, salamander_control/box_status.py)."""
+        if not self._destroyed:
+            self._box_pub.publish(String(data=self._box().summary().to_json()))
+
+    def _on_new_box(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        """A new box is in: forget the box estimate (refused during a run: the box cannot change under it)."""
+        if self.active:
+            response.success = False
+            response.message = "a run is active: a new box goes in between runs (cancel it or wait)"
+            self.get_logger().warning(f"new_box refused: {response.message}")
+            return response
+        before = self._progress.box
+        self._store(self._progress.with_box(None), force=True)
+        self._publish_box()
+        response.success = True
+        response.message = (
+            "new box: the box estimate is reset (it rested on "
+            f"{0 if before is None else before.count} can(s)); the plan until a can is placed by "
+            "ManualAdjust or the search"
+        )
+        self.get_logger().info(response.message)
+        return response
 
     def _store(self, new: run_progress.RunProgress, force: bool = False) -> None:
         if new == self._progress and not force:
@@ -502,9 +558,12 @@ class BehaviorServerNode(Node):
             self.get_logger().warning(f"reset_progress refused: {response.message}")
             return response
         kept = dict(self._progress.operator_params)
-        self._store(run_progress.RunProgress(), force=True)
+        self._store(run_progress.RunProgress(box=self._progress.box), force=True)  # the box stays
         response.success = True
-        response.message = "run progress reset: an empty goal runs every can, none is recorded as carried"
+        response.message = (
+            "run progress reset: an empty goal runs every can, none is recorded as carried (the box "
+            "estimate stays: new_box forgets it)"
+        )
         if kept:
             launch = {name: self._launch_params[name] for name in kept}
             self._applying_kept = True

@@ -130,3 +130,66 @@ def test_the_first_joint_state_decides_whether_the_release_descent_is_guarded_an
         peer.close()
         bt.stop()
         print(bt.describe())
+
+
+def test_the_box_estimate_is_loaded_shown_and_reset_by_new_box_for_good(tmp_path) -> None:
+    import json
+
+    from std_msgs.msg import String
+    from std_srvs.srv import Trigger
+
+    from salamander_behavior import progress
+    from salamander_behavior.box_estimate import BoxEstimate, Evidence
+    from salamander_control.ros.qos import LATCHED
+
+    box = BoxEstimate((0.38, -0.18)).with_evidence(
+        Evidence("can_0", (0.3069, -0.18), (0.0021, -0.0009), "manual", 0)
+    ).with_evidence(Evidence("can_1", (0.38, -0.18), (0.0019, -0.0011), "search", 1))
+    path = tmp_path / "progress.json"
+    progress.save(path, progress.RunProgress({"can_0": "placed", "can_1": "placed"}, box=box))
+    domain = next_domain_id()
+    started: list[NodeProcess] = []
+    peers: list[RosPeer] = []
+
+    def start(folder: str) -> NodeProcess:
+        log_dir = tmp_path / folder
+        log_dir.mkdir()
+        params = {"cell_config": str(REPO / "config" / "cell.yaml"), "run_on_start": False,
+                  "progress_file": str(path)}  # fmt: skip
+        bt = NodeProcess(BT, BT, domain, log_dir, params, params_file=launch_param_files(BT))
+        started.append(bt)
+        assert bt.wait_for_text(IDLE, timeout=TIMEOUT), bt.describe()
+        return bt
+
+    try:
+        bt = start("first")
+        assert bt.wait_for_text("box estimate loaded from the run's progress: offset (2.0, -1.0) mm",
+                                timeout=TIMEOUT), bt.describe()  # fmt: skip
+        peer = RosPeer(domain, "operator", names.absolute(BT), bt.describe, TIMEOUT)
+        peers.append(peer)
+        shown: list[dict] = []
+        peer.node.create_subscription(
+            String, names.absolute(names.BOX_ESTIMATE), lambda m: shown.append(json.loads(m.data)), LATCHED
+        )
+        peer.wait(lambda: bool(shown), "the latched box estimate")
+        assert shown[-1]["cans"] == 2 and shown[-1]["yaw_estimated"], shown[-1]
+        assert shown[-1]["offset_mm"] == pytest.approx([2.0, -1.0], abs=0.1)
+
+        new_box = peer.node.create_client(Trigger, names.absolute(names.NEW_BOX))
+        peer.wait(new_box.service_is_ready, "the new_box service")
+        answer = peer.answer(new_box.call_async(Trigger.Request()), "the new_box answer")
+        assert answer.success and "rested on 2 can(s)" in answer.message, answer
+        peer.wait(lambda: shown[-1]["cans"] == 0, "the reset estimate on the topic")
+        assert bt.wait_for_text("new box: the box estimate is reset", timeout=TIMEOUT), bt.describe()
+        kept, _ = progress.load(path, ("can_0", "can_1", "can_2"))
+        assert kept.box is None and kept.cans == {"can_0": "placed", "can_1": "placed"}  # the cans stay
+        _kill(bt)
+
+        bt = start("second")  # a restart: the reset holds
+        assert bt.wait_for_text("box estimate: none loaded", timeout=TIMEOUT), bt.describe()
+    finally:
+        for peer in peers:
+            peer.close()
+        for proc in started:
+            proc.stop()
+            print(proc.describe())

@@ -11,13 +11,17 @@ Usage::
     salamanderctl run cancel
     salamanderctl jog --x 0.02 --for 2          # operator jog twists, then confirm / abort (cli/pub.py)
     salamanderctl confirm
+    salamanderctl new-box                      # a new box is in: forget the box estimate
     salamanderctl topic pub -r 20 -t 40 /salamander/operator/jog geometry_msgs/msg/Twist "{linear: {x: 0.02}}"
     salamanderctl --cell cell2 param get /arm/trajectory_generator alpha_max   # the stack of cell:=cell2
 
 ``param`` calls the node's parameter services (waiting for the one it needs) and prints what
 ``ros2 param`` prints; VALUE is YAML-parsed the same way (``1.30`` is a double, ``1`` an integer).
 Unlike ``ros2 param set``, a refused set exits with code 1, so scripts can tell. ``status`` listens to
-the stack's status topics for up to ``--timeout`` seconds and prints one screen (`cli.format`).
+the stack's status topics for up to ``--timeout`` seconds and prints one screen (`cli.format`), the
+box estimate (/salamander/box/estimate) included. ``new-box`` calls the behaviour server's
+/salamander/box/new_box (std_srvs/Trigger) and prints its answer; a refusal (a run is active) or no
+server exits with code 1.
 
 ``--cell CELL`` (default: the environment variable SALAMANDER_CELL, else none) addresses the stack the
 launch file started with ``cell:=CELL``: node names are written as in the default launch and looked up
@@ -43,7 +47,8 @@ from rclpy.parameter import get_parameter_value
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
-from std_msgs.msg import UInt64
+from std_msgs.msg import String, UInt64
+from std_srvs.srv import Trigger
 
 from salamander_bringup.cli import pub as pub_cli
 from salamander_bringup.cli import run as run_cli
@@ -57,6 +62,7 @@ from salamander_bringup.cli.format import (
 )
 from salamander_bringup.cli.spin import Interrupted, request_stop, spin_until
 from salamander_control import names
+from salamander_control.box_status import status_text
 from salamander_control.ros.qos import LATCHED
 from salamander_msgs.msg import ClampReport, IkStatus, LeaseState
 
@@ -144,6 +150,7 @@ class StatusListener:
             ("clamps", ClampReport, names.CLAMP_REPORT, qos_profile_sensor_data,
              lambda m: {"clamp_count": m.clamp_count, "active_bounds": list(m.active_bounds)}),
             ("stop_hits", UInt64, names.SIM_STOP_HITS, LATCHED, lambda m: {"data": m.data}),
+            ("box", String, names.BOX_ESTIMATE, LATCHED, lambda m: {"text": status_text(m.data)}),
         ]  # fmt: skip
         self.sources = [key for key, *_ in subscribe]
         for key, msg_type, topic, qos, extract in subscribe:
@@ -184,6 +191,22 @@ def run_status(node: Node, args: argparse.Namespace) -> int:
         return EXIT_OK  # Ctrl-C is how --watch ends
 
 
+def run_new_box(node: Node, args: argparse.Namespace) -> int:
+    """`new-box`: call the behaviour server's new_box service; print its answer (stderr when refused)."""
+    service = names.absolute(names.NEW_BOX, args.cell)
+    client = node.create_client(Trigger, service)
+    if not spin_until(node, client.service_is_ready, args.timeout):
+        raise CtlError(f"no {service} service within {args.timeout:g} s: is the behaviour server running?")
+    future = client.call_async(Trigger.Request())
+    if not spin_until(node, future.done, args.timeout):
+        raise CtlError(f"no reply from {service} within {args.timeout:g} s")
+    if future.exception() is not None:
+        raise CtlError(f"{service} failed: {future.exception()}")
+    response = future.result()
+    print(response.message, file=sys.stdout if response.success else sys.stderr)
+    return EXIT_OK if response.success else EXIT_FAILED
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(
@@ -210,9 +233,12 @@ def build_parser() -> argparse.ArgumentParser:
     for verb in (get, setp, describe):
         verb.add_argument("parameter_name")
     setp.add_argument("value")
-    status = sub.add_parser("status", help="joints, lease, IK ghost, clamps and sim stop hits on one screen")
+    status = sub.add_parser(
+        "status", help="joints, lease, IK ghost, clamps, sim stop hits and the box estimate on one screen"
+    )
     status.add_argument("--watch", action="store_true", help="refresh until Ctrl-C")
     status.add_argument("--period", type=float, default=1.0, help="refresh period with --watch (s)")
+    sub.add_parser("new-box", help="a new box is in: the behaviour server forgets its box estimate")
     run_cli.add_run_parser(sub)
     pub_cli.add_pub_parsers(sub)
     return parser
@@ -232,6 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_cli.run_run(node, args, spin_until)
         if args.command in ("topic", "jog", "confirm", "abort"):
             return pub_cli.run_pub(node, args, spin_until)
+        if args.command == "new-box":
+            return run_new_box(node, args)
         return run_status(node, args) if args.command == "status" else run_param(node, args)
     except CtlError as exc:
         print(exc, file=sys.stderr)

@@ -92,6 +92,7 @@ class StatusView:
     ghost: Received | None = None  # fields: reason, tcp (x, y, z)
     clamps: Received | None = None  # fields: clamp_count, active_bounds
     stop_hits: Received | None = None  # fields: data
+    box: Received | None = None  # fields: text (salamander_control.box_status)
     waited: float = 0.0
 
 
@@ -104,7 +105,7 @@ def _deg(value: Any) -> str:
 
 
 def render_status(view: StatusView, stale_after: float = 1.0) -> str:
-    """The one-screen status: five joints in degrees, lease, IK ghost, clamps, sim stop hits.
+    """The one-screen status: five joints in degrees, lease, IK ghost, clamps, sim stop hits, box estimate.
 
     Args:
         view: what arrived.
@@ -123,6 +124,8 @@ def render_status(view: StatusView, stale_after: float = 1.0) -> str:
     lines.append("clamps         " + _clamps(view.clamps))
     hits = MISSING if view.stop_hits is None else str(view.stop_hits.fields.get("data", MISSING))
     lines.append("sim stop hits  " + hits)
+    box = MISSING if view.box is None else str(view.box.fields.get("text", MISSING))
+    lines.append("box estimate   " + box)
     lines.append(f"({MISSING} = nothing received in {view.waited:.1f} s)")
     return "\n".join(lines)
 

@@ -11,10 +11,12 @@ import threading
 
 import pytest
 from sensor_msgs.msg import JointState
-from std_msgs.msg import UInt64
+from std_msgs.msg import String, UInt64
+from std_srvs.srv import Trigger
 
 from salamander_bringup.launch_plan import find_executable
 from salamander_control import names
+from salamander_control.box_status import BoxStatus
 from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
 from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.qos import LATCHED
@@ -24,6 +26,7 @@ from salamander_testing.ros_helpers import ros_env, spin_until
 pytestmark = pytest.mark.ros
 
 TARGET = "/arm/ctl_target"
+BOX = BoxStatus((1.5, -0.5), 0.2, (0.4, 0.4), 0.3, True, 2, ("can_0 (ManualAdjust)", "can_1 (search)"))
 
 
 @pytest.fixture
@@ -127,6 +130,7 @@ def publish_status_sources(node, cell=""):
         LeaseState(holder="behavior_tree", seconds_to_expiry=0.8, timeout=1.0)
     )
     node.create_publisher(UInt64, at(names.SIM_STOP_HITS), LATCHED).publish(UInt64(data=3))
+    node.create_publisher(String, at(names.BOX_ESTIMATE), LATCHED).publish(String(data=BOX.to_json()))
     # Not in motor order: the CLI must place values by name.
     degrees = {
         "wrist_yaw": -20.0, "base_yaw": 0.0, "beam_pitch": 33.8, "shoulder_pitch": -45.0, "wrist_pitch": 10.0,
@@ -156,7 +160,8 @@ def test_status_shows_what_the_stack_publishes(make_node, ctl):
     assert lines[4].startswith("ik ghost       coupled_limit")
     assert lines[5].startswith("clamps         7 so far (last: alpha_max")
     assert lines[6] == "sim stop hits  3"
-    assert "—" not in "\n".join(lines[:7])
+    assert lines[7] == "box estimate   " + BOX.text()
+    assert "—" not in "\n".join(lines[:8])
 
 
 def test_cell_option_and_environment_address_the_stack_of_that_cell(target, make_node, ctl):
@@ -206,3 +211,28 @@ def test_status_watch_refreshes_until_ctrl_c(ros_context, ros_executor, make_nod
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("success", [True, False])
+def test_new_box_calls_the_behaviour_servers_service_and_says_its_answer(make_node, ctl, success):
+    calls = []
+
+    def answer(request, response):
+        calls.append(request)
+        response.success = success
+        response.message = "new box: the box estimate is reset" if success else "a run is active"
+        return response
+
+    server = make_node("bt_standin", namespace="/salamander")
+    server.create_service(Trigger, names.absolute(names.NEW_BOX), answer)
+    rc, out, err = ctl("new-box")
+    assert len(calls) == 1
+    if success:
+        assert (rc, out, err) == (0, "new box: the box estimate is reset\n", "")
+    else:
+        assert (rc, out, err) == (1, "", "a run is active\n")
+
+
+def test_new_box_without_a_behaviour_server_fails_saying_so(ctl):
+    rc, out, err = ctl("--timeout", "1", "new-box")
+    assert rc == 1 and out == "" and "is the behaviour server running?" in err

@@ -63,7 +63,7 @@ def test_status_shows_a_dash_for_every_source_that_sent_nothing():
     text = render_status(StatusView(waited=3.0))
     lines = text.splitlines()
     assert lines[2].split() == ["—"] * 5
-    for line in lines[3:7]:
+    for line in lines[3:8]:
         assert line.endswith("—"), line
     assert lines[-1] == "(— = nothing received in 3.0 s)"
 
@@ -81,3 +81,8 @@ def test_status_places_joints_by_name_marks_missing_ones_and_shows_staleness():
     assert lines[2].split() == ["+0.00", "—", "+33.80", "—", "—", "(4.2", "s", "old)"]
     assert lines[3] == "lease          free"
     assert lines[6] == "sim stop hits  0"
+
+
+def test_status_shows_the_box_estimate_line() -> None:
+    view = StatusView(box=Received(0.1, {"text": "offset (1.0, 0.0) mm, ...; from 1 can"}))
+    assert render_status(view).splitlines()[7] == "box estimate   offset (1.0, 0.0) mm, ...; from 1 can"

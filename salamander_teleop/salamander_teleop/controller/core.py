@@ -5,7 +5,8 @@ commanded one and always kept inside every limit, so anything the node publishes
 feasible. **Auto** (the behaviour tree drives the arm): holding the `place_jog` deadman turns the left
 stick into a base_link twist for the manual placement; letting go sends one zero twist. In auto mode
 `run_start` asks the behaviour server for a pick-and-place run (`RunStart`); `run_cancel` cancels the
-running one in either mode (`RunCancel`: a stop is always at hand). Both act once per press.
+running one in either mode (`RunCancel`: a stop is always at hand); `new_box` tells the behaviour
+server a new box is in (`NewBox`, either mode). Each acts once per press.
 
 Timing: `feed` handles a Joy sample at once (edges, and an output right away unless the Joy-driven
 outputs exceed `joy_rate_limit_hz` on average, bursts of JOY_BURST allowed); `tick` runs on the node's timer,
@@ -83,6 +84,11 @@ class RunCancel:
 
 
 @dataclass(frozen=True)
+class NewBox:
+    """Tell the behaviour server a new box is in (it forgets its box estimate)."""
+
+
+@dataclass(frozen=True)
 class ModeChange:
     """The mode changed to `mode`."""
 
@@ -104,7 +110,7 @@ class Rejected:
     reason: str
 
 
-Action = JointTarget | Jog | Confirm | RunStart | RunCancel | ModeChange | Rejected
+Action = JointTarget | Jog | Confirm | RunStart | RunCancel | NewBox | ModeChange | Rejected
 
 
 class Controller:
@@ -190,6 +196,8 @@ class Controller:
             out.append(Confirm(False))
         if edge("run_cancel"):
             out.append(RunCancel())
+        if edge("new_box"):
+            out.append(NewBox())
         if edge("run_start"):
             if self._mode is Mode.AUTO:
                 out.append(RunStart())

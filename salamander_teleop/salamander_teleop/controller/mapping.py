@@ -115,6 +115,8 @@ class JoyMapping:
             RunPickPlace goal to the behaviour server). OPTIONS.
         run_cancel: cancels the running pick-and-place run (in either mode: a stop is always at hand).
             SHARE.
+        new_box: tells the behaviour server a new box is in (its box estimate is forgotten), once per
+            press, in either mode. L1 (a shoulder button no other binding uses, away from the sticks).
         place_jog_enable: the deadman of the `place_jog` binding in auto mode. Spec: R1.
         place_jog_axis_x, place_jog_axis_y: stick axes for base_link +x / +y (left stick up / left).
         place_jog_invert_x, place_jog_invert_y: flip a direction (an operator facing the arm).
@@ -140,6 +142,7 @@ class JoyMapping:
     rest_preset: Control = Control("button", 2)
     run_start: Control = Control("button", 9)
     run_cancel: Control = Control("button", 8)
+    new_box: Control = Control("button", 4)
     place_jog_enable: Control = Control("button", 5)
     place_jog_axis_x: int = 1
     place_jog_axis_y: int = 0
@@ -191,6 +194,7 @@ class JoyMapping:
             "rest_preset": self.rest_preset,
             "run_start": self.run_start,
             "run_cancel": self.run_cancel,
+            "new_box": self.new_box,
             "place_jog.enable": self.place_jog_enable,
         }
 
@@ -264,6 +268,7 @@ class JoyMapping:
             rest_preset=_control(v["rest_preset"]),
             run_start=_control(v["run_start"]),
             run_cancel=_control(v["run_cancel"]),
+            new_box=_control(v["new_box"]),
             place_jog_enable=_control(v["place_jog.enable"]),
             place_jog_axis_x=int(v["place_jog.axis_x"]),
             place_jog_axis_y=int(v["place_jog.axis_y"]),

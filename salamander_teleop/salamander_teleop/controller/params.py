@@ -29,6 +29,8 @@ _DESCRIPTIONS = {
     "run_start": f"auto mode: start a pick-and-place run of every can not yet placed (OPTIONS); "
     f"{_CONTROL_SYNTAX}",
     "run_cancel": f"any mode: cancel the running pick-and-place run (SHARE); {_CONTROL_SYNTAX}",
+    "new_box": f"any mode: a new box is in, the behaviour server forgets its box estimate (L1); "
+    f"{_CONTROL_SYNTAX}",
     "place_jog.enable": f"auto mode: hold to jog the placement with the left stick (spec: R1); "
     f"{_CONTROL_SYNTAX}",
     "place_jog.axis_x": "axis for base_link +x in the place jog (left stick up = +1); -1 = none",

@@ -15,7 +15,9 @@ intended.
 Runs: `RunStart` sends a RunPickPlace goal (every can not yet placed) to the behaviour server's
 `run_pick_place` action and logs its acceptance and result; `RunCancel` calls the action's cancel
 service with a zero goal id and stamp, which cancels every goal of the server (the run may have been
-started by another client: the CLI, run_on_start). Both return at once; the answers arrive as callbacks.
+started by another client: the CLI, run_on_start). `NewBox` calls the behaviour server's
+/salamander/box/new_box (std_srvs/Trigger) and logs its answer. All return at once; the answers arrive
+as callbacks.
 
 Parameters: `salamander_teleop.controller.params`. Run::
 
@@ -35,6 +37,7 @@ from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState, Joy
 from std_msgs.msg import Bool, String
+from std_srvs.srv import Trigger
 
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES
@@ -55,6 +58,7 @@ from salamander_teleop.controller.core import (
     JoySample,
     Measured,
     ModeChange,
+    NewBox,
     Rejected,
     RunCancel,
     RunStart,
@@ -87,6 +91,7 @@ class ControllerNode(Node):
         self._run_client = ActionClient(self, RunPickPlace, names.RUN_PICK_PLACE)
         self._run_name = self.resolve_topic_name(names.RUN_PICK_PLACE)  # for the logs
         self._run_cancel = self.create_client(CancelGoal, f"{names.RUN_PICK_PLACE}/_action/cancel_goal")
+        self._new_box = self.create_client(Trigger, names.NEW_BOX)
         # Refusals throttled per kind: a flood of malformed Joys must not hide the watchdog's line.
         self._rejections = KindLogger(self.get_logger())
         # Reliable Joy (as joy_node publishes it): a lost message could be a lost button edge. The
@@ -102,7 +107,7 @@ class ControllerNode(Node):
         self.get_logger().info(
             f"gamepad controller up in {self._core.mode} mode: auto={m.auto_mode}, manual={m.manual_mode}, "
             f"confirm={m.confirm}, abort={m.abort}, rest={m.rest_preset}, place_jog={m.place_jog_enable}, "
-            f"run_start={m.run_start}, run_cancel={m.run_cancel}"
+            f"run_start={m.run_start}, run_cancel={m.run_cancel}, new_box={m.new_box}"
         )
 
     def _now(self) -> float:
@@ -171,6 +176,8 @@ class ControllerNode(Node):
                 self._start_run()
             elif isinstance(action, RunCancel):
                 self._cancel_run()
+            elif isinstance(action, NewBox):
+                self._call_new_box()
             elif isinstance(action, ModeChange):
                 self.get_logger().info(f"mode: {action.mode}")
                 self._publish_mode(action.mode)
@@ -203,6 +210,22 @@ class ControllerNode(Node):
             return
         self._run_cancel.call_async(CancelGoal.Request())  # zero id and stamp: every goal of the server
         self.get_logger().info(f"run_cancel: cancel of every {self._run_name} goal requested")
+
+    def _call_new_box(self) -> None:
+        name = self.resolve_service_name(names.NEW_BOX)
+        if not self._new_box.service_is_ready():
+            self.get_logger().warning(f"new_box: no {name} service (no behaviour server?)")
+            return
+        self._new_box.call_async(Trigger.Request()).add_done_callback(self._on_new_box_answer)
+        self.get_logger().info(f"new_box: a new box is in, {name} called")
+
+    def _on_new_box_answer(self, future: Any) -> None:
+        if future.exception() is not None:
+            self.get_logger().warning(f"new_box: the call failed: {future.exception()}")
+        elif future.result().success:
+            self.get_logger().info(f"new_box: {future.result().message}")
+        else:
+            self.get_logger().warning(f"new_box refused: {future.result().message}")
 
     def _publish_mode(self, mode: str) -> None:
         self._mode_pub.publish(String(data=str(mode)))

@@ -23,6 +23,7 @@ from salamander_teleop.controller.core import (
     Measured,
     Mode,
     ModeChange,
+    NewBox,
     Rejected,
     RunCancel,
     RunStart,
@@ -204,6 +205,20 @@ def test_share_cancels_the_run_in_either_mode() -> None:
     rig.to_auto()
     assert of(rig.feed(pressed=(SHARE,)), RunCancel) == [RunCancel()]
     assert of(rig.out, RunStart) == []
+
+
+L1 = 4
+
+
+def test_l1_says_a_new_box_is_in_once_per_press_in_either_mode() -> None:
+    rig = Rig()
+    assert of(rig.hold(0.3, pressed=(L1,)), NewBox) == [NewBox()]  # held: once
+    rig.feed()
+    rig.to_auto()
+    assert of(rig.feed(pressed=(L1,)), NewBox) == [NewBox()]
+    assert of(rig.out, RunStart) == [] and of(rig.out, RunCancel) == []
+    unbound = Rig(JoyMapping.from_params({"new_box": "none"}))
+    assert of(unbound.feed() + unbound.feed(pressed=(L1,)), NewBox) == []
 
 
 def test_the_run_buttons_are_parameters_like_every_other_control() -> None:

@@ -40,6 +40,7 @@ CONFIG = launch_param_files("controller_node")  # config/arm.yaml, then config/t
 LY, DPAD_Y = 1, 7
 CIRCLE, TRIANGLE, SQUARE, R1 = 1, 2, 3, 5
 SHARE, OPTIONS = 8, 9
+L1 = 4
 TIMEOUT = 25.0
 
 
@@ -234,6 +235,28 @@ def test_options_in_auto_mode_sends_a_run_goal_and_share_cancels_it(controller, 
     assert goals == [[]]
 
 
+def test_l1_calls_the_behaviour_servers_new_box_and_logs_its_answer(controller, probe) -> None:
+    """A stand-in new_box service in the probe's node: L1 calls it once per press, in manual mode too."""
+    from std_srvs.srv import Trigger
+
+    calls = []
+
+    def answer(request, response):
+        calls.append(request)
+        response.success, response.message = True, "new box: the box estimate is reset"
+        return response
+
+    probe.node.create_service(Trigger, names.absolute(names.NEW_BOX), answer)
+    assert probe.ready(), controller.text()
+    probe.press(pressed=(L1,))
+    assert probe.until(lambda: len(calls) == 1), controller.text()
+    assert probe.until(lambda: "new_box: new box: the box estimate is reset" in controller.text()), (
+        controller.text()
+    )
+    probe.watch(0.3)
+    assert len(calls) == 1
+
+
 def test_stale_or_malformed_joys_do_nothing_and_a_dead_stream_stops_the_jog(controller, probe) -> None:
     assert probe.ready(), controller.text()
     probe.press({DPAD_Y: -1.0})
@@ -325,13 +348,15 @@ def test_bindings_are_live_parameters_and_bad_ones_are_refused(controller, probe
     refused = set_param("confirm", "square")
     assert not refused.successful and "not a control" in refused.reason
     assert set_param("place_jog.speed", 0.02).successful
-    assert set_param("place_jog.enable", "button 4").successful  # L1 as the deadman now
+    refused = set_param("place_jog.enable", "button 4")  # L1 says a new box is in
+    assert not refused.successful and "both bound" in refused.reason
+    assert set_param("place_jog.enable", "button 0").successful  # CROSS as the deadman now
     probe.press({DPAD_Y: -1.0})
     assert probe.until(lambda: probe.modes[-1] == "auto")
     probe.set({LY: 1.0}, (R1,))
     probe.watch(0.3)
     assert probe.jogs == []  # R1 no longer enables
-    probe.set({LY: 1.0}, (4,))
+    probe.set({LY: 1.0}, (0,))
     assert probe.until(lambda: probe.jogs)
     assert probe.jogs[-1].linear.x == pytest.approx(0.02)
 

@@ -6,10 +6,11 @@ It subscribes the stack's state and draws it on a web page served by viser (its 
 ``operator view: http://127.0.0.1:8080``): the arm at /joint_states, the IK ghost
 (/salamander/ik_ghost/joint_state + status), the cell (/salamander/cell/markers), the joints against
 their limits and the coupled margins (/arm/coupled_limits), the lease holder (/arm/lease_state), the
-teleop mode, the run's step and each can's outcome (/salamander/behavior/tree). Its controls use the
-operator interfaces only: the RunPickPlace action (start, cancel every goal like the gamepad's SHARE),
-the behaviour server's `manual_place` parameter, operator/jog twists (the nudge buttons, see
-`controls.NudgeTrain`) and operator/confirm.
+teleop mode, the run's step and each can's outcome (/salamander/behavior/tree), the box estimate
+(/salamander/box/estimate). Its controls use the operator interfaces only: the RunPickPlace action
+(start, cancel every goal like the gamepad's SHARE), the behaviour server's `manual_place` parameter,
+operator/jog twists (the nudge buttons, see `controls.NudgeTrain`), operator/confirm and the behaviour
+server's box/new_box service ("new box", like the gamepad's L1).
 
 Threads: subscription callbacks only store the newest message under a lock (the 25 Hz monitor copy of
 /joint_states costs a dict assignment); viser's callbacks (clicks, connects) only queue requests under
@@ -44,9 +45,11 @@ from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, String
+from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker, MarkerArray
 
 from salamander_control import names
+from salamander_control.box_status import status_text
 from salamander_control.kinematics import JOINT_NAMES, ArmParams
 from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.qos import LATCHED
@@ -126,6 +129,7 @@ class OperatorViewNode(Node):
         sub(String, names.TELEOP_MODE, self._keep("mode"), LATCHED)
         sub(String, names.BEHAVIOR_TREE, self._keep("tree"), LATCHED)
         sub(CoupledLimits, names.COUPLED_LIMITS, self._keep("coupled"), LATCHED)
+        sub(String, names.BOX_ESTIMATE, self._keep("box"), LATCHED)
         sub(ParameterEvent, "/parameter_events", self._on_param_event, 10)
         self._jog_pub = self.create_publisher(Twist, names.OPERATOR_JOG, 10)
         self._confirm_pub = self.create_publisher(Bool, names.OPERATOR_CONFIRM, 10)
@@ -133,6 +137,7 @@ class OperatorViewNode(Node):
         self._run_cancel = self.create_client(CancelGoal, f"{names.RUN_PICK_PLACE}/_action/cancel_goal")
         self._get_params = self.create_client(GetParameters, names.BEHAVIOR_GET_PARAMETERS)
         self._set_params = self.create_client(SetParameters, names.BEHAVIOR_SET_PARAMETERS)
+        self._new_box = self.create_client(Trigger, names.NEW_BOX)
         self._bt_fqn = self.resolve_topic_name(names.BEHAVIOR_SERVER)
 
         import viser  # here, not at the top: the module's pure parts (tests, param docs) need no viser
@@ -255,6 +260,7 @@ class OperatorViewNode(Node):
             run_active=tree_running or self._goal_pending,
             manual_waiting=manual_waiting,
             authorized=authorized,
+            box_server=self._new_box.service_is_ready(),
         )
 
     def _on_frame(self) -> None:
@@ -316,11 +322,22 @@ class OperatorViewNode(Node):
             self._on_jog()
             if self._jog_timer.is_canceled():
                 self._jog_timer.reset()
+        elif control == "new_box":
+            log.info(f"operator view: new box (client {client})")
+            self._new_box.call_async(Trigger.Request()).add_done_callback(self._on_new_box_answer)
         elif control == "confirm":
             self._train.stop()
             self._on_jog()  # the final zero twist now (the jog timer may be stopped)
             log.info(f"operator view: {'confirm' if arg else 'abort'} (client {client})")
             self._confirm_pub.publish(Bool(data=bool(arg)))
+
+    def _on_new_box_answer(self, future: Any) -> None:
+        if future.exception() is not None:
+            self.get_logger().warning(f"operator view: new box failed: {future.exception()}")
+        elif future.result().success:
+            self.get_logger().info(f"operator view: {future.result().message}")
+        else:
+            self.get_logger().warning(f"operator view: new box refused: {future.result().message}")
 
     def _on_goal_answer(self, future: Any) -> None:
         handle = future.result() if future.exception() is None else None
@@ -419,6 +436,8 @@ class OperatorViewNode(Node):
         if tree.manual is not None:
             x, y, z = tree.manual.offset_mm
             rows.append(("place offset", f"[{x:.1f}, {y:.1f}, {z:.1f}] mm"))
+        box: String | None = latest.get("box")
+        rows.append(("box estimate", "—" if box is None else status_text(box.data)))
         rows += [(can, outcome) for can, outcome in sorted(tree.outcomes.items())]
         rows.append(("view", f"{self.frame_rate:.1f} frames/s"))
         return status_markdown(rows)

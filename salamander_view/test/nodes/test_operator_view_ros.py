@@ -167,3 +167,50 @@ def test_nudge_publishes_the_gamepads_twists_only_while_the_operator_is_awaited(
     assert moving and all(j[1:] == (0.0, 0.025, 0.0) for j in moving)
     span = moving[-1][0] - moving[0][0]
     assert span > 0.25 and len(moving) / (span + 0.04) >= 20.0, f"{len(moving)} twists in {span:.2f} s"
+
+
+def test_new_box_calls_the_behaviour_servers_service_and_the_status_shows_the_estimate(
+        view_factory, make_node, ros_executor, capfd):  # fmt: skip
+    from std_msgs.msg import String
+    from std_srvs.srv import Trigger
+
+    from salamander_control.box_status import BoxStatus
+    from salamander_control.ros.qos import LATCHED
+    from salamander_view.snapshot import parse
+
+    peer = Peer(make_node)
+    calls = []
+
+    def answer(request, response):
+        calls.append(request)
+        response.success, response.message = True, "new box: the box estimate is reset"
+        return response
+
+    peer.node.create_service(Trigger, names.absolute(names.NEW_BOX), answer)
+    status = BoxStatus((1.5, -0.5), 0.2, (0.4, 0.4), 0.3, True, 2)
+    box_pub = peer.node.create_publisher(String, names.absolute(names.BOX_ESTIMATE), LATCHED)
+    box_pub.publish(String(data=status.to_json()))
+    view = view_factory()
+    peer.publish_tree("run: IDLE (no run yet: start one with the RunPickPlace action)")
+    assert spin_until(ros_executor, lambda: "box" in view._latest and view._new_box.service_is_ready(), 10.0)
+    assert f"| box estimate | {status.text()} |" in view._status(dict(view._latest), parse(""))
+    facts = view._facts(tree_running=False, manual_waiting=False, authorized=True)
+    assert facts.box_server
+    capfd.readouterr()
+    view.on_control(1, "new_box", None)
+    assert spin_until(ros_executor, lambda: len(calls) == 1, 10.0)
+    err: list[str] = []
+
+    def logged() -> bool:
+        err.append(capfd.readouterr().err)
+        return "operator view: new box: the box estimate is reset" in "".join(err)
+
+    assert spin_until(ros_executor, logged, 10.0), "".join(err)
+    box_pub.publish(String(data=BoxStatus().to_json()))
+    assert spin_until(ros_executor, lambda: "none yet" in status_text_of(view), 10.0)
+
+
+def status_text_of(view) -> str:
+    from salamander_view.snapshot import parse
+
+    return view._status(dict(view._latest), parse(""))

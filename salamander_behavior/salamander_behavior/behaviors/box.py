@@ -1,0 +1,110 @@
+"""The box estimate in the tree: the offset it gives a can, and the evidence a placed can gives it.
+
+`estimated_offset` is what `ManualPlaceOff` writes as a can's place offset and where ManualAdjust starts
+(manual_adjust/behavior.py): the estimate's offset at the can's compartment, within ManualAdjust's
+30 mm, with source "estimate"; the plan (0, 0) with source "plan" when ``box_estimate`` is off or
+the estimate has no evidence yet.
+
+`BoxEvidence` follows `CanPlaced` in a can's place steps: a can placed with a "manual" (ManualAdjust
+confirmed) or "search" (a probe passed the rim) offset is evidence of where the box stands; the leaf
+adds it to the estimate on the blackboard (``/box_estimate``, behaviors/base.py) and logs one line
+(``box estimate: offset (x, y) mm, yaw d deg, sigma (sx, sy) mm from can_i (search|ManualAdjust)``).
+It always succeeds: the can is placed whatever the estimate makes of it. An offset that was itself the
+estimate's (or the plan's) is not evidence (it would only confirm itself).
+
+Where to read more: box_estimate.py (the model), docs/interfaces.md ("Box estimate").
+"""
+
+from __future__ import annotations
+
+import math
+
+import py_trees
+from py_trees.common import Access, Status
+
+from salamander_behavior.behaviors.base import (
+    BOX_ESTIMATE_KEY,
+    OFFSET_ESTIMATE,
+    OFFSET_MANUAL,
+    OFFSET_PLAN,
+    OFFSET_SEARCH,
+    PortBehavior,
+    Ports,
+    blackboard_client,
+    offset_key,
+    offset_source_key,
+)
+from salamander_behavior.box_estimate import BoxEstimate, Evidence
+from salamander_behavior.manual_adjust.core import AdjustLimits, within_radius
+from salamander_behavior.params import BehaviorSettings
+
+NO_OFFSET_M = 1e-6
+"""m; an estimated offset shorter than this is the plan."""
+EVIDENCE_SOURCES = (OFFSET_MANUAL, OFFSET_SEARCH)
+
+
+def estimated_offset(
+    estimate: BoxEstimate | None, settings: BehaviorSettings, planned: tuple[float, float]
+) -> tuple[tuple[float, float], str]:
+    """(dx, dy) m and its source (OFFSET_ESTIMATE or OFFSET_PLAN) for a can placed at `planned`."""
+    if not settings.box_estimate or estimate is None or estimate.empty:
+        return (0.0, 0.0), OFFSET_PLAN
+    offset = estimate.with_noise(settings.estimate_noise).offset_at(planned)
+    offset = within_radius(offset, AdjustLimits.max_offset)
+    if math.hypot(*offset) < NO_OFFSET_M:
+        return (0.0, 0.0), OFFSET_PLAN
+    return offset, OFFSET_ESTIMATE
+
+
+def read_estimate(client: py_trees.blackboard.Client) -> BoxEstimate | None:
+    """The estimate on the blackboard (None: none, or not a BoxEstimate); `client` may read it."""
+    value = client.get(BOX_ESTIMATE_KEY) if client.exists(BOX_ESTIMATE_KEY) else None
+    return value if isinstance(value, BoxEstimate) else None
+
+
+class BoxEvidence(PortBehavior):
+    """After a placed can: its "manual" or "search" offset updates the box estimate (module docstring).
+
+    Args:
+        name: leaf name.
+        can: the placed can.
+        compartment: its compartment.
+        planned: the planned place point (the compartment centre) in base_link, m.
+        centre: the box's planned centre (for a first estimate), m.
+    """
+
+    def __init__(self, name: str, can: str, compartment: int, planned: tuple[float, float],
+                 centre: tuple[float, float]) -> None:
+        super().__init__(name)
+        self.can = can
+        self.compartment = compartment
+        self.planned = planned
+        self.centre = centre
+        self._offset, self._source = offset_key(can), offset_source_key(can)
+        self._bb = blackboard_client(
+            f"BoxEvidence[{can}]",
+            {self._offset: Access.READ, self._source: Access.READ, BOX_ESTIMATE_KEY: Access.WRITE},
+        )
+
+    def step(self, ports: Ports) -> Status:
+        """Update the estimate when the can's offset is evidence; always SUCCESS."""
+        source = self._bb.get(self._source) if self._bb.exists(self._source) else OFFSET_PLAN
+        if source not in EVIDENCE_SOURCES or not self._bb.exists(self._offset):
+            self.feedback_message = f"offset from the {source or OFFSET_PLAN}: not evidence of the box"
+            return Status.SUCCESS
+        dx, dy, *_ = self._bb.get(self._offset)
+        settings = ports.settings()
+        estimate = read_estimate(self._bb) or BoxEstimate(self.centre, settings.estimate_noise)
+        try:
+            evidence = Evidence(self.can, self.planned, (dx, dy), source, self.compartment)
+        except ValueError as exc:
+            self.feedback_message = f"not evidence: {exc}"
+            ports.log.warning(f"box estimate: {self.can}'s offset left out: {exc}")
+            return Status.SUCCESS
+        estimate = estimate.with_noise(settings.estimate_noise).with_evidence(evidence)
+        self._bb.set(BOX_ESTIMATE_KEY, estimate, overwrite=True)
+        line = estimate.update_line()
+        ports.log.info(line)
+        self.feedback_message = line
+        return Status.SUCCESS
+

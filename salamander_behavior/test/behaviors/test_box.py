@@ -1,0 +1,170 @@
+"""The box estimate in the tree, on fakes: ManualPlaceOff applies it, ManualAdjust starts from it, a can
+placed with a ManualAdjust or search offset updates it (one log line), an estimated offset does not."""
+
+from __future__ import annotations
+
+import math
+
+import py_trees
+import pytest
+from py_trees.common import Status
+
+from salamander_behavior.behaviors.base import (
+    BOX_ESTIMATE_KEY,
+    OFFSET_ESTIMATE,
+    OFFSET_MANUAL,
+    OFFSET_PLAN,
+    OFFSET_SEARCH,
+    offset_key,
+    offset_source_key,
+)
+from salamander_behavior.behaviors.box import BoxEvidence, estimated_offset
+from salamander_behavior.box_estimate import BoxEstimate, Evidence
+from salamander_behavior.mock.ports import Rig
+from salamander_behavior.params import BehaviorSettings
+from salamander_behavior.plan import load_jobs
+from salamander_testing import REPO
+
+JOBS = load_jobs(REPO / "config" / "cell.yaml")
+JOB = JOBS[0]
+ADJUST = "ManualAdjust[place_can_0]"
+LINE = "box estimate: offset ("
+
+
+def estimate_from(job_index: int, offset: tuple[float, float], can: str = "can_9") -> BoxEstimate:
+    job = JOBS[job_index]
+    return BoxEstimate(job.centre).with_evidence(Evidence(can, job.planned_xy, offset, OFFSET_MANUAL))
+
+
+def board_estimate() -> BoxEstimate | None:
+    return py_trees.blackboard.Blackboard.storage.get(BOX_ESTIMATE_KEY)
+
+
+def released_offset(rig: Rig, job=JOB) -> tuple[float, float]:
+    at = rig.gripper.releases[0].at
+    return (at.x - job.place_release.x, at.y - job.place_release.y)
+
+
+def test_the_box_centre_is_the_middle_of_the_compartments() -> None:
+    assert JOB.centre == pytest.approx((0.38, -0.18), abs=1e-9)
+    assert all(job.centre == JOB.centre for job in JOBS)
+
+
+def test_without_an_estimate_the_can_goes_to_the_plan_and_is_no_evidence() -> None:
+    rig = Rig([JOB])
+    assert rig.run() == "SUCCESS"
+    assert released_offset(rig) == pytest.approx((0.0, 0.0), abs=1e-12)
+    assert py_trees.blackboard.Blackboard.storage[offset_source_key("can_0")] == OFFSET_PLAN
+    assert board_estimate() is None and LINE not in rig.log.text()
+
+
+def test_manual_place_off_applies_the_estimate_and_that_is_no_new_evidence() -> None:
+    box = estimate_from(1, (0.004, -0.002))  # seen in compartment 1: the same shift everywhere
+    rig = Rig([JOB], box=box)
+    assert rig.run() == "SUCCESS"
+    expected = box.offset_at(JOB.planned_xy)
+    assert math.hypot(*expected) > 0.003
+    assert released_offset(rig) == pytest.approx(expected, abs=1e-9)
+    rise = [h.request.target for h in rig.motion.handles if h.request.label == "rise"][0]
+    assert (rise.x - JOB.place_above.x, rise.y - JOB.place_above.y) == pytest.approx(expected, abs=1e-9)
+    assert py_trees.blackboard.Blackboard.storage[offset_source_key("can_0")] == OFFSET_ESTIMATE
+    assert "can_0: placed at the box estimate's offset [" in rig.log.text()
+    assert board_estimate() == box  # an estimated offset only confirms itself: not evidence
+    assert LINE not in rig.log.text()
+
+
+@pytest.mark.parametrize("settings", [BehaviorSettings(box_estimate=False), BehaviorSettings()])
+def test_the_plan_when_the_estimate_is_off_or_empty(settings: BehaviorSettings) -> None:
+    box = estimate_from(1, (0.004, -0.002)) if not settings.box_estimate else BoxEstimate(JOB.centre)
+    rig = Rig([JOB], settings=settings, box=box)
+    assert rig.run() == "SUCCESS"
+    assert released_offset(rig) == pytest.approx((0.0, 0.0), abs=1e-12)
+    assert py_trees.blackboard.Blackboard.storage[offset_source_key("can_0")] == OFFSET_PLAN
+
+
+def test_an_estimate_beyond_thirty_mm_is_applied_at_thirty_mm() -> None:
+    box = BoxEstimate(JOB.centre).with_evidence(Evidence("can_9", JOB.planned_xy, (0.5, 0.0), OFFSET_MANUAL))
+    offset, source = estimated_offset(box, BehaviorSettings(), JOB.planned_xy)
+    assert source == OFFSET_ESTIMATE and math.hypot(*offset) == pytest.approx(0.030)
+
+
+def test_manual_adjust_starts_from_the_estimate_and_a_bare_confirm_is_evidence() -> None:
+    box = estimate_from(1, (0.004, -0.002))
+    rig = Rig([JOB], settings=BehaviorSettings(manual_place=True), box=box)
+    rig.run(until=lambda: rig.leaf(ADJUST).status is Status.RUNNING)
+    start = box.offset_at(JOB.planned_xy)
+    nudges = [h.request.target for h in rig.motion.handles if h.request.label == ADJUST]
+    assert len(nudges) == 1  # the arm goes to the estimate first
+    assert (nudges[0].x - JOB.place_above.x, nudges[0].y - JOB.place_above.y) == pytest.approx(start)
+    assert "+ the box estimate's offset [" in rig.log.text()
+    for _ in range(40):
+        rig.tick()  # the nudge arrives
+    rig.confirm(True)
+    assert rig.run() == "SUCCESS"
+    assert released_offset(rig) == pytest.approx(start, abs=1e-9)
+    assert py_trees.blackboard.Blackboard.storage[offset_source_key("can_0")] == OFFSET_MANUAL
+    after = board_estimate()
+    assert after is not None and after.count == 2 and after.evidence[-1].can == "can_0"
+    assert after.yaw_observable  # compartments 1 and 0 seen
+    lines = [m for _, m in rig.log.lines if m.startswith(LINE)]
+    assert len(lines) == 1 and lines[0].endswith("from can_0 (ManualAdjust)")
+
+
+def test_manual_adjust_keeps_its_thirty_mm_from_the_planned_target_when_starting_off() -> None:
+    box = estimate_from(1, (0.025, 0.0))
+    rig = Rig([JOB], settings=BehaviorSettings(manual_place=True), box=box)
+    rig.run(until=lambda: rig.leaf(ADJUST).status is Status.RUNNING)
+    for _ in range(40):
+        rig.jog(0.05, 0.0)
+        rig.tick()
+    rig.confirm(True)
+    assert rig.run() == "SUCCESS"
+    dx, dy = released_offset(rig)
+    assert math.hypot(dx, dy) == pytest.approx(0.030, abs=1e-9)
+
+
+def test_a_first_manual_placement_makes_the_first_estimate() -> None:
+    rig = Rig([JOB], settings=BehaviorSettings(manual_place=True))
+    rig.run(until=lambda: rig.leaf(ADJUST).status is Status.RUNNING)
+    for _ in range(10):
+        rig.jog(0.0, 0.02)
+        rig.tick()
+    for _ in range(10):
+        rig.tick()
+    rig.confirm(True)
+    assert rig.run() == "SUCCESS"
+    estimate = board_estimate()
+    assert estimate is not None and estimate.count == 1 and estimate.centre == JOB.centre
+    assert estimate.offset[1] == pytest.approx(released_offset(rig)[1], rel=0.05)
+
+
+@pytest.mark.parametrize("source, evidence", [(OFFSET_SEARCH, True), (OFFSET_MANUAL, True),
+                                              (OFFSET_ESTIMATE, False), (OFFSET_PLAN, False), (None, False)])
+def test_box_evidence_takes_search_and_manual_offsets_only(source: str | None, evidence: bool) -> None:
+    rig = Rig([JOB])  # its ports and a clean blackboard
+    board = py_trees.blackboard.Blackboard
+    board.set(offset_key("can_0"), (0.0015, -0.001, 0.0))
+    if source is not None:
+        board.set(offset_source_key("can_0"), source)
+    leaf = BoxEvidence("box evidence", "can_0", 0, JOB.planned_xy, JOB.centre)
+    leaf.setup(ports=rig.ports)
+    leaf.tick_once()
+    assert leaf.status is Status.SUCCESS
+    estimate = board_estimate()
+    assert (estimate is not None) is evidence
+    if evidence:
+        word = "search" if source == OFFSET_SEARCH else "ManualAdjust"
+        assert rig.log.lines[-1][1].endswith(f"from can_0 ({word})")
+        assert estimate.evidence[0].offset == (0.0015, -0.001) and estimate.evidence[0].compartment == 0
+
+
+def test_box_evidence_refuses_a_non_finite_offset_with_a_warning() -> None:
+    rig = Rig([JOB])
+    board = py_trees.blackboard.Blackboard
+    board.set(offset_key("can_0"), (math.nan, 0.0, 0.0))
+    board.set(offset_source_key("can_0"), OFFSET_SEARCH)
+    leaf = BoxEvidence("box evidence", "can_0", 0, JOB.planned_xy, JOB.centre)
+    leaf.setup(ports=rig.ports)
+    leaf.tick_once()
+    assert leaf.status is Status.SUCCESS and board_estimate() is None
+    assert "left out" in rig.log.text()
