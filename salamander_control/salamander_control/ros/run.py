@@ -23,10 +23,14 @@ from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
 from salamander_control.ros.held_signals import HELD_SIGNALS, STACK_DUMP_SIGNAL
+from salamander_control.ros.participant_listener import detach_participant_listener
 
 STOP_GRACE_S = 3.0
 """s a stop may take before a repeated SIGINT/SIGTERM forces the exit: above the slowest clean stop seen
 (2.1 s, bench/stop_campaign.py), below ``ros2 launch``'s SIGTERM escalation (5 s after its SIGINT)."""
+PARTICIPANT_DETACH_S = 2
+"""s the stop waits for a running discovery callback before the DDS participant goes (`participant_listener`);
+a callback takes milliseconds, and the wait stays below `STOP_GRACE_S`."""
 EXIT_FORCED = 1
 """Exit code of a stop forced by a repeated signal (not a clean stop: the teardown was left unfinished)."""
 
@@ -91,7 +95,14 @@ def run_node(
         # context still works (salamander_control/test/ros/test_run_ros.py counts them in the graph).
         if executor is not None:
             executor.shutdown()
+        # The last node's destroy deletes the DDS participant; Fast DDS 3.2.2 could spin there forever
+        # while a discovery callback ran (another node of the stack stopping at the same time).
         if node is not None:
+            outcome = detach_participant_listener(node, PARTICIPANT_DETACH_S)
+            if outcome == "busy":
+                os.write(2, (f"[WARN] [run_node]: a discovery callback still ran {PARTICIPANT_DETACH_S} s "
+                             "into the stop: the middleware teardown may hang (eProsima/Fast-DDS#6513)\n"
+                             ).encode())  # fmt: skip
             node.destroy_node()
         if guard is not None:
             guard.destroy_node()
