@@ -4,9 +4,10 @@ Invariants: an exception in a callback or a task ends the process with its trace
 either executor (never a segfault: see `_hidden_node`); a stop signal never raises (no
 KeyboardInterrupt anywhere, in a callback or in the teardown); the node is destroyed while its context
 still works, and the DDS participant's listener is detached with a bounded wait before the last node
-goes (`participant_listener`: else a rare endless stop); a repeated stop signal is ignored while the stop is younger than `STOP_GRACE_S` (``ros2
-launch`` forwards the terminal's Ctrl-C to nodes that got it already) and only after that forces the
-exit, with one log line and exit code `EXIT_FORCED`. Design notes: docs/design/respawn_and_stop.md.
+goes (`participant_listener`: else a rare endless stop); a repeated stop signal is ignored while the
+stop is younger than `STOP_GRACE_S` (``ros2 launch`` forwards the terminal's Ctrl-C to nodes that got
+it already) and only after that forces the exit, with one log line and exit code `EXIT_FORCED`.
+Design notes: docs/design/respawn_and_stop.md.
 """
 
 from __future__ import annotations
