@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import resource
 import shutil
 import signal
@@ -124,6 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901, PLR0912, PLR0
     parser.add_argument("--nodes", default=",".join(DEFAULT_NODES), help="node names, comma-separated")
     parser.add_argument("--starts", type=int, default=200, help="rounds (starts of each node)")
     parser.add_argument("--up", type=float, default=3.0, help="s each start runs before its SIGINT")
+    parser.add_argument("--up-max", type=float, default=None,
+                        help="draw each round's up time from [--up, --up-max] (seeded) instead")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=7, help="seed of the --up-max draws")
     parser.add_argument("--stop-timeout", type=float, default=20.0, help="s after SIGINT before a kill")
     parser.add_argument("--peers", action="store_true", help="run the rest of the stack alongside")
     parser.add_argument("--load", type=int, default=0, help="busy processes kept running")
@@ -165,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901, PLR0912, PLR0
                                     process_group=0, preexec_fn=_child_setup)  # fmt: skip
 
     work = Path(params_dir)
+    rng = random.Random(args.seed)
     load = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)]
     peers: dict[str, subprocess.Popen[bytes]] = {}
     procs: dict[str, subprocess.Popen[bytes]] = {}
@@ -187,7 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: C901, PLR0912, PLR0
                 print(f"budget of {args.budget:g} s spent", flush=True)
                 break
             procs = {name: spawn(name, work / name, work / f"{name}.log") for name in wanted}
-            time.sleep(args.up)  # the start-up window under test, not a synchronisation
+            up = args.up if args.up_max is None else rng.uniform(args.up, args.up_max)
+            time.sleep(up)  # the start-up window under test, not a synchronisation
             for proc in procs.values():
                 if proc.poll() is None:
                     proc.send_signal(signal.SIGINT)

@@ -37,21 +37,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--domain", type=int, default=102, help="private ROS_DOMAIN_ID (not the suite's)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--logs", type=Path, default=Path("/tmp/stop_campaign"), help="runner logs")
+    parser.add_argument("--max-delay", type=float, default=3.0, help="s after the moment: 0 to this")
+    parser.add_argument("--moments", default=",".join(MOMENTS), help="moments to stop at, comma-separated")
+    parser.add_argument("--stacks-after", type=float, default=None, metavar="S",
+                        help="gdb the native stacks of every node still running S s after the Ctrl-C")
+    parser.add_argument("--stop-timeout", type=float, default=30.0, help="the runner's --stop-timeout")
     parser.add_argument("--twice", action="store_true", help="a second SIGINT to every node (ros2 launch)")
     args = parser.parse_args(argv)
     args.logs.mkdir(parents=True, exist_ok=True)
     rng = random.Random(args.seed)
-    moments = list(MOMENTS)
+    moments = [m.strip() for m in args.moments.split(",") if m.strip()]
     per_moment: dict[str, Counter[str]] = {m: Counter() for m in moments}
     nonzero: Counter[str] = Counter()
     slowest = 0.0
     started = time.monotonic()
     for i in range(args.stops):
         moment = moments[i % len(moments)]
-        delay = round(rng.uniform(0.0, 3.0), 2)
+        delay = round(rng.uniform(0.0, args.max_delay), 2)
         forward_after = round(rng.uniform(0.0, 0.5), 2) if args.twice else None
         outcome = stop_once(moment, delay, ros_env(args.domain), args.logs / f"stop_{i:03d}.log",
-                            forward_after=forward_after)  # fmt: skip
+                            stop_timeout=args.stop_timeout, forward_after=forward_after,
+                            stacks_after=args.stacks_after)  # fmt: skip
         verdict = "clean" if outcome.clean else "UNCLEAN"
         per_moment[moment][verdict] += 1
         per_moment[moment]["reached" if outcome.reached else "moment missed"] += 1

@@ -32,6 +32,7 @@ class ChildProcess:
         log_path: a file that gets a copy of the output (kept after the test), or None.
         cwd: its working directory (default: the test's).
         process_group: run it in a process group of its own and signal the whole group.
+        interactive: give it a standard input that `send_line` writes to (else none).
     """
 
     def __init__(
@@ -42,6 +43,7 @@ class ChildProcess:
         *,
         cwd: Path | None = None,
         process_group: bool = False,
+        interactive: bool = False,
     ) -> None:
         self.cmd = [str(c) for c in cmd]
         self.log_path = log_path
@@ -53,6 +55,7 @@ class ChildProcess:
         self.proc = subprocess.Popen(
             self.cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             errors="replace", process_group=0 if process_group else None,
+            stdin=subprocess.PIPE if interactive else None,
         )  # fmt: skip
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -108,6 +111,12 @@ class ChildProcess:
                 if found or self._ended or remaining <= 0:
                     return found
                 self._changed.wait(remaining)
+
+    def send_line(self, text: str) -> None:
+        """Write `text` and a newline to the standard input (``interactive`` only)."""
+        assert self.proc.stdin is not None, "not started interactive"
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
 
     def alive(self) -> bool:
         """Whether the process is still running."""

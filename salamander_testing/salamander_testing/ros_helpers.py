@@ -131,7 +131,10 @@ class RosPeer:
 
     def close(self) -> None:
         """Destroy the node and shut the context down."""
+        from salamander_control.ros.participant_listener import detach_participant_listener
+
         self.executor.remove_node(self.node)
+        detach_participant_listener(self.node)  # the context's only node: Fast DDS could hang in its destroy
         self.node.destroy_node()
         self.executor.shutdown()
         self.context.try_shutdown()

@@ -92,6 +92,7 @@ def stop_once(
     moment_timeout: float = 120.0,
     stop_timeout: float = 30.0,
     forward_after: float | None = None,
+    stacks_after: float | None = None,
 ) -> StopOutcome:
     """Start the stack, wait for `moment` (a key of `MOMENTS`) plus `delay` s, Ctrl-C it, judge the stop.
 
@@ -105,6 +106,9 @@ def stop_once(
         stop_timeout: the runner's ``--stop-timeout`` (a loaded machine imports slowly).
         forward_after: when given, a second SIGINT goes to every node this many seconds after the
             group's (what ``ros2 launch`` forwards; see the module docstring).
+        stacks_after: when given, every node still running this many seconds after the Ctrl-C gets its
+            native stacks (`native_stacks`: gdb, every thread) written beside `log_path`, before the
+            runner's stop timeout kills it.
     """
     launch_args = (*buildable_launch_args(), *launch_args)
     cmd = [sys.executable, "-m", "salamander_bringup.runner", str(LAUNCH), *launch_args,
@@ -118,10 +122,19 @@ def stop_once(
         runner.send_signal(signal.SIGINT)  # a terminal's Ctrl-C: the whole foreground group
         if forward_after is not None:
             _forward_sigint(runner.lines, forward_after)
-        try:
-            code: int | None = runner.wait(timeout=stop_timeout + 30.0)
-        except subprocess.TimeoutExpired:
-            code = None
+        code: int | None = None
+        if stacks_after is not None and log_path is not None:
+            try:
+                code = runner.wait(timeout=max(0.0, stacks_after - (time.monotonic() - start)))
+            except subprocess.TimeoutExpired:
+                for fqn, pid in node_pids(runner.lines).items():
+                    stem = fqn.strip("/").replace("/", "_")
+                    native_stacks(pid, log_path.with_name(f"{log_path.stem}.{stem}.gdb.txt"))
+        if code is None:
+            try:
+                code = runner.wait(timeout=stop_timeout + 30.0)
+            except subprocess.TimeoutExpired:
+                code = None
         stop_s = time.monotonic() - start
     finally:
         runner.stop(timeout=5.0)
@@ -145,6 +158,27 @@ def node_pids(lines: list[str]) -> dict[str, int]:
         if match:
             pids[match.group(1)] = int(match.group(2))
     return pids
+
+
+def native_stacks(pid: int, out: Path) -> bool:
+    """Every thread's native stack of `pid` into `out` (gdb attaches, prints, detaches), if it still runs.
+
+    Returns whether a stack was written (False: the process is gone or a zombie, or gdb is missing).
+    """
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    if state == "Z":
+        return False
+    try:
+        done = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        out.write_text(f"gdb failed: {exc}\n")
+        return False
+    out.write_text(done.stdout + done.stderr)
+    return True
 
 
 def _forward_sigint(lines: list[str], after: float) -> None:

@@ -63,6 +63,7 @@ from salamander_bringup.cli.format import (
 from salamander_bringup.cli.spin import Interrupted, request_stop, spin_until
 from salamander_control import names
 from salamander_control.box_status import status_text
+from salamander_control.ros.participant_listener import detach_participant_listener
 from salamander_control.ros.qos import LATCHED
 from salamander_msgs.msg import ClampReport, IkStatus, LeaseState
 
@@ -267,6 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Interrupted:
         return EXIT_INTERRUPTED
     finally:
+        detach_participant_listener(node)  # its only node: the DDS participant goes with it (Fast DDS hang)
         node.destroy_node()
         rclpy.try_shutdown()
 

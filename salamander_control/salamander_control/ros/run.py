@@ -1,11 +1,13 @@
 """Process entry point shared by the nodes: init, spin, clean stop on Ctrl-C or SIGTERM.
 
 Invariants: an exception in a callback or a task ends the process with its traceback and exit 1 on
-either executor (never a segfault: see `_events_guard`); a stop signal never raises (no
+either executor (never a segfault: see `_hidden_node`); a stop signal never raises (no
 KeyboardInterrupt anywhere, in a callback or in the teardown); the node is destroyed while its context
-still works; a repeated stop signal is ignored while the stop is younger than `STOP_GRACE_S` (``ros2
-launch`` forwards the terminal's Ctrl-C to nodes that got it already) and only after that forces the
-exit, with one log line and exit code `EXIT_FORCED`. Design notes: docs/design/respawn_and_stop.md.
+still works, and the DDS participant's listener is detached with a bounded wait before the last node
+goes (`participant_listener`: else a rare endless stop); a repeated stop signal is ignored while the
+stop is younger than `STOP_GRACE_S` (``ros2 launch`` forwards the terminal's Ctrl-C to nodes that got
+it already) and only after that forces the exit, with one log line and exit code `EXIT_FORCED`.
+Design notes: docs/design/respawn_and_stop.md.
 """
 
 from __future__ import annotations
@@ -23,10 +25,14 @@ from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
 from salamander_control.ros.held_signals import HELD_SIGNALS, STACK_DUMP_SIGNAL
+from salamander_control.ros.participant_listener import detach_participant_listener
 
 STOP_GRACE_S = 3.0
 """s a stop may take before a repeated SIGINT/SIGTERM forces the exit: above the slowest clean stop seen
 (2.1 s, bench/stop_campaign.py), below ``ros2 launch``'s SIGTERM escalation (5 s after its SIGINT)."""
+PARTICIPANT_DETACH_S = 2
+"""s the stop waits for a running discovery callback before the DDS participant goes (`participant_listener`);
+a callback takes milliseconds, and the wait stays below `STOP_GRACE_S`."""
 EXIT_FORCED = 1
 """Exit code of a stop forced by a repeated signal (not a clean stop: the teardown was left unfinished)."""
 
@@ -67,11 +73,11 @@ def run_node(
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         if stop.signum is None:  # stopped before it started: nothing to build
             node = factory()
+            guard = _hidden_node(node, "events_guard" if events_executor else "last_node")
             if events_executor:
                 from rclpy.experimental import EventsExecutor
 
                 executor = EventsExecutor()
-                guard = _events_guard(node)
                 executor.add_node(guard)
             else:
                 executor = SingleThreadedExecutor()
@@ -93,7 +99,15 @@ def run_node(
             executor.shutdown()
         if node is not None:
             node.destroy_node()
+        # The last node's destroy deletes the DDS participant, where Fast DDS 3.2.2 could spin forever
+        # while a discovery callback ran (another node of the stack stopping at the same time): its
+        # listener goes first, with a bounded wait. The hidden node is that last node, so the node's own
+        # entities went while the graph still followed discovery.
         if guard is not None:
+            if detach_participant_listener(guard, PARTICIPANT_DETACH_S) == "busy":
+                os.write(2, (f"[WARN] [run_node]: a discovery callback still ran {PARTICIPANT_DETACH_S} s "
+                             "into the stop: the middleware teardown may hang (eProsima/Fast-DDS#6513)\n"
+                             ).encode())  # fmt: skip
             guard.destroy_node()
         rclpy.try_shutdown()
         # The stop is done; a late SIGINT (launch's forward after a fast stop) has nothing left to stop.
@@ -102,19 +116,22 @@ def run_node(
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _events_guard(node: Node) -> Node:
-    """A hidden node with nothing to run, added to the EventsExecutor beside `node`.
+def _hidden_node(node: Node, role: str) -> Node:
+    """A hidden node with nothing to run beside `node`, destroyed last: the DDS participant goes with it.
 
-    rclpy 9.1.2's EventsExecutor dies of SIGSEGV when a task (a coroutine callback, a future's
-    done-callback) raises while exactly one node is added: to name the logger of its error message it
-    indexes its *set* of nodes, which builds a string from a null pointer (ros2/rclpy#1641, fixed by
-    ros2/rclpy#1718, not in 9.1.2). With a second node the exception is logged and raised out of
-    `spin_once` as on the SingleThreadedExecutor: the node ends with its traceback, exit 1. The guard has
-    no services, no rosout and ignores the process's arguments (a ``__node:=`` remap would give it the
-    node's own name); its leading underscore hides it from ``ros2 node list``.
+    `run_node` detaches the participant's listener just before that last destroy (see
+    `participant_listener`); `node` itself is destroyed earlier, while the graph still follows discovery.
+    On the EventsExecutor (``role`` "events_guard") it is also added beside `node`: rclpy 9.1.2's
+    EventsExecutor dies of SIGSEGV when a task (a coroutine callback, a future's done-callback) raises
+    while exactly one node is added: to name the logger of its error message it indexes its *set* of
+    nodes, which builds a string from a null pointer (ros2/rclpy#1641, fixed by ros2/rclpy#1718, not in
+    9.1.2). With a second node the exception is logged and raised out of `spin_once` as on the
+    SingleThreadedExecutor: the node ends with its traceback, exit 1. The hidden node has no services, no
+    rosout and ignores the process's arguments (a ``__node:=`` remap would give it the node's own name);
+    its leading underscore hides it from ``ros2 node list``.
     """
     return Node(
-        f"_{node.get_name()}_events_guard",
+        f"_{node.get_name()}_{role}",
         namespace=node.get_namespace(),
         context=node.context,
         use_global_arguments=False,
