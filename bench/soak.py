@@ -25,7 +25,7 @@ fault, the next stack gets one, of a kind drawn from:
 - ``double_sigint``: the terminal's Ctrl-C mid-run plus a second SIGINT to every node 0-0.5 s later
   (as ``ros2 launch`` forwards it); the stop must be clean, and the next stack is a fresh one.
 
-A sampler reads each node process's RSS (psutil) every ~10 s, from 15 s after the process started
+A sampler reads each node process's RSS (/proc) every ~10 s, from 15 s after the process started
 (imports done). Printed: one line per stack, then the
 table: cans clear / touching / on rim / other landings / not placed / astray, limit crossings, stop
 hits, crashes (which), faults by kind, and per node RSS first / max / last sample (MiB) with the largest
@@ -48,7 +48,6 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-import psutil
 from fault_campaign import (
     ENDED,
     LAUNCH,
@@ -78,6 +77,21 @@ FUZZ_BURST = 150
 _CODES = re.compile(r"^\[runner\] exit codes: (.*)$")
 
 
+
+
+def _rss_bytes(pid: int) -> int:
+    """Resident set size of process `pid` (Linux /proc), bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise ValueError(f"no VmRSS for {pid}")
+
+
+def _age_s(pid: int) -> float:
+    """Seconds since process `pid` started (Linux /proc: field 22 of stat, in clock ticks since boot)."""
+    start_ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
 class RssSampler(threading.Thread):
     """Every `period` s, the RSS of each node process of the current stack (pids from the runner's lines)."""
 
@@ -97,11 +111,10 @@ class RssSampler(threading.Thread):
             now = time.monotonic()
             for fqn, pid in node_pids(runner.lines).items():
                 try:
-                    proc = psutil.Process(pid)
-                    if time.time() - proc.create_time() < self.settle:
+                    if _age_s(pid) < self.settle:
                         continue  # still importing: its RSS is not yet the node's
-                    self.samples[fqn].append((now, pid, proc.memory_info().rss))
-                except psutil.Error:
+                    self.samples[fqn].append((now, pid, _rss_bytes(pid)))
+                except (OSError, ValueError):
                     pass  # exited (a kill, the stop) between the line and the read
 
     def stop(self) -> None:
