@@ -87,6 +87,11 @@ def _rss_bytes(pid: int) -> int:
     raise ValueError(f"no VmRSS for {pid}")
 
 
+def _ppid(pid: int) -> int:
+    """Parent of process `pid` (Linux /proc: field 4 of stat)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def _age_s(pid: int) -> float:
     """Seconds since process `pid` started (Linux /proc: field 22 of stat, in clock ticks since boot)."""
     start_ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
@@ -164,7 +169,7 @@ def inject(kind: str, mon: Monitor, runner: ChildProcess, rng: random.Random) ->
                 or run_ended(runner):  # fmt: skip
             return f"freeze {victim}: moment missed", None, False
         pid = node_pid(runner, victim)
-        assert pid is not None and psutil.Process(pid).ppid() == runner.proc.pid
+        assert pid is not None and _ppid(pid) == runner.proc.pid
         since = len(runner.lines)
         os.kill(pid, signal.SIGSTOP)
         try:
