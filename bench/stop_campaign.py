@@ -5,6 +5,8 @@ Run from the repository root inside scripts/env.sh:
     python bench/stop_campaign.py                 # 24 stops (8 per moment), ~15 min on a quiet machine
     python bench/stop_campaign.py --stops 6 --domain 102
     python bench/stop_campaign.py --twice         # every node gets the Ctrl-C twice, as under ros2 launch
+    python bench/stop_campaign.py --moments run --max-delay 25 --stacks-after 6 --stop-timeout 20
+                                                  # mid-run stops; gdb stacks of a node still up after 6 s
 
 Each stop (`salamander_testing.stop_trial.stop_once`) starts launch/arm_control.launch.xml with
 the runner in the private ROS_DOMAIN_ID, waits for a moment of the stack's life (``start``: the nodes
