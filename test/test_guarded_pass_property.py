@@ -22,11 +22,14 @@ generator, no stream); the stop after a trip is modelled as the worst the real n
 computed: the arm runs on at full speed for `RUN_ON_S` (the command's lead over the measured arm, the
 generator's stream delay and the motors' lag, with a late control cycle) and then decelerates at
 `BRAKE_DECEL` (what the node's hard brake achieves at 20 mm/s: 0.93 mm); docs/design/guarded_moves.md.
-The joints for the Jacobian are the IK of the commanded pose; moves other than the guarded ones are
-minimum-jerk at fixed speeds; the can is gripped on its true spot. The property: no can is torn off,
-released or knocked outside its compartment (in_box_clear or touching a wall, never on the rim, astray
-or tipped); every contact ends with the can held before the lift; an exhausted search leaves it held
-above the band (the tree stops the run holding it).
+The joints for the Jacobian are the IK of the commanded pose; the guarded descents, the lifts and the
+moves between probes are straight lines at guard_speed with its scaled acceleration (0.08 m/s^2), the
+other moves minimum-jerk at fixed speeds; the can is gripped on its true spot.
+
+The property: no can is torn off, released or knocked outside its compartment (in_box_clear or
+touching a wall, never on the rim, astray or tipped); every contact ends with the can held before and
+after the lift; an exhausted search leaves it held above the band (the tree stops the run holding it).
+It does not hold for every draw yet: `GRAZE` and `LIFT_OFF` say where it fails (pinned as strict xfails).
 """
 
 from __future__ import annotations
@@ -59,7 +62,10 @@ TICK = 0.01
 """s: the joint states' period (100 Hz): one effort sample, one detector update, one cell step."""
 CARTESIAN_MAX_SPEED = 1.0
 """m/s: the Cartesian node's speed at speed_scale 1 (config/cartesian_motion.yaml)."""
+CARTESIAN_MAX_ACCEL = 4.0
+"""m/s^2: its acceleration at speed_scale 1; a goal's speed_scale scales it too (0.08 m/s^2 at 0.02)."""
 GUARD_SPEED = SETTINGS.guard_speed * CARTESIAN_MAX_SPEED
+GUARD_ACCEL = SETTINGS.guard_speed * CARTESIAN_MAX_ACCEL
 RUN_ON_S = 0.15
 """s: after the trip the arm runs on at full speed this long (0.08 s lead of the command in simulation,
 a late control cycle or two on a loaded machine: the real runs' worst was 4.9 mm past the 2 N point)."""
@@ -138,6 +144,16 @@ class Harness:
             s = 10 * s**3 - 15 * s**4 + 6 * s**5
             self.tick(tuple(a + s * (b - a) for a, b in zip(start, to, strict=True)))  # type: ignore[arg-type]
 
+    def line(self, to: Point, speed: float, accel: float) -> None:
+        """A straight move with a trapezoidal speed profile (the Cartesian node's linear goal at a scale)."""
+        start, length = self.p, math.dist(self.p, to)
+        done, v = 0.0, 0.0
+        while length - done > 1e-9:
+            v = min(v + accel * TICK, speed, math.sqrt(2.0 * accel * (length - done)) + accel * TICK)
+            done = min(length, done + v * TICK)
+            s = done / length
+            self.tick(tuple(a + s * (b - a) for a, b in zip(start, to, strict=True)))  # type: ignore[arg-type]
+
     def hold(self, seconds: float) -> None:
         for _ in range(round(seconds / TICK)):
             self.tick()
@@ -147,8 +163,10 @@ class Harness:
         trip, after braking (run on `RUN_ON_S`, then `BRAKE_DECEL`)."""
         detector = ContactDetector(SETTINGS.guard_force_n, ARM, self.t)
         x, y, z = self.p
+        v = 0.0
         while z > bottom:
-            z = max(bottom, z - GUARD_SPEED * TICK)
+            v = min(v + GUARD_ACCEL * TICK, GUARD_SPEED)
+            z = max(bottom, z - v * TICK)
             self.tick((x, y, z))
             q = solve_ik_pitched(self.p, 0.0, 0.0).q
             tau = self.sensor.read(q, self.cell.tool_wrench(), ARM)
@@ -156,7 +174,6 @@ class Harness:
             if state.tripped:
                 assert state.force is not None
                 trip = (self.p, math.hypot(*state.force))
-                v = GUARD_SPEED
                 for _ in range(round(RUN_ON_S / TICK)):
                     z = max(bottom, z - v * TICK)
                     self.tick((x, y, z))
@@ -194,7 +211,7 @@ def guarded_release(box: tuple[float, float, float], grip: tuple[float, float], 
     )
     for i, (px, py) in enumerate(probes):
         out.probes = i
-        run.move((cx + px, cy + py, top), 0.02)
+        run.line((cx + px, cy + py, top), GUARD_SPEED, GUARD_ACCEL)
         run.peak_stroke = run.peak_seal_use = 0.0
         trip = run.guarded_descent(bottom)
         if trip is None:
@@ -207,7 +224,7 @@ def guarded_release(box: tuple[float, float, float], grip: tuple[float, float], 
                     break
             break
         held_after_stop = cell.held == can
-        run.move((cx + px, cy + py, top), GUARD_SPEED)
+        run.line((cx + px, cy + py, top), GUARD_SPEED, GUARD_ACCEL)
         out.contacts.append(
             Contact(
                 i, trip[0], trip[1], held_after_stop, cell.held == can, run.peak_stroke, run.peak_seal_use
@@ -230,6 +247,12 @@ GRAZE = (
     "physics.IMPACT_FACTOR) within one physics step, before any 10 ms effort sample can show it: "
     "the cell's sharp can edge meets the sharp wall top sideways and the pad has no lateral give "
     "(only the compensator's axial stroke)"
+)
+LIFT_OFF = (
+    "a can gripped ~1.6 mm off its axis that meets a wall top with its bottom edge is stopped (trip at ~6 N, "
+    "5.3 mm of compensator) but rests on the edge with a sideways load at the seal's peel limit (seal use "
+    "0.99 for 0.4 s), and the lift tears it off as the compensator reaches its stop and the can leaves the "
+    "edge (0.59 N m > 0.2 N m): it falls on the rim"
 )
 
 
@@ -288,7 +311,15 @@ def test_a_can_grazing_a_wall_top_within_the_clearance_is_not_torn_off() -> None
     check_property((0.0, -0.001955, 0.0), (0.0, 0.0), 0, 1)
 
 
-@pytest.mark.xfail(strict=False, reason=GRAZE)
+@pytest.mark.xfail(strict=True, reason=LIFT_OFF)
+def test_a_can_stopped_on_a_wall_edge_is_lifted_off_it_still_held() -> None:
+    """The second failing draw pinned (a random survey's): box +1.27, +2.85 mm, yaw +0.0095; grip -0.69,
+    -1.45 mm; can_0."""
+    box = (0.0012681725681452012, 0.0028488776057163444, 0.009486845089032785)
+    check_property(box, (-0.0006932297288250244, -0.0014495048306635136), 0, 61)
+
+
+@pytest.mark.xfail(strict=False, reason=f"{GRAZE}; {LIFT_OFF}")
 @settings(
     max_examples=20,
     deadline=None,
