@@ -99,7 +99,33 @@ def describe_failure(outcome: MotionOutcome) -> str:
     return outcome.message or "failed without a message"
 
 
-class MoveTo(PortBehavior):
+class MotionLeaf(PortBehavior):
+    """A leaf that runs MoveCartesian goals one at a time: its handle, its failure line, its cancel.
+
+    `terminate` cancels a goal that has not ended (the leaf preempted by a guard, a dropped can, a
+    timeout or the lease); `_fail` logs the leaf's failure once and fails.
+    """
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self._handle: MotionHandle | None = None
+
+    def _fail(self, ports: Ports, why: str) -> Status:
+        self.feedback_message = why
+        ports.log.error(f"{self.name}: {why}")
+        return Status.FAILURE
+
+    def terminate(self, new_status: Status) -> None:
+        """Cancel a goal that has not ended."""
+        handle = self._handle
+        if handle is not None and not handle.poll().done:
+            handle.cancel()
+            if new_status is Status.INVALID:
+                self.feedback_message = "stopped: goal cancelled"
+        self._handle = None
+
+
+class MoveTo(MotionLeaf):
     """Move the TCP to a target with one MoveCartesian goal.
 
     Args:
@@ -128,7 +154,6 @@ class MoveTo(PortBehavior):
         self.retry = retry
         self.request: MotionRequest | None = None
         """The goal in flight: the planned one, or the IK retry variant being tried."""
-        self._handle: MotionHandle | None = None
         self._problem = ""
         self._timeout = math.inf
         self._first_failure: MotionOutcome | None = None  # the planned goal's IK early fail
@@ -201,17 +226,3 @@ class MoveTo(PortBehavior):
         self._handle = ports.motion.send(self.request)
         self.feedback_message = f"IK retry {self._tried}: {describe(self.request)}"
         return Status.RUNNING
-
-    def _fail(self, ports: Ports, why: str) -> Status:
-        self.feedback_message = why
-        ports.log.error(f"{self.name}: {why}")
-        return Status.FAILURE
-
-    def terminate(self, new_status: Status) -> None:
-        """Cancel a goal that has not ended (preempted by a guard, failed on timeout or lease)."""
-        handle = self._handle
-        if handle is not None and not handle.poll().done:
-            handle.cancel()
-            if new_status is Status.INVALID:
-                self.feedback_message = "stopped: goal cancelled"
-        self._handle = None

@@ -46,13 +46,12 @@ from salamander_behavior.behaviors.base import (
     offset_key,
     offset_source_key,
 )
-from salamander_behavior.behaviors.motion import OFFSET_BOUND, OffsetTarget, describe_failure
+from salamander_behavior.behaviors.motion import OFFSET_BOUND, MotionLeaf, OffsetTarget, describe_failure
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import CanJob
 from salamander_behavior.ports import (
     CartesianTarget,
     Contact,
-    MotionHandle,
     MotionPath,
     MotionPhase,
     MotionRequest,
@@ -151,7 +150,7 @@ class _Leg(Enum):
     ABOVE_PROBE = "above the rim"  # at the band's top, to the next probe's offset
 
 
-class RimPass(PortBehavior):
+class RimPass(MotionLeaf):
     """The guarded pass of `job`'s can through the rim band, with the search after a contact.
 
     Args:
@@ -174,7 +173,6 @@ class RimPass(PortBehavior):
         self._release = OffsetTarget(job.place_release, can)
         self.requests: list[MotionRequest] = []
         """Every goal this pass sent (in order), for tests and the benchmark's probe count."""
-        self._handle: MotionHandle | None = None
         self._leg = _Leg.TO_BAND
         self._band: RimBand | None = None
         self._start_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
@@ -359,20 +357,6 @@ class RimPass(PortBehavior):
                 "the box's position, then place the can (the next run's pad check offers it) or remove it"
             )
         return Status.FAILURE
-
-    def _fail(self, ports: Ports, why: str) -> Status:
-        self.feedback_message = why
-        ports.log.error(f"{self.name}: {why}")
-        return Status.FAILURE
-
-    def terminate(self, new_status: Status) -> None:
-        """Cancel a move that has not ended (preempted by a guard or a dropped can)."""
-        handle = self._handle
-        if handle is not None and not handle.poll().done:
-            handle.cancel()
-            if new_status is Status.INVALID:
-                self.feedback_message = "stopped: goal cancelled"
-        self._handle = None
 
 
 class AfterSearch(PortBehavior):

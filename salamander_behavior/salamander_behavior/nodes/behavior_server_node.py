@@ -519,13 +519,17 @@ class BehaviorServerNode(Node):
         if not self._destroyed:
             self._box_pub.publish(String(data=self._box().summary().to_json()))
 
+    def _refused(self, response: Trigger.Response, service: str, what: str) -> Trigger.Response:
+        """A Trigger refused while a run is active: the answer says so, and one warning."""
+        response.success = False
+        response.message = f"a run is active: {what}"
+        self.get_logger().warning(f"{service} refused: {response.message}")
+        return response
+
     def _on_new_box(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         """A new box is in: forget the box estimate (refused during a run: the box cannot change under it)."""
         if self.active:
-            response.success = False
-            response.message = "a run is active: a new box goes in between runs (cancel it or wait)"
-            self.get_logger().warning(f"new_box refused: {response.message}")
-            return response
+            return self._refused(response, "new_box", "a new box goes in between runs (cancel it or wait)")
         before = self._progress.box
         self._store(self._progress.with_box(None), force=True)
         self._publish_box()
@@ -553,10 +557,7 @@ class BehaviorServerNode(Node):
     def _on_reset_progress(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         """Forget the run's progress (every can to do again, nothing carried); refused during a run."""
         if self.active:
-            response.success = False
-            response.message = "a run is active: cancel it or wait for its result"
-            self.get_logger().warning(f"reset_progress refused: {response.message}")
-            return response
+            return self._refused(response, "reset_progress", "cancel it or wait for its result")
         kept = dict(self._progress.operator_params)
         self._store(run_progress.RunProgress(box=self._progress.box), force=True)  # the box stays
         response.success = True
