@@ -20,16 +20,9 @@ once and asserts only what its state topics and log lines show.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 import pytest
-import yaml
 
-from salamander_control import names
-from salamander_testing.node_process import NodeProcess
-from salamander_testing.ros_helpers import RosPeer, next_domain_id
+from salamander_testing.cell_stack import EXACT_CELL, CellStack
 
 pytestmark = pytest.mark.ros
 
@@ -39,105 +32,26 @@ BOX_ERROR_X = 0.0035
 CANS = ("can_0", "can_1", "can_2")
 
 
-class Stack(RosPeer):
-    """The processes, and the test's node: the cell's ground truth and the RunPickPlace client."""
-
-    def __init__(self, log_dir: Path) -> None:
-        from rclpy.action import ActionClient
-        from std_msgs.msg import String
-
-        from salamander_msgs.action import RunPickPlace
-
-        domain = next_domain_id()
-        cell_file = log_dir / "cell.yaml"
-        section = {
-            "state_rate_hz": 10.0,
-            "engine": "physics",
-            "box_error": [BOX_ERROR_X, 0.0, 0.0],
-            "box_error_sigma_xy": 0.0,
-            "box_error_sigma_yaw": 0.0,
-            "can_spot_sigma_xy": 0.0,
-            "grip_sigma_xy": 0.0,
-        }
-        cell_file.write_text(yaml.safe_dump({names.absolute(names.CELL_SIM): {"ros__parameters": section}}))
-        self.procs = [
-            NodeProcess(exe, exe, domain, log_dir)
-            for exe in (names.SIM_HARDWARE, names.TRAJECTORY_GENERATOR, names.CARTESIAN_MOTION_NODE)
-        ]
-        self.cell = NodeProcess("cell_sim", names.CELL_SIM, domain, log_dir, params_file=cell_file)
-        self.bt = NodeProcess("behavior_server_node", names.BEHAVIOR_SERVER, domain, log_dir, {
-            "cell_config": str(cell_file),
-            "snapshot_rate_hz": 10.0,
-            "run_on_start": False,
-            "manual_place": False,
-        })  # fmt: skip
-        self.procs += [self.cell, self.bt]
-        at = names.absolute
-        super().__init__(domain, "guarded_e2e", at(names.BEHAVIOR_SERVER), self.describe, STEP_TIMEOUT)
-        self.state: dict[str, Any] | None = None
-        self.node.create_subscription(String, at(names.CELL_STATE), self._on_state, 10)
-        self.action = ActionClient(self.node, RunPickPlace, at(names.RUN_PICK_PLACE))
-        self.Goal = RunPickPlace.Goal
-
-    def _on_state(self, msg: Any) -> None:
-        self.state = json.loads(msg.data)
-
-    def describe(self) -> str:
-        return "\n".join(p.describe() for p in self.procs)
-
-    def run(self, cans: tuple[str, ...]) -> Any:
-        """A RunPickPlace run of `cans`, waited for; its result."""
-        self.wait(self.action.server_is_ready, "the RunPickPlace action server")
-        handle = self.answer(self.action.send_goal_async(self.Goal(cans=list(cans))), "the goal's answer")
-        assert handle.accepted, self.describe()
-        future = handle.get_result_async()
-        self.wait(future.done, f"the end of the run of {cans}", RUN_TIMEOUT)
-        return future.result().result
-
-    def landed(self, can: str) -> dict[str, Any]:
-        """`can` as the cell reports it once it came to rest off the pad (its placement outcome)."""
-
-        def at_rest() -> bool:
-            entry = self.can(can)
-            return entry is not None and entry["outcome"] is not None and entry["on"] != "moving"
-
-        self.wait(at_rest, f"{can} at rest off the pad (cell state)")
-        entry = self.can(can)
-        assert entry is not None
-        return entry
-
-    def can(self, can: str) -> dict[str, Any] | None:
-        if self.state is None:
-            return None
-        return next((c for c in self.state["cans"] if c["id"] == can), None)
-
-    def close(self) -> None:
-        self.action.destroy()
-        super().close()
-        for proc in reversed(self.procs):
-            proc.stop()
-
-
 @pytest.fixture
 def stack(tmp_path):
-    s = Stack(tmp_path)
+    # The true box BOX_ERROR_X along +x of the configured one; nothing else uncertain.
+    cell = {**EXACT_CELL, "engine": "physics", "box_error": [BOX_ERROR_X, 0.0, 0.0]}
+    s = CellStack(tmp_path, "guarded_e2e", cell, STEP_TIMEOUT, RUN_TIMEOUT)
     yield s
     s.close()
     print(s.describe())
 
 
 def test_the_first_can_is_found_by_the_search_and_the_later_ones_go_in_with_the_estimate(stack):
-    generator, cartesian = stack.procs[1], stack.procs[2]
-    started = generator.wait_for_text("started from the measured joint state", timeout=STEP_TIMEOUT)
-    assert started and cartesian.wait_for_text("ready:", timeout=STEP_TIMEOUT), stack.describe()
+    stack.wait_for_arm()
     guarded = "joint efforts in /arm/joint_states_monitor: the release descent passes the rim guarded"
     assert stack.bt.wait_for_text(guarded, timeout=STEP_TIMEOUT), stack.describe()
 
-    result = stack.run(CANS)
+    result = stack.result(stack.send(list(CANS)), str(CANS))
     outcomes = dict(zip(result.cans, result.outcomes, strict=True))
     assert outcomes == dict.fromkeys(CANS, "placed"), (result.message, stack.describe())
     for k, can in enumerate(CANS):
-        outcome = stack.landed(can)["outcome"]
+        outcome = stack.landed(can, result.message)["outcome"]
         assert outcome["result"] == "in_box_clear" and outcome["compartment"] == k, (can, outcome)
     assert "torn off" not in stack.cell.text(), stack.cell.text()
 

@@ -33,17 +33,15 @@ snapshot and the cell state come faster (10 Hz), so the test waits less for what
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from salamander_control import names
+from salamander_testing.cell_stack import EXACT_CELL, CellStack
 from salamander_testing.node_process import NodeProcess
-from salamander_testing.ros_helpers import RosPeer, next_domain_id
 
 pytestmark = pytest.mark.ros
 
@@ -61,66 +59,26 @@ LINE = re.compile(
 )
 
 
-class Stack(RosPeer):
-    """The processes, and the test's node: the cell's ground truth and the RunPickPlace client."""
+class Stack(CellStack):
+    """The stack with the simulated operator, and the test's confirm publisher (the person at the cell)."""
 
     def __init__(self, log_dir: Path) -> None:
-        from rclpy.action import ActionClient
-        from std_msgs.msg import Bool, String
+        from std_msgs.msg import Bool
 
-        from salamander_msgs.action import RunPickPlace
-
-        domain = next_domain_id()
-        cell_file = log_dir / "cell.yaml"
-        section = {
-            "state_rate_hz": 10.0,
-            "engine": "kinematic",
-            # The true box 4 mm along +y of the configured one; nothing else uncertain.
-            "box_error": [0.0, BOX_ERROR_Y, 0.0],
-            "box_error_sigma_xy": 0.0,
-            "box_error_sigma_yaw": 0.0,
-            "can_spot_sigma_xy": 0.0,
-            "grip_sigma_xy": 0.0,
-        }
-        cell_file.write_text(yaml.safe_dump({names.absolute(names.CELL_SIM): {"ros__parameters": section}}))
-        self.procs = [
-            NodeProcess(exe, exe, domain, log_dir)
-            for exe in (names.SIM_HARDWARE, names.TRAJECTORY_GENERATOR, names.CARTESIAN_MOTION_NODE)
-        ]
-        self.cell = NodeProcess("cell_sim", names.CELL_SIM, domain, log_dir, params_file=cell_file)
-        self.bt = NodeProcess("behavior_server_node", names.BEHAVIOR_SERVER, domain, log_dir, {
-            "cell_config": str(cell_file),
-            "snapshot_rate_hz": 10.0,
-            "run_on_start": False,
-            "manual_place": False,
-        })  # fmt: skip
-        self.operator = NodeProcess("sim_operator", names.SIM_OPERATOR, domain, log_dir,
-                                    {"cell_config": str(cell_file), "seed": 11})  # fmt: skip
-        self.procs += [self.cell, self.bt, self.operator]
-        at = names.absolute
-        super().__init__(domain, "manual_adjust_e2e", at(names.BEHAVIOR_SERVER), self.describe, STEP_TIMEOUT)
-        self.state: dict[str, Any] | None = None
-        self.node.create_subscription(String, at(names.CELL_STATE), self._on_state, 10)
-        self.action = ActionClient(self.node, RunPickPlace, at(names.RUN_PICK_PLACE))
-        self.Goal = RunPickPlace.Goal
-        self.confirm_pub = self.node.create_publisher(Bool, at(names.OPERATOR_CONFIRM), 10)
+        # The true box 4 mm along +y of the configured one; nothing else uncertain.
+        cell = {**EXACT_CELL, "engine": "kinematic", "box_error": [0.0, BOX_ERROR_Y, 0.0]}
+        super().__init__(log_dir, "manual_adjust_e2e", cell, STEP_TIMEOUT, RUN_TIMEOUT)
+        self.operator = NodeProcess("sim_operator", names.SIM_OPERATOR, self.context.get_domain_id(), log_dir,
+                                    {"cell_config": str(self.cell_file), "seed": 11})  # fmt: skip
+        self.procs.append(self.operator)
+        self.confirm_pub = self.node.create_publisher(Bool, names.absolute(names.OPERATOR_CONFIRM), 10)
         self.Bool = Bool
-
-    def _on_state(self, msg: Any) -> None:
-        self.state = json.loads(msg.data)
-
-    def describe(self) -> str:
-        return "\n".join(p.describe() for p in self.procs)
 
     def run(self, can: str) -> Any:
         """A RunPickPlace run of `can`, waited for; its result. Asked whether the cell is clear (a can
         lost before), the test confirms as the person at the cell would (again each second until taken)."""
-        self.wait(self.action.server_is_ready, "the RunPickPlace action server")
         mark = len(self.bt.lines)
-        goal = self.action.send_goal_async(self.Goal(cans=[can]))
-        handle = self.answer(goal, f"the answer to the goal {can}")
-        assert handle.accepted, self.describe()
-        future = handle.get_result_async()
+        future = self.send([can])
         asked = lambda: any(ASKED in line for line in self.bt.lines[mark:])  # noqa: E731
         self.wait(lambda: future.done() or asked(), f"the end of the run of {can}", RUN_TIMEOUT)
         if asked():
@@ -128,35 +86,7 @@ class Stack(RosPeer):
                 self.confirm_pub.publish(self.Bool(data=True))
                 if self.spin_until(lambda: any(TAKEN in line for line in self.bt.lines[mark:]), 1.0):
                     break
-        self.wait(future.done, f"the end of the run of {can}", RUN_TIMEOUT)
-        return future.result().result
-
-    def landed(self, can: str, run: str) -> dict[str, Any]:
-        """`can` as the cell reports it once it came to rest off the pad (its placement outcome).
-
-        `run` (the run's summary) goes into the failure message: a run that stopped holding the can
-        (e.g. a stale part-present signal on a loaded machine) never lets it come to rest.
-        """
-
-        def at_rest() -> bool:
-            entry = self.can(can)
-            return entry is not None and entry["outcome"] is not None and entry["on"] != "moving"
-
-        self.wait(at_rest, f"{can} at rest off the pad (cell state) after the run '{run}'")
-        entry = self.can(can)
-        assert entry is not None
-        return entry
-
-    def can(self, can: str) -> dict[str, Any] | None:
-        if self.state is None:
-            return None
-        return next((c for c in self.state["cans"] if c["id"] == can), None)
-
-    def close(self) -> None:
-        self.action.destroy()  # before the context goes: a collected action client can hang the exit
-        super().close()
-        for proc in reversed(self.procs):
-            proc.stop()
+        return self.result(future, can)
 
 
 @pytest.fixture
@@ -168,9 +98,7 @@ def stack(tmp_path):
 
 
 def test_with_the_box_four_mm_off_autonomous_misses_and_the_simulated_operator_places_clear(stack):
-    generator, cartesian = stack.procs[1], stack.procs[2]
-    started = generator.wait_for_text("started from the measured joint state", timeout=STEP_TIMEOUT)
-    assert started and cartesian.wait_for_text("ready:", timeout=STEP_TIMEOUT), stack.describe()
+    stack.wait_for_arm()
     stack.wait(lambda: stack.state is not None and "box" in stack.state, "the cell's true box pose")
     box = stack.state["box"]
     assert box["xy"] == pytest.approx([0.38, -0.18 + BOX_ERROR_Y], abs=1e-6) and box["yaw"] == 0.0, box
