@@ -19,7 +19,7 @@ Decisions documented here:
   still away from it (the generator dropped the target: a measurement it took for a pushed arm) gets the
   target again, at most `MAX_RESUMES` times (`JointGoalRun._resend_if_standing`).
 - Cancel brakes a linear motion on its own line with the plan's limits; the goal ends CANCELED once the
-  commanded motion stands. A joint goal is cancelled by re-targeting the measured joints (the trajectory
+  commanded motion and the measured arm stand. A joint goal is cancelled by re-targeting the measured joints (the trajectory
   generator decelerates within its joint limits).
 - A live change of the arm parameters re-checks the rest of a running linear path; if it became
   infeasible the motion brakes at once and the goal aborts with the status of the first bad point.
@@ -34,7 +34,7 @@ Decisions documented here:
   `EARLY_FAIL` (the tree retries IK variants only after those: docs/interfaces.md).
 - A guarded goal (`guard_force` > 0, linear only) feeds every new measured sample to a
   `contact.ContactDetector`. When it trips, the motion brakes on its line as a cancel does (never past
-  the line's end) and the goal ends, once the commanded motion stands, ABORTED with status Ok and a
+  the line's end) and the goal ends, once the commanded motion and the measured arm stand, ABORTED with status Ok and a
   `Contact` (the measured TCP and the force estimate at the trip; message ``contact: <|F|> N at (x, y, z)
   mm after <d> mm of the line``). Without a usable effort sample for `joint_state_timeout_s` it brakes
   the same way and aborts ("guard blind"). A guarded goal whose first measured sample carries no efforts
@@ -67,6 +67,9 @@ SETTLED_SPEED = 0.02
 """m/s: a linear goal succeeds only once the measured TCP has moved slower than this for `SETTLED_S`."""
 SETTLED_S = 0.06
 """s of measurements: a brake that turns round near the target is that slow for only 20-40 ms."""
+STOPPED_SPEED = 0.002
+"""m/s: a braked goal (cancel, contact) ends once the measured TCP has moved slower than this for
+`SETTLED_S` (the arm trails the command by the stream delay and the motors' lag)."""
 MAX_RESUMES = 3
 """How often a goal resumes from where the arm stopped short (`LinearGoalRun`, `JointGoalRun`)."""
 GUARD_LEAD_M = 0.003
@@ -159,6 +162,7 @@ class LinearGoalRun:
         self._still: tuple[np.ndarray, float] | None = None  # (measured pose, since) while finished
         self._last_meas: tuple[np.ndarray, float] | None = None  # (measured pose, when) for `_speed`
         self._slow_since: float | None = None  # measurement time since which the TCP moves slowly
+        self._still_since: float | None = None  # ... and since when slower than `STOPPED_SPEED`
         self._paused = ""  # why a guarded goal braked to wait for the arm (`_check_lead`); "" = not
 
     @property
@@ -334,21 +338,32 @@ class LinearGoalRun:
                 self._slow_since = None
             elif self._slow_since is None:
                 self._slow_since = last[1]
+            if speed > STOPPED_SPEED:
+                self._still_since = None
+            elif self._still_since is None:
+                self._still_since = last[1]
         if last is None or measured_at > last[1]:
             self._last_meas = (meas.copy(), measured_at)
 
     def _settled(self, measured_at: float) -> bool:
         return self._slow_since is not None and measured_at - self._slow_since >= SETTLED_S
 
+    def _stopped(self, measured_at: float) -> bool:
+        return self._still_since is not None and measured_at - self._still_since >= SETTLED_S
+
     def _decide(self, now: float, at: float, meas: np.ndarray | None, cfg: MotionConfig) -> Outcome | None:
-        if self.motion.braking:
-            stop = self.motion.plan.end_pose
-            if self._pending is not None:
-                return self._pending._replace(final_tcp=_tcp(meas))
-            if not self._paused:
-                return Outcome("canceled", IkStatus.OK, f"canceled; stopped at TCP {_fmt(stop)}", _tcp(meas))
         if self._done_at is None:
             self._done_at = now
+        if self.motion.braking and (self._pending is not None or not self._paused):
+            # A brake ends once the measured arm stands too (it trails the command by the stream delay and
+            # the motors' lag): the next goal then starts where the generator holds the arm, not short of
+            # it (a start short of the held target is a jump the generator refuses to follow).
+            if not self._stopped(at) and now - self._done_at <= cfg.settle_timeout_s:
+                return None
+            if self._pending is not None:
+                return self._pending._replace(final_tcp=_tcp(meas))
+            stop = self.motion.plan.end_pose
+            return Outcome("canceled", IkStatus.OK, f"canceled; stopped at TCP {_fmt(stop)}", _tcp(meas))
         if self._paused and (self.resumes >= MAX_RESUMES or now - self._done_at > cfg.settle_timeout_s):
             return Outcome("aborted", IkStatus.OK, f"{self._paused}; no resume left", _tcp(meas))
         why = "no valid joint state"
@@ -396,7 +411,7 @@ class LinearGoalRun:
         return True, IkStatus.OK, f"retargeted to {_fmt(self.target)}"
 
     def cancel(self, now: float, cfg: MotionConfig, measured_q: Any = None) -> None:
-        """Brake on the current line; the goal ends CANCELED once the motion stands."""
+        """Brake on the current line; the goal ends CANCELED once the motion and the arm stand."""
         self.motion.brake(now)
         self._sent_final, self._paused = False, ""
 
