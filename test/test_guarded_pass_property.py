@@ -12,7 +12,7 @@ off the believed one, and hypothesis draws the placement errors (derandomized, a
   with the simulator's noise (`hardware.EffortSensor`, 0.03 N m) and `read_efforts` into a real
   `ContactDetector` (guard_force_n 5 N, debounce 2, baseline 5 samples), as the Cartesian node does;
 - the tree's pass (`RimPass`): fast to the band's top (`rim_band` of the believed targets with the
-  shipped `BehaviorSettings`), a guarded descent at guard_speed (20 mm/s) to the band's bottom; on a
+  shipped `BehaviorSettings`), a guarded descent at guard_speed (10 mm/s) to the band's bottom; on a
   trip the pad brakes, is lifted back to the band's top (vacuum on), and the search's `probe_offsets`
   follow, each a move at the band's top and a guarded descent; the first one that passes goes down to
   the release height, the vacuum goes off and the can settles; no probe passes: the can is held there.
@@ -23,7 +23,7 @@ computed: the arm runs on at full speed for `RUN_ON_S` (the command's lead over 
 generator's stream delay and the motors' lag, with a late control cycle) and then decelerates at
 `BRAKE_DECEL` (what the node's hard brake achieves at 20 mm/s: 0.93 mm); docs/design/guarded_moves.md.
 The joints for the Jacobian are the IK of the commanded pose; the guarded descents, the lifts and the
-moves between probes are straight lines at guard_speed with its scaled acceleration (0.08 m/s^2), the
+moves between probes are straight lines at guard_speed with its scaled acceleration (0.04 m/s^2), the
 other moves minimum-jerk at fixed speeds; the can is gripped on its true spot.
 
 The property: no can is torn off, released or knocked outside its compartment (in_box_clear or
@@ -63,7 +63,7 @@ TICK = 0.01
 CARTESIAN_MAX_SPEED = 1.0
 """m/s: the Cartesian node's speed at speed_scale 1 (config/cartesian_motion.yaml)."""
 CARTESIAN_MAX_ACCEL = 4.0
-"""m/s^2: its acceleration at speed_scale 1; a goal's speed_scale scales it too (0.08 m/s^2 at 0.02)."""
+"""m/s^2: its acceleration at speed_scale 1; a goal's speed_scale scales it too (0.04 m/s^2 at 0.01)."""
 GUARD_SPEED = SETTINGS.guard_speed * CARTESIAN_MAX_SPEED
 GUARD_ACCEL = SETTINGS.guard_speed * CARTESIAN_MAX_ACCEL
 RUN_ON_S = 0.15

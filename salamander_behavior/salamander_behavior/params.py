@@ -71,10 +71,10 @@ class BehaviorSettings:
     ik_retry: bool = True
     ik_retry_pitch_offsets: tuple[float, ...] = (0.05, -0.05, 0.1, -0.1)
     guarded_pass: bool = True
-    guard_speed: float = 0.02
+    guard_speed: float = 0.01
     guard_force_n: float = 5.0
-    guard_band_above_m: float = 0.010
-    guard_band_below_m: float = 0.010
+    guard_band_above_m: float = 0.004
+    guard_band_below_m: float = 0.006
     search_step_m: float = 0.0015
     search_reach_m: float = 0.006
     search_probes: int = 12

@@ -122,7 +122,8 @@ def test_the_band_spans_where_the_cans_bottom_passes_the_rim_and_divider_tops() 
     band = rim_band(job, settings)
     rim_pass = LAYOUT.rim_z + LAYOUT.can_height  # the TCP when the can's bottom is level with the rim
     assert job.rim_pass_z == pytest.approx(rim_pass)
-    assert band == RimBand(pytest.approx(rim_pass + 0.010), pytest.approx(rim_pass - 0.010))
+    above, below = settings.guard_band_above_m, settings.guard_band_below_m
+    assert band == RimBand(pytest.approx(rim_pass + above), pytest.approx(rim_pass - below))
     assert job.place_release.z < band.bottom < band.top < job.place_above.z
     # An upward release offset raises the lowest point the pass may go to, never the band above the plan.
     high = rim_band(job, settings, dz=0.050)
@@ -147,7 +148,8 @@ def test_a_pass_without_contact_goes_fast_to_the_band_slow_and_guarded_through_i
     fast, slow = moves["over the rim can_0: to the rim"], moves["over the rim can_0: through the rim"]
     final = moves["place_release"]
     assert (fast.speed_scale, fast.guard_force, fast.target.z) == (0.5, 0.0, pytest.approx(band.top))
-    assert (slow.speed_scale, slow.guard_force, slow.target.z) == (0.02, 5.0, pytest.approx(band.bottom))
+    slow_z, guard_speed = pytest.approx(band.bottom), BehaviorSettings().guard_speed
+    assert (slow.speed_scale, slow.guard_force, slow.target.z) == (guard_speed, 5.0, slow_z)
     assert (final.speed_scale, final.guard_force, final.target) == (0.5, 0.0, job.place_release)
     assert [h.request.guard_force > 0 for h in rig.motion.handles].count(True) == 1
     assert rig.gripper.releases[0].at == job.place_release
@@ -182,7 +184,7 @@ def test_a_contact_lifts_the_can_clear_and_the_search_releases_at_the_first_prob
             assert request.target.z == pytest.approx(band.top) and request.guard_force == 0.0
         if "through the rim" in request.label:
             assert request.target.z == pytest.approx(band.bottom) and request.guard_force == 5.0
-            assert request.speed_scale == 0.02
+            assert request.speed_scale == BehaviorSettings().guard_speed
     offset = py_trees.blackboard.Blackboard.get(offset_key("can_0"))
     assert offset == pytest.approx((-s, s, 0.0))
     assert py_trees.blackboard.Blackboard.get(offset_source_key("can_0")) == OFFSET_SEARCH

@@ -19,8 +19,8 @@ Decisions documented here:
   still away from it (the generator dropped the target: a measurement it took for a pushed arm) gets the
   target again, at most `MAX_RESUMES` times (`JointGoalRun._resend_if_standing`).
 - Cancel brakes a linear motion on its own line with the plan's limits; the goal ends CANCELED once the
-  commanded motion and the measured arm stand. A joint goal is cancelled by re-targeting the measured joints (the trajectory
-  generator decelerates within its joint limits).
+  commanded motion and the measured arm stand. A joint goal is cancelled by re-targeting the measured
+  joints (the trajectory generator decelerates within its joint limits).
 - A live change of the arm parameters re-checks the rest of a running linear path; if it became
   infeasible the motion brakes at once and the goal aborts with the status of the first bad point.
 - The goal's elbow `branch` ("" = nearest the current joints, "up", "down"): a joint goal solves the
@@ -34,10 +34,10 @@ Decisions documented here:
   `EARLY_FAIL` (the tree retries IK variants only after those: docs/interfaces.md).
 - A guarded goal (`guard_force` > 0, linear only) feeds every new measured sample to a
   `contact.ContactDetector`. When it trips, the motion brakes on its line as a cancel does (never past
-  the line's end) and the goal ends, once the commanded motion and the measured arm stand, ABORTED with status Ok and a
-  `Contact` (the measured TCP and the force estimate at the trip; message ``contact: <|F|> N at (x, y, z)
-  mm after <d> mm of the line``). Without a usable effort sample for `joint_state_timeout_s` it brakes
-  the same way and aborts ("guard blind"). A guarded goal whose first measured sample carries no efforts
+  the line's end) and the goal ends, once the commanded motion and the measured arm stand, ABORTED with
+  status Ok and a `Contact` (the measured TCP and the force estimate at the trip; message
+  ``contact: <|F|> N at (x, y, z) mm after <d> mm of the line``). Without a usable effort sample for
+  `joint_state_timeout_s` it brakes the same way and aborts ("guard blind"). A guarded goal whose first measured sample carries no efforts
   at all fails early: never silently unguarded. Its command never leads the measured TCP by more than
   `GUARD_LEAD_M` + speed x `GUARD_LEAD_S` (the guard feels only the measured arm): past that it brakes
   and resumes from where the arm stands (`_check_lead`). Design: docs/design/guarded_moves.md.

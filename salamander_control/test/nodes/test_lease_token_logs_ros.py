@@ -159,7 +159,8 @@ def test_refused_tokens_are_logged_by_fingerprint_only_on_every_path(stack) -> N
     peer.wait(lambda: peer.holder == HOLDER, "the lease held")
     # The Cartesian node follows the lease on its own latched subscription: until it has seen the holder
     # it takes the lease for free and accepts any goal (the generator would then refuse its targets).
-    peer.wait(lambda: not peer.move_cartesian("token_log_other", ""), "the Cartesian node seeing the lease held")
+    sees = "the Cartesian node seeing the lease held"
+    peer.wait(lambda: not peer.move_cartesian("token_log_other", ""), sees)
     wrong = held.token[:-1] + ("A" if held.token[-1] != "A" else "B")
     tokens = {"expired": expired.token, "wrong": wrong, "unknown": unknown}
     for token in tokens.values():
