@@ -33,14 +33,14 @@ Decisions documented here:
 - Every failure decided before a joint target was sent (an early fail) has a message beginning with
   `EARLY_FAIL` (the tree retries IK variants only after those: docs/interfaces.md).
 - A guarded goal (`guard_force` > 0, linear only) feeds every new measured sample to a
-  `contact.ContactDetector`. When it trips, the motion brakes on its line as a cancel does (never past
-  the line's end) and the goal ends, once the commanded motion and the measured arm stand, ABORTED with
-  status Ok and a `Contact` (the measured TCP and the force estimate at the trip; message
-  ``contact: <|F|> N at (x, y, z) mm after <d> mm of the line``). Without a usable effort sample for
-  `joint_state_timeout_s` it brakes the same way and aborts ("guard blind"). A guarded goal whose first measured sample carries no efforts
-  at all fails early: never silently unguarded. Its command never leads the measured TCP by more than
-  `GUARD_LEAD_M` + speed x `GUARD_LEAD_S` (the guard feels only the measured arm): past that it brakes
-  and resumes from where the arm stands (`_check_lead`). Design: docs/design/guarded_moves.md.
+  `contact.ContactDetector`. When it trips, the motion brakes on its line as a cancel does (never past the
+  line's end) and the goal ends, once the commanded motion and the measured arm stand, ABORTED with status
+  Ok and a `Contact` (the measured TCP and the force estimate at the trip; message ``contact: <|F|> N at (x,
+  y, z) mm after <d> mm of the line``). Without a usable effort sample for `joint_state_timeout_s` it brakes
+  the same way and aborts ("guard blind"). A guarded goal whose first measured sample carries no efforts at
+  all fails early: never silently unguarded. Its command never leads the measured TCP by more than
+  `GUARD_LEAD_M` + speed x `GUARD_LEAD_S` (the guard feels only the measured arm): past that it brakes and
+  resumes from where the arm stands (`_check_lead`). Design: docs/design/guarded_moves.md.
 
 Pure Python, no rclpy.
 """
