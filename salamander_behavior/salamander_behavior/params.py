@@ -60,9 +60,9 @@ class BehaviorSettings:
     release_speed: float = 0.5
     nudge_speed: float = 0.5
     attach_timeout_s: float = 2.0
-    grip_confirm_s: float = 0.5
+    grip_confirm_s: float = 0.1
     release_timeout_s: float = 2.0
-    settle_s: float = 0.5
+    settle_s: float = 0.1
     vacuum_timeout_s: float = 2.0
     part_present_timeout_s: float = 0.5
     motion_timeout_s: float = 30.0

@@ -144,7 +144,7 @@ def test_a_switch_that_never_drops_after_the_vacuum_went_off_stops_the_run_after
     assert not any("let go over" in m for m in errors)  # never claimed
     assert "rise" not in rig.motion.labels  # the arm stays in the box: the can may hang on the pad
     # It waited release_timeout_s (2.0 s at 0.05 s a tick) for the switch before deciding.
-    settle_and_rise = round(0.5 / 0.05) + 3
+    settle_and_rise = round(BehaviorSettings().settle_s / 0.05) + 3
     assert rig.ticks - (reported.ticks - settle_and_rise) == pytest.approx(2.0 / 0.05, abs=4)
 
 

@@ -50,9 +50,9 @@ _SUCTION: tuple[ParamSpec, ...] = (
         True,
     ),
     cell_param(
-        "attach_settle_s", 0.5, "vacuum on with contact this long before the can is held (s)", 0.0, 10.0, True
+        "attach_settle_s", 0.15, "vacuum on with contact this long before the can is held (s)", 0.0, 10.0, True
     ),
-    cell_param("release_settle_s", 0.7, "vacuum off this long before the can lets go (s)", 0.0, 10.0, True),
+    cell_param("release_settle_s", 0.25, "vacuum off this long before the can lets go (s)", 0.0, 10.0, True),
     cell_param(
         "touch_tolerance",
         0.0001,
@@ -221,8 +221,8 @@ class SuctionParams:
     attach_tol_z: float = 0.003
     attach_tol_xy: float = 0.005
     attach_max_tilt: float = 0.1
-    attach_settle_s: float = 0.5
-    release_settle_s: float = 0.7
+    attach_settle_s: float = 0.15
+    release_settle_s: float = 0.25
     touch_tolerance: float = 0.0001
     suction_force_n: float = 25.0
     pad_radius: float = 0.0115

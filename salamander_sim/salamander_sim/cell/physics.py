@@ -41,7 +41,7 @@ weight, its inertia and what presses on it; zero without a can), the mean over t
 
 F is `suction_force_n` while the vacuum is on. When it goes off, F decays exponentially (the pad's
 volume venting through the valve) with the time constant that brings it down to the can's weight in
-release_settle_s: tau = release_settle_s / ln(F / (m g)) (0.35 s at the defaults). The can therefore lets
+release_settle_s: tau = release_settle_s / ln(F / (m g)) (0.13 s at the defaults). The can therefore lets
 go when the decaying hold can no longer carry its load (a can hanging centred: after release_settle_s,
 as the kinematic model's fixed delay; one with a moment on the pad a little earlier), and at the latest
 after release_settle_s. Why a weld and not MuJoCo's adhesion actuator: docs/design/cell_model.md.

@@ -6,10 +6,10 @@ contact switching lie a few tens of milliseconds: the volume of the hose and the
 evacuated or vented through the ejector and the valve, and the switch itself has a response time of a
 few ms (typical catalogue figures for vacuum switches are 2-5 ms for the switch, and the hose and
 pad volume of a small pad add tens of ms). The default delay of 30 ms (`part_present_delay_s`, a
-live parameter of the cell simulator) stands for that; it is short next to the tree's
-`grip_confirm_s` (0.5 s) and its freshness bound (`part_present_timeout_s`, 0.5 s), so the tree never
-waits for it, and long enough that a change the simulator makes is never seen by the tree in the same
-instant (as on the robot).
+live parameter of the cell simulator) stands for that. The tree's grip and release confirmations wait
+on the switch, so it adds to every cycle as on the robot; it is short next to the tree's freshness
+bound (`part_present_timeout_s`, 0.5 s), and long enough that a change the simulator makes is never
+seen by the tree in the same instant.
 
 `DelayedSwitch` is a pure dead-time element: the output takes a new input value once that value has
 held for `delay_s` without interruption; a blip shorter than that never shows (a switch does not

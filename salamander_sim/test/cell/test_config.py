@@ -28,7 +28,7 @@ def test_shipped_config_is_the_product() -> None:
     assert (lay.can_diameter, lay.can_height) == (0.0662, 0.115)  # a 330 ml can
     assert lay.compartments == len(lay.can_xy) == 3
     assert lay.compartment_inner == pytest.approx(0.0662 + 2 * 0.00195)  # 70.1 mm
-    assert (cfg.suction.attach_settle_s, cfg.suction.release_settle_s) == (0.5, 0.7)
+    assert (cfg.suction.attach_settle_s, cfg.suction.release_settle_s) == (0.15, 0.25)
     assert (cfg.suction.attach_tol_z, cfg.suction.attach_tol_xy) == (0.003, 0.005)
     # The file names every parameter (nothing silently falls back to a default the reader cannot see).
     text = CELL_YAML.read_text()

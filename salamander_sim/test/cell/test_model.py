@@ -17,6 +17,8 @@ from salamander_testing import REPO as REPO_ROOT
 
 CELL_YAML = REPO_ROOT / "config" / "cell.yaml"
 CFG = load_cell_config(CELL_YAML)
+SUCTION = dataclasses.replace(CFG.suction, attach_settle_s=0.5, release_settle_s=0.7)
+"""The shipped suction with the settle times these timing tests step through (the model takes any)."""
 LAY = CFG.layout
 TARGETS = load_cell_targets(CELL_YAML)
 H, R = LAY.can_height, LAY.can_radius
@@ -33,7 +35,7 @@ def top_of(model: CellModel, can: str, dx: float = 0.0, dy: float = 0.0, dz: flo
 
 def gripped_model(can: int = 0, offset: tuple[float, float] = (0.0, 0.0)) -> CellModel:
     """A model at t = 1.0 s holding can_<can>, gripped `offset` off its axis."""
-    model = CellModel(LAY, CFG.suction)
+    model = CellModel(LAY, SUCTION)
     pose = top_of(model, f"can_{can}", *offset)
     model.set_vacuum(True, 0.0)
     for now in (0.0, 0.5, 1.0):
@@ -47,7 +49,7 @@ def release_at(model: CellModel, tcp: tuple[float, float, float], now: float = 2
     """Move the held can to `tcp` (straight from where it is), vacuum off, wait release_settle_s."""
     model.step(pad(tcp), now)
     model.set_vacuum(False, now)
-    model.step(pad(tcp), now + CFG.suction.release_settle_s)
+    model.step(pad(tcp), now + SUCTION.release_settle_s)
 
 
 # --- gripping ----------------------------------------------------------------------------------------
@@ -70,7 +72,7 @@ def release_at(model: CellModel, tcp: tuple[float, float, float], now: float = 2
     ],
 )
 def test_grip_only_within_tolerance(dx: float, dy: float, dz: float, pitch: float, grips: bool) -> None:
-    model = CellModel(LAY, CFG.suction)
+    model = CellModel(LAY, SUCTION)
     x, y, z = top_of(model, "can_1").tcp
     model.set_vacuum(True, 0.0)
     for now in (0.0, 0.3, 0.6, 5.0):
@@ -80,7 +82,7 @@ def test_grip_only_within_tolerance(dx: float, dy: float, dz: float, pitch: floa
 
 
 def test_grip_only_after_the_settle_time_with_vacuum_and_contact_uninterrupted() -> None:
-    model = CellModel(LAY, CFG.suction)
+    model = CellModel(LAY, SUCTION)
     on_top, lifted = top_of(model, "can_0"), top_of(model, "can_0", dz=0.01)
     # Contact first, vacuum later: the settle time counts from the vacuum.
     model.step(on_top, 0.0)
@@ -91,7 +93,7 @@ def test_grip_only_after_the_settle_time_with_vacuum_and_contact_uninterrupted()
     assert model.held == "can_0"
 
     # Vacuum first, contact later, then interrupted for one step: the settle time starts again.
-    model = CellModel(LAY, CFG.suction)
+    model = CellModel(LAY, SUCTION)
     model.set_vacuum(True, 0.0)
     model.step(lifted, 0.5)
     model.step(on_top, 1.0)
@@ -104,7 +106,7 @@ def test_grip_only_after_the_settle_time_with_vacuum_and_contact_uninterrupted()
     assert [e.kind for e in model.drain_events()] == ["vacuum", "gripped"]
 
     # Vacuum switched off before the settle time: nothing is gripped.
-    model = CellModel(LAY, CFG.suction)
+    model = CellModel(LAY, SUCTION)
     model.set_vacuum(True, 0.0)
     model.step(on_top, 0.0)
     model.set_vacuum(False, 0.4)
@@ -113,7 +115,7 @@ def test_grip_only_after_the_settle_time_with_vacuum_and_contact_uninterrupted()
 
 
 def test_no_grip_without_a_fresh_tcp() -> None:
-    model = CellModel(LAY, CFG.suction)
+    model = CellModel(LAY, SUCTION)
     model.set_vacuum(True, 0.0)
     model.step(top_of(model, "can_0"), 0.0)
     model.step(None, 0.3)  # joint states went stale: contact unknown
@@ -139,7 +141,7 @@ def test_a_pad_settling_lower_after_the_grip_presses_the_can_down_within_its_com
     assert model.held == "can_0" and model.positions()["can_0"] == (x, y, z)
     model.step(pad((x, y, z + H + 0.05)), 1.2)  # lifts with the offset it was gripped with
     assert model.positions()["can_0"] == pytest.approx((x, y, z + 0.05))
-    model.step(pad((x, y, z + H - CFG.suction.attach_tol_z - 0.001)), 1.3)  # past the compliance
+    model.step(pad((x, y, z + H - SUCTION.attach_tol_z - 0.001)), 1.3)  # past the compliance
     assert model.held is None and model.placement("can_0").knocked_off_by == "table"
     assert model.positions()["can_0"] == pytest.approx((x, y, z))
 
@@ -438,11 +440,11 @@ def _hold(
                 assert now_at[:2] == pytest.approx(wanted[:2], abs=1e-9)
                 if now_at[2] != pytest.approx(wanted[2], abs=1e-9):
                     # Pressed: the pad gave (at most its compliance), the can stands on a solid.
-                    assert wanted[2] < now_at[2] <= wanted[2] + CFG.suction.attach_tol_z + 1e-9
+                    assert wanted[2] < now_at[2] <= wanted[2] + SUCTION.attach_tol_z + 1e-9
                     below = (now_at[0], now_at[1], now_at[2] - 1e-6)
                     assert min(gaps(lay, below, others)) < 0.0, (now_at, wanted)
                 assert path_min_gap(lay, old, now_at, others) >= -TOL, (old, now_at)
-            elif model.vacuum or now - vacuum_off_at < CFG.suction.release_settle_s - 1e-9:
+            elif model.vacuum or now - vacuum_off_at < SUCTION.release_settle_s - 1e-9:
                 # Knocked off: only when the move really ran into a solid.
                 assert path_min_gap(lay, old, wanted, others) <= 0.0002 + TOL, (old, wanted)
         events = model.drain_events()
@@ -452,7 +454,7 @@ def _hold(
         if held_before is not None and model.held is None:
             # A held can left the pad: knocked off by a solid, or released >= release_settle_s after off.
             assert "knocked_off" in kinds or (
-                not model.vacuum and now - vacuum_off_at >= CFG.suction.release_settle_s - 1e-9
+                not model.vacuum and now - vacuum_off_at >= SUCTION.release_settle_s - 1e-9
             ), (kinds, model.vacuum, now, vacuum_off_at)
     return now
 
@@ -460,7 +462,7 @@ def _hold(
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_tcp_paths_never_put_a_can_inside_a_wall_the_table_or_another_can(data: st.DataObject) -> None:
-    model = CellModel(data.draw(st.sampled_from(LAYOUTS)), CFG.suction)
+    model = CellModel(data.draw(st.sampled_from(LAYOUTS)), SUCTION)
     now, vacuum_off_at = 0.0, 0.0
     for _ in range(data.draw(st.integers(5, 40))):
         action = data.draw(st.sampled_from(["move", "move", "carry", "vacuum_on", "vacuum_off", "hold"]))

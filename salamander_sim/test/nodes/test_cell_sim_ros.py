@@ -179,12 +179,12 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
     assert peer.spin_until(lambda: time.monotonic() - window >= 1.0)
     assert len(peer.part) - first >= 6  # 10 Hz, with room for a loaded machine
 
-    # Pad on the can top, vacuum on: held after attach_settle_s (0.5 s), not before.
+    # Pad on the can top, vacuum on: held after attach_settle_s, not before.
     peer.q = joints_for(pick.contact)
     assert peer.spin_until(lambda: peer.state["contact"] == "can_0"), peer.sim.describe()
     sent = time.monotonic()
     reply = peer.set_vacuum(True)
-    assert reply.success and "held after 0.50 s" in reply.message
+    assert reply.success and f"held after {SUCTION.attach_settle_s:.2f} s" in reply.message
     assert peer.spin_until(lambda: peer.state["held"] == "can_0"), peer.sim.describe()
     assert time.monotonic() - sent >= SUCTION.attach_settle_s
     assert peer.can("can_0")["attached"] is True and peer.vacuum is True
@@ -202,7 +202,7 @@ def test_pick_and_place_cycle_ends_in_box_clear_of_walls(peer: CellPeer) -> None
     peer.move_to(place.place_above, "can_0")
     peer.move_to(place.place_release, "can_0")
 
-    # Vacuum off: it lets go after release_settle_s (0.7 s) and lands clear of the walls.
+    # Vacuum off: it lets go after release_settle_s and lands clear of the walls.
     sent = time.monotonic()
     assert peer.set_vacuum(False).success
     assert peer.spin_until(lambda: peer.can("can_0")["outcome"] is not None), peer.sim.describe()
