@@ -50,7 +50,12 @@ _SUCTION: tuple[ParamSpec, ...] = (
         True,
     ),
     cell_param(
-        "attach_settle_s", 0.15, "vacuum on with contact this long before the can is held (s)", 0.0, 10.0, True
+        "attach_settle_s",
+        0.15,
+        "vacuum on with contact this long before the can is held (s)",
+        0.0,
+        10.0,
+        True,
     ),
     cell_param("release_settle_s", 0.25, "vacuum off this long before the can lets go (s)", 0.0, 10.0, True),
     cell_param(
