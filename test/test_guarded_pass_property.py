@@ -290,10 +290,11 @@ def check_property(box: tuple[float, float, float], grip: tuple[float, float], k
     ("box", "grip", "k", "probes", "exhausted"),
     [
         ((0.0, 0.0, 0.0), (0.0005, -0.0005), 0, 0, False),  # in directly
-        ((0.0035, 0.0, 0.0), (0.0, 0.0), 0, 9, False),  # the e2e test's box: meets the rim, probe 9 passes
+        ((0.0035, 0.0, 0.0), (0.0, 0.0), 0, 1, False),  # the e2e test's box: meets the rim, probe 1 passes
         ((0.0, -0.0035, 0.0), (0.0005, -0.0005), 1, 4, False),  # between two dividers
-        ((-0.0038, 0.0, 0.0112), (0.0, 0.0012), 0, 11, False),  # far out along x: the 3 mm ring
-        ((-0.00269, 0.00249, -0.0068), (-0.00023, -0.00141), 0, 12, True),  # diagonal: the search ends, held
+        ((-0.0038, 0.0, 0.0112), (0.0, 0.0012), 0, 3, False),  # far out along x, turned
+        ((-0.00269, 0.00249, -0.0068), (-0.00023, -0.00141), 0, 6, False),  # diagonal: the 2.8 mm probe
+        ((-0.0042, 0.0042, 0.0), (0.0, 0.0), 0, 12, True),  # 5.9 mm diagonal: the search ends, held
     ],
 )
 def test_chosen_draws_pass_the_rim_or_are_held(

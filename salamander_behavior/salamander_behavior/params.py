@@ -75,7 +75,7 @@ class BehaviorSettings:
     guard_force_n: float = 5.0
     guard_band_above_m: float = 0.004
     guard_band_below_m: float = 0.006
-    search_step_m: float = 0.0015
+    search_step_m: float = 0.002
     search_reach_m: float = 0.006
     search_probes: int = 12
     search_fallback: str = "stop"

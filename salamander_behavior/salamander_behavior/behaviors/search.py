@@ -73,9 +73,9 @@ def probe_offsets(step: float, reach: float, probes: int) -> list[tuple[float, f
     Every grid point within `reach` (XY radius) except the centre (it met the rim), nearest first; at one
     distance, counter-clockwise from +x (a square spiral). At most `probes` of them. Every point of the
     plane lies within step / sqrt(2) of a grid point, so with a step up to sqrt(2) times the side
-    clearance (1.5 mm against 1.95 mm: 1.06 mm) a box offset inside the probed area has a probe that
-    passes. The defaults (12 probes) probe to 3 mm: box offsets up to 4 mm (diagonal) to 4.9 mm (along
-    an axis) are found.
+    clearance (2 mm against 1.95 mm: 1.41 mm) a box offset inside the probed area has a probe that
+    passes. The defaults (12 probes) probe to 4 mm: box offsets up to 4.8 mm (diagonal) to 5.9 mm (along
+    an axis) are found. Why 2 mm and not finer: docs/design/guarded_moves.md.
 
     Raises:
         ValueError: a step or reach that is not a positive finite number, or probes < 0.

@@ -161,7 +161,8 @@ def test_a_contact_lifts_the_can_clear_and_the_search_releases_at_the_first_prob
     rig = Rig(JOBS[:1])
     box_shifted(rig, dx, dy)
     assert rig.run() == "SUCCESS"
-    job, s = JOBS[0], 0.0015
+    job, s = JOBS[0], BehaviorSettings().search_step_m
+    mm = f"{s * 1000:.1f}"
     band = rim_band(job, BehaviorSettings())
     assert band is not None
     labels = rig.motion.labels
@@ -197,15 +198,16 @@ def test_a_contact_lifts_the_can_clear_and_the_search_releases_at_the_first_prob
     assert "N, over compartment 0 at offset [0.0, 0.0, 0.0] mm: lifting it clear (vacuum on), then " in (
         warnings[0]
     )
-    assert "searching (12 probes, step 1.5 mm, within 3.0 mm)" in warnings[0]
+    reach = max(math.hypot(*p) for p in probe_offsets(s, BehaviorSettings().search_reach_m, 12))
+    assert f"searching (12 probes, step {s * 1000:.1f} mm, within {reach * 1000:.1f} mm)" in warnings[0]
     infos = rig.log.text()
     assert "can_0: probe 1/12 met the rim: TCP" in infos and "lifting clear, probe 2 next" in infos
     assert (
-        "can_0: probe 6/12 passed the rim over compartment 0 at offset [-1.5, 1.5, 0.0] mm (the search "
-        "moved it [-1.5, 1.5, 0.0] mm): releasing there"
+        f"can_0: probe 6/12 passed the rim over compartment 0 at offset [-{mm}, {mm}, 0.0] mm "
+        f"(the search moved it [-{mm}, {mm}, 0.0] mm): releasing there"
     ) in infos
     assert rig.report.records()[0].result is CanResult.PLACED
-    assert "offset [-1.5, 1.5, 0.0] mm" in rig.report.records()[0].detail
+    assert f"offset [-{mm}, {mm}, 0.0] mm" in rig.report.records()[0].detail
 
 
 def test_no_probe_passing_holds_the_can_above_its_compartment_and_stops_the_run() -> None:
@@ -222,7 +224,7 @@ def test_no_probe_passing_holds_the_can_above_its_compartment_and_stops_the_run(
     assert rig.motion.position is not None and rig.motion.position.z == pytest.approx(band.top)
     errors = [m for level, m in rig.log.lines if level == "error"]
     assert (
-        "can_0: no probe of the search passed the rim (12 probes within 3.0 mm): holding the can above "
+        "can_0: no probe of the search passed the rim (12 probes within 4.0 mm): holding the can above "
         "compartment 0 (vacuum on); the run stops"
     ) in errors[0]
     record = rig.report.records()[0]
@@ -249,7 +251,7 @@ def test_unguarded_the_release_descent_is_one_move_from_place_above_as_before(wh
 
 def test_the_search_adds_its_probe_on_top_of_the_offset_the_descent_started_from() -> None:
     # The operator (or the box estimate) moved the can 2 mm in +x; the box stands 4 mm off in +x: the
-    # descent at +2 mm meets the rim, probe 1 (+1.5 mm more) passes: the can goes in at +3.5 mm.
+    # descent at +2 mm meets the rim, probe 1 (+2 mm more) passes: the can goes in at +4 mm.
     rig = Rig(JOBS[:1], settings=BehaviorSettings(manual_place=True))
     box_shifted(rig, 0.004, 0.0)
     rig.run(until=lambda: rig.leaf("ManualAdjust[place_can_0]").status is Status.RUNNING)
@@ -276,7 +278,7 @@ def test_search_fallback_manual_asks_the_operator_then_passes_once_more_guarded_
     rig.run(until=lambda: rig.leaf("ManualAdjust[place_can_0 after the search]").status is Status.RUNNING)
     warnings = [m for level, m in rig.log.lines if level == "warning"]
     assert any(
-        "no probe of the search passed the rim (2 probes within 1.5 mm): holding the can above compartment "
+        "no probe of the search passed the rim (2 probes within 2.0 mm): holding the can above compartment "
         "0; ManualAdjust next (search_fallback manual" in m
         for m in warnings
     )
