@@ -85,7 +85,7 @@ def test_arm_points_use_the_given_geometry():
 # --- evaluate_ghost: inside the limits ---------------------------------------------------------------
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(q=feasible_joints())
 def test_feasible_joints_give_a_green_ghost_on_the_measured_joints(q):
     ghost = evaluate_ghost(q, P)
@@ -209,7 +209,7 @@ def test_a_narrowed_alpha_turns_the_rest_posture_red():
     assert evaluate_ghost(REST_POSTURE, P.with_changes(alpha_max=1.30)).reason == "coupled_limit"
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(q=feasible_joints(), turns=st.tuples(st.sampled_from([-1, 1]), st.sampled_from([-1, 1])))
 def test_yaw_a_turn_beyond_its_range_is_the_same_pose_and_solves(q, turns):
     # An encoder past +-pi by a whole turn: the IK answers the in-range representation.

@@ -65,7 +65,7 @@ def noisy_readings_at_a_limit(draw: st.DrawFn, p: ArmParams = P):  # noqa: B008
     return true, tuple(a + n for a, n in zip(true, noise, strict=True))
 
 
-@settings(max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(sample=noisy_readings_at_a_limit())
 def test_noise_at_any_limit_keeps_the_ghost_green_and_near_the_reading(sample) -> None:
     _, reading = sample

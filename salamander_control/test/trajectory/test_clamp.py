@@ -30,7 +30,7 @@ anything = st.one_of(finite, st.sampled_from([math.nan, math.inf, -math.inf]))
 limits = st.floats(*ALPHA_BETA_RANGE, allow_nan=False)
 
 
-@settings(max_examples=5000, deadline=None)
+@settings(max_examples=2500, deadline=None)
 @given(st.lists(anything, min_size=5, max_size=5), limits, limits)
 def test_clamp_output_is_always_inside_every_limit(q: list[float], alpha: float, beta: float) -> None:
     params = ArmParams(alpha_max=alpha, beta_max=beta)
@@ -91,7 +91,7 @@ def beam_range(q1: float, params: ArmParams) -> tuple[float, float]:
     return max(params.q2_min, q1 - params.beta_max), min(params.q2_max, q1 + params.alpha_max)
 
 
-@settings(max_examples=5000, deadline=None)
+@settings(max_examples=2500, deadline=None)
 @given(st.lists(anything, min_size=5, max_size=5), limits, limits)
 def test_post_clamp_stays_inside_and_keeps_the_shoulder_wherever_a_beam_angle_fits(
     q: list[float], alpha: float, beta: float

@@ -272,7 +272,7 @@ def start_inside(q: list[float], arm: ArmParams) -> tuple[float, ...]:
     return (min(max(q[0], -3.1), 3.1), p.q1, p.q2, min(max(q[3], -1.5), 1.5), q[4] % 3.0)
 
 
-@settings(max_examples=2500, deadline=None)
+@settings(max_examples=1200, deadline=None)
 @given(
     start=st.lists(finite, min_size=5, max_size=5),
     per_joint=st.lists(limit_values, min_size=5, max_size=5),

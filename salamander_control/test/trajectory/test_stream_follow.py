@@ -328,7 +328,7 @@ message = st.tuples(
 )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=800, deadline=None)
 @given(start=st.lists(joint, min_size=5, max_size=5), messages=st.lists(message, min_size=1, max_size=12))
 def test_any_stream_keeps_every_command_finite_inside_the_limits_and_slow_enough(start, messages) -> None:
     """Garbage streams included: jumps, velocities that contradict the positions, far targets, stalls."""

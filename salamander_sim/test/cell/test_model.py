@@ -459,7 +459,7 @@ def _hold(
     return now
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_tcp_paths_never_put_a_can_inside_a_wall_the_table_or_another_can(data: st.DataObject) -> None:
     model = CellModel(data.draw(st.sampled_from(LAYOUTS)), SUCTION)

@@ -427,7 +427,7 @@ def start_and_arm(draw):
     return arm, q
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(start_and_arm(), st.lists(event, min_size=1, max_size=40), st.booleans())
 def test_every_joint_target_is_inside_every_limit(start, events, follow) -> None:
     arm, q = start
