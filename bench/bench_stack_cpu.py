@@ -334,7 +334,7 @@ def main() -> int:
         print("| can | s |\n|---|---:|")
         for can, seconds in cans:
             print(f"| {can} | {seconds:.2f} |")
-        print("\n## Time per can against its lower bound (cycle_bound.py: the limits and the fixed waits)\n")
+        print("\n## Time per can against the cycle's bounds (cycle_bound.py: the limits and the waits)\n")
         print_cycle_bound(dict(cans))
     if not stack["started"]:
         print("\n(no run-start line seen: the run phase is empty; check RUN_START)")

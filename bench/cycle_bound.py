@@ -1,48 +1,79 @@
-"""A lower bound of the pick-and-place cycle per can, from the configured limits and fixed waits.
+"""Three bounds of the pick-and-place cycle per can: as configured, the stack's plan at full speed, the floor.
 
 Each can's cycle is the tree's sequence of motions and waits (salamander_behavior/tree.py):
 
 1. joint path from where the last can was released (place_above; REST for the first can) to above the can,
 2. linear descent to the contact pose, 3. the cell's attach settle (`attach_settle_s`, config/cell.yaml)
    and the tree's grip confirmation (`grip_confirm_s`), 4. linear lift back above the can,
-5. linear carry to place_above, 6. linear release descent to place_release,
-7. the cell's release settle (`release_settle_s`) and the tree's `settle_s`, 8. linear rise to place_above.
+5. linear carry to place_above, 6. the release descent in three lines (behaviors/search.py, `RimPass`,
+   guarded_pass true and no contact): at release_speed to the top of the rim band, at guard_speed
+   through it, at release_speed on to place_release, 7. the cell's release settle (`release_settle_s`)
+   and the tree's `settle_s`, 8. linear rise to place_above.
 
-The bound plans every motion exactly as the stack does (the Cartesian node's `start_goal` for the lines,
-the generator's Ruckig for the joint path, at the generator's joint limits) but at speed scale 1.0,
-except the release descent, which the operating notes fix at 0.5; waits are counted at their configured
-lengths, with no tick latency and no time between segments. "As configured" plans the same motions at
-the shipped speed scales (config/behavior.yaml): the rest of a measured cycle is latency between steps.
+- **As configured** plans every motion exactly as the stack does (the Cartesian node's `start_goal` for
+  the lines, the generator's Ruckig for the joint path) at the shipped speed scales (config/behavior.yaml),
+  each from rest to rest, with the waits at their configured lengths and no time between steps: the rest
+  of a measured cycle is latency between steps.
+- **Stack plan at full speed**: the same at speed scale 1.0, except the release descent (0.5, the
+  operating notes) and the rim band (guard_speed).
+- **Time-optimal floor**: the same waypoints timed by TOPP-RA (`toppra`) under the generator's joint
+  velocity and acceleration limits (config/motion_limits.yaml; no jerk limit), rest to rest, with the
+  transit blended: the rise, transit and descent one path, the lift, carry and approach to the band's top
+  another (`blended_poses`: only the last `VERTICAL_M` vertical); the rim band at guard_speed and the
+  descent below it at speed scale 0.5 stay straight lines (their TCP speed and acceleration capped as
+  the Cartesian node caps them at that scale). The waits end at the part-present events: the cell's
+  `attach_settle_s` and `release_settle_s` (the switch reports then), without the tree's holds after
+  them. A can's floor starts where the previous can was let go (its rise is blended into this can's
+  transit; the first can's starts at REST) and the last can's ends with its rise, so the three columns
+  cover the same motion in all.
 
-Run: `python bench/cycle_bound.py` (after `source scripts/env.sh`); `bench_stack_cpu.py` prints the
-same table next to the measured time per can.
+Lines and joint paths are planned from config/arm.yaml, motion_limits.yaml and cartesian_motion.yaml as
+the Cartesian node loads them. Run: `python bench/cycle_bound.py` (after `source scripts/env.sh`);
+`bench_stack_cpu.py` prints the same table next to the measured time per can.
 """
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
+import toppra
 import yaml
+from toppra.algorithm import TOPPRA
+from toppra.constraint import JointAccelerationConstraint, JointVelocityConstraint
+from toppra.interpolator import AbstractGeometricPath
 
+from salamander_behavior.behaviors.search import rim_band
+from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import CanJob, load_jobs
 from salamander_behavior.ports import CartesianTarget
 from salamander_control.cartesian.config import MotionConfig, parse_goal
 from salamander_control.cartesian.goal import start_goal
-from salamander_control.kinematics import REST_POSTURE, solve_ik_pitched
+from salamander_control.cartesian.params import build_config, param_specs
+from salamander_control.kinematics import REST_POSTURE, forward_kinematics, solve_ik_pitched
+from salamander_control.params_file import node_values
 from salamander_control.trajectory.otg import MotionLimits, Otg
 
 ROOT = Path(__file__).resolve().parents[1]
 CELL = ROOT / "config" / "cell.yaml"
 BEHAVIOR = ROOT / "config" / "behavior.yaml"
+MOTION_FILES = [ROOT / "config" / f for f in ("arm.yaml", "motion_limits.yaml", "cartesian_motion.yaml")]
 RELEASE_SPEED = 0.5  # the operating notes: the release descent at speed scale 0.5, whatever else changes
 DT = 0.002  # the generator's cycle
+VERTICAL_M = 0.03  # m; the straight vertical end of a blended path (onto the can; the can down to the band)
+GRID = 200  # TOPP-RA's grid points per path
+Step = tuple[str, float]  # a step of the floor: its name and seconds
+
+toppra.setup_logging("WARNING")
 
 
 @dataclass(frozen=True)
 class Segment:
-    """One step of a can's cycle: its name, the bound's seconds and the seconds as configured."""
+    """One step of a can's cycle: its name, the seconds of the plan at full speed and as configured."""
 
     name: str
     bound: float
@@ -65,12 +96,23 @@ def _params(path: Path, node: str) -> dict:
     raise ValueError(f"{path}: no section for {node}")
 
 
-def _ik(target: CartesianTarget, seed: tuple[float, ...], cfg: MotionConfig) -> tuple[float, ...]:
+def motion_config() -> MotionConfig:
+    """The Cartesian node's configuration from its parameter files (the generator's joint limits too)."""
+    values = {spec.name: spec.default for spec in param_specs()}
+    values.update(node_values(MOTION_FILES, "/arm/arm_cartesian_motion_node"))
+    return build_config(values)
+
+
+def _ik(target: CartesianTarget, seed: Sequence[float], cfg: MotionConfig) -> tuple[float, ...]:
     res = solve_ik_pitched((target.x, target.y, target.z), target.tool_pitch, target.tool_yaw, cfg.arm,
-                           seed=seed)  # fmt: skip
+                           seed=tuple(seed))  # fmt: skip
     if not res.ok:
         raise ValueError(f"{target} cannot be solved: {res.status.message}")
     return tuple(res.q)
+
+
+def _at_z(target: CartesianTarget, z: float) -> CartesianTarget:
+    return replace(target, z=z)
 
 
 def line_time(start_q: tuple[float, ...], target: CartesianTarget, scale: float, cfg: MotionConfig) -> float:
@@ -93,8 +135,89 @@ def joint_time(start_q: tuple[float, ...], goal_q: tuple[float, ...], limits: Mo
     raise RuntimeError("the joint move did not finish")
 
 
+def topp(
+    points: np.ndarray, max_velocity: Sequence[float], max_acceleration: Sequence[float]
+) -> AbstractGeometricPath:
+    """TOPP-RA's time-optimal timing, rest to rest, of the path through `points` (one row per point).
+
+    The path is a cubic spline through the rows, parametrised by their cumulative distance; every column
+    keeps within its `max_velocity` and `max_acceleration` (checked on `GRID` points, the acceleration
+    constant between them). Returns toppra's trajectory: `.duration` (s), called as `traj(t, order)`.
+    """
+    ss = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(points, axis=0), axis=1))])
+    path = toppra.SplineInterpolator(ss, points)
+    constraints = [JointVelocityConstraint(np.asarray(max_velocity, float)),
+                   JointAccelerationConstraint(np.asarray(max_acceleration, float))]  # fmt: skip
+    grid = np.linspace(0.0, ss[-1], GRID + 1)
+    traj = TOPPRA(
+        constraints, path, gridpoints=grid, parametrizer="ParametrizeConstAccel"
+    ).compute_trajectory()
+    if traj is None:
+        raise ValueError("TOPP-RA found no timing of the path")
+    return traj
+
+
+def _pose(t: CartesianTarget) -> np.ndarray:
+    return np.array([t.x, t.y, t.z, t.tool_pitch, t.tool_yaw])
+
+
+def blended_poses(start: CartesianTarget, up1: CartesianTarget, up2: CartesianTarget, end: CartesianTarget,
+                  n: int = 100) -> np.ndarray:  # fmt: skip
+    """Poses (x, y, z, pitch, yaw rows) along one blended path from `start` to `end`.
+
+    A Bezier curve from `start` to `VERTICAL_M` above `end` with the waypoints up above as control points
+    (`up1` on the start's side, `up2` twice on the end's), then straight down to `end`. The curve leaves
+    towards `up1` and arrives straight down with no curvature (`up2` twice), so the joint path has no kink
+    where the line begins. It stays inside the hull of its control points: never above the higher
+    waypoint, never below the lower of `start` and the vertical part's top (with the shipped targets the
+    held can's bottom passes >= 56 mm above the rim until it is within 2 mm of its compartment's centre).
+    """
+    via = _pose(end) + [0.0, 0.0, VERTICAL_M, 0.0, 0.0]
+    p = np.array([_pose(start), _pose(up1), _pose(up2), _pose(up2), via])
+    t, d = np.linspace(0.0, 1.0, n)[:, None], len(p) - 1
+    curve = sum(math.comb(d, i) * (1 - t) ** (d - i) * t**i * p[i] for i in range(d + 1))
+    down = np.linspace(via, _pose(end), max(2, int(VERTICAL_M / 0.005) + 1))
+    return np.vstack([curve, down[1:]])
+
+
+def _joints(poses: np.ndarray, seed: Sequence[float], cfg: MotionConfig) -> np.ndarray:
+    """The IK of every pose, each seeded by the one before; no step larger than the sampling allows."""
+    rows = [tuple(seed)]
+    for x, y, z, pitch, yaw in poses:
+        rows.append(_ik(CartesianTarget(x, y, z, pitch, yaw), rows[-1], cfg))
+    qs = np.array(rows[1:])
+    if np.abs(np.diff(qs, axis=0)).max() > cfg.sampling.max_joint_step:
+        raise ValueError("the path's IK jumps (an elbow branch change?)")
+    return qs
+
+
+def floor_line(start: CartesianTarget, end: CartesianTarget, seed: Sequence[float], cfg: MotionConfig,
+               scale: float | None) -> float:  # fmt: skip
+    """Floor seconds of the straight line `start` -> `end`; with `scale`, TCP speed and acceleration capped.
+
+    The cap is the Cartesian node's limits times `scale`, a column of the TCP's distance along the line
+    (on a straight line its rates are the TCP's).
+    """
+    poses = np.linspace(_pose(start), _pose(end), 41)
+    qs = _joints(poses, seed, cfg)
+    vmax, amax = list(cfg.joint_limits.velocity), list(cfg.joint_limits.acceleration)
+    if scale is not None:
+        dist = np.linalg.norm(poses[:, :3] - poses[0, :3], axis=1)
+        qs = np.column_stack([qs, dist])
+        vmax.append(scale * cfg.limits.linear_velocity)
+        amax.append(scale * cfg.limits.linear_acceleration)
+    return float(topp(qs, vmax, amax).duration)
+
+
+def floor_blend(start: CartesianTarget, up1: CartesianTarget, up2: CartesianTarget, end: CartesianTarget,
+                seed: Sequence[float], cfg: MotionConfig) -> float:  # fmt: skip
+    """Floor seconds of the blended path (`blended_poses`) under the joint limits alone."""
+    qs = _joints(blended_poses(start, up1, up2, end), seed, cfg)
+    return float(topp(qs, cfg.joint_limits.velocity, cfg.joint_limits.acceleration).duration)
+
+
 def cycle(
-    job: CanJob, start_q: tuple[float, ...], cfg: MotionConfig, cell: dict, tree: dict
+    job: CanJob, start_q: tuple[float, ...], cfg: MotionConfig, cell: dict, settings: BehaviorSettings
 ) -> tuple[list[Segment], tuple[float, ...]]:
     """The segments of one can's cycle from `start_q`, and the joints it ends at (place_above)."""
     limits = MotionLimits(*cfg.joint_limits)
@@ -102,60 +225,136 @@ def cycle(
     contact_q = _ik(job.contact, above_q, cfg)
     place_q = _ik(job.place_above, above_q, cfg)
     release_q = _ik(job.place_release, place_q, cfg)
-    transit, approach = float(tree["transit_speed"]), float(tree["approach_speed"])
-    release = float(tree["release_speed"])
+    transit, approach = settings.transit_speed, settings.approach_speed
+    release, guard = settings.release_speed, settings.guard_speed
     joint = joint_time(start_q, above_q, limits)  # the joint path runs at the generator's limits
+    band = rim_band(job, settings) if settings.guarded_pass else None
+    if band is None:  # one descent from place_above
+        full, conf = (line_time(place_q, job.place_release, s, cfg) for s in (RELEASE_SPEED, release))
+        descent = [Segment("release descent (0.5 fixed)", full, conf)]
+    else:
+        top, bottom = _at_z(job.place_release, band.top), _at_z(job.place_release, band.bottom)
+        top_q = _ik(top, place_q, cfg)
+        bottom_q = _ik(bottom, top_q, cfg)
+        through = line_time(top_q, bottom, guard, cfg)
+        descent = [
+            Segment("release descent to the band (0.5 fixed)", line_time(place_q, top, RELEASE_SPEED, cfg),
+                    line_time(place_q, top, release, cfg)),
+            Segment("through the rim band (guard_speed)", through, through),
+            Segment("release descent (0.5 fixed)", line_time(bottom_q, job.place_release, RELEASE_SPEED, cfg),
+                    line_time(bottom_q, job.place_release, release, cfg)),
+        ]  # fmt: skip
+    grip = cell["attach_settle_s"] + settings.grip_confirm_s
+    let_go = cell["release_settle_s"] + settings.settle_s
     segments = [s.capped() for s in [
         Segment("joint path to above the can", joint, joint),
         Segment("descent to the can", line_time(above_q, job.contact, 1.0, cfg),
                 line_time(above_q, job.contact, approach, cfg)),
-        Segment("attach settle + grip confirm", cell["attach_settle_s"] + tree["grip_confirm_s"],
-                cell["attach_settle_s"] + tree["grip_confirm_s"]),
+        Segment("attach settle + grip confirm", grip, grip),
         Segment("lift", line_time(contact_q, job.above, 1.0, cfg),
                 line_time(contact_q, job.above, approach, cfg)),
         Segment("carry to place_above", line_time(above_q, job.place_above, 1.0, cfg),
                 line_time(above_q, job.place_above, transit, cfg)),
-        Segment("release descent (0.5 fixed)", line_time(place_q, job.place_release, RELEASE_SPEED, cfg),
-                line_time(place_q, job.place_release, release, cfg)),
-        Segment("release settle + settle", cell["release_settle_s"] + tree["settle_s"],
-                cell["release_settle_s"] + tree["settle_s"]),
+        *descent,
+        Segment("release settle + settle", let_go, let_go),
         Segment("rise", line_time(release_q, job.place_above, 1.0, cfg),
                 line_time(release_q, job.place_above, approach, cfg)),
     ]]  # fmt: skip
     return segments, place_q
 
 
+def floor_cycle(
+    job: CanJob, start: CartesianTarget, start_up: CartesianTarget, start_q: Sequence[float],
+    cfg: MotionConfig, cell: dict, settings: BehaviorSettings, last: bool = False,
+) -> tuple[list[Step], tuple[float, ...]]:  # fmt: skip
+    """The floor's steps of one can from `start` (the previous release, or REST), and its end joints.
+
+    `start_up` is the waypoint above `start` (the previous place_above; `start` itself at REST). `last`:
+    the rise to place_above ends it (otherwise the next can's transit starts with it).
+    """
+    band = rim_band(job, settings)
+    if band is None:
+        raise ValueError(f"{job.can}: the floor needs the rim band (a rim height above place_release)")
+    top, bottom = _at_z(job.place_release, band.top), _at_z(job.place_release, band.bottom)
+    contact_q = _ik(job.contact, _ik(job.above, start_q, cfg), cfg)
+    top_q = _ik(top, _ik(job.place_above, contact_q, cfg), cfg)
+    bottom_q, release_q = _ik(bottom, top_q, cfg), _ik(job.place_release, top_q, cfg)
+    first = "rise, transit and descent" if start_up != start else "from REST to the can"
+    steps = [
+        (f"{first} (blended)", floor_blend(start, start_up, job.above, job.contact, start_q, cfg)),
+        ("grip (part-present event)", cell["attach_settle_s"]),
+        ("lift, carry and approach to the band (blended)",
+         floor_blend(job.contact, job.above, job.place_above, top, contact_q, cfg)),
+    ]  # fmt: skip
+    place = job.place_release
+    if settings.guarded_pass:
+        through = floor_line(top, bottom, top_q, cfg, settings.guard_speed)
+        steps.append(("through the rim band (guard_speed)", through))
+        steps.append(("release descent (0.5)", floor_line(bottom, place, bottom_q, cfg, RELEASE_SPEED)))
+    else:  # no guarded pass: one line at 0.5 from the band's top
+        steps.append(("release descent (0.5)", floor_line(top, place, top_q, cfg, RELEASE_SPEED)))
+    steps.append(("let go (part-present event)", cell["release_settle_s"]))
+    if last:
+        steps.append(("rise", floor_line(job.place_release, job.place_above, release_q, cfg, None)))
+    return steps, release_q
+
+
+def _load(cell_path: Path, behavior_path: Path) -> tuple[MotionConfig, dict, BehaviorSettings]:
+    settings = BehaviorSettings.from_values(_params(behavior_path, "behavior_server_node"))
+    return motion_config(), _params(cell_path, "cell_sim"), settings
+
+
 def bounds(cell_path: Path = CELL, behavior_path: Path = BEHAVIOR) -> list[tuple[str, list[Segment]]]:
-    """Every can's segments, in the order a run of every can takes them."""
-    cfg = MotionConfig()
-    cell = _params(cell_path, "cell_sim")
-    tree = _params(behavior_path, "behavior_server_node")
+    """Every can's segments (full speed and as configured), in the order a run of every can takes them."""
+    cfg, cell, settings = _load(cell_path, behavior_path)
     q: tuple[float, ...] = tuple(REST_POSTURE)
     out = []
     for job in load_jobs(cell_path):
-        segments, q = cycle(job, q, cfg, cell, tree)
+        segments, q = cycle(job, q, cfg, cell, settings)
         out.append((job.can, segments))
     return out
 
 
+def floors(cell_path: Path = CELL, behavior_path: Path = BEHAVIOR) -> list[tuple[str, list[Step]]]:
+    """Every can's time-optimal floor steps, in the order a run of every can takes them."""
+    cfg, cell, settings = _load(cell_path, behavior_path)
+    rest = forward_kinematics(REST_POSTURE, cfg.arm)
+    start = CartesianTarget(*rest.tcp, rest.tool_pitch, rest.tool_yaw)
+    start_up, q = start, tuple(REST_POSTURE)
+    jobs = load_jobs(cell_path)
+    out = []
+    for k, job in enumerate(jobs):
+        steps, q = floor_cycle(job, start, start_up, q, cfg, cell, settings, last=k == len(jobs) - 1)
+        out.append((job.can, steps))
+        start, start_up = job.place_release, job.place_above
+    return out
+
+
 def print_table(measured: dict[str, float] | None = None) -> None:
-    """The per-can bound and as-configured sums (and the measured time per can, when given)."""
-    rows = bounds()
-    print("| can | lower bound, s | as configured (no latency), s | measured, s | measured / bound |")
-    print("|---|---:|---:|---:|---:|")
+    """Per can: as configured, the plan at full speed, the floor (and the measured time, when given)."""
+    rows, floor = bounds(), dict(floors())
+    print(
+        "| can | as configured (no latency), s | stack plan at full speed, s | time-optimal floor, s "
+        "| measured, s | measured / full speed |\n|---|---:|---:|---:|---:|---:|"
+    )
     for can, segments in rows:
-        low, conf = sum(s.bound for s in segments), sum(s.configured for s in segments)
+        full, conf = sum(s.bound for s in segments), sum(s.configured for s in segments)
+        low = sum(seconds for _, seconds in floor[can])
         got = (measured or {}).get(can)
         seen = f"{got:.2f}" if got is not None else "-"
-        ratio = f"{got / low:.2f}x" if got is not None else "-"
-        print(f"| {can} | {low:.2f} | {conf:.2f} | {seen} | {ratio} |")
-    print("\nSegments of the first can (s): " + ", ".join(
-        f"{s.name} {s.bound:.2f} ({s.configured:.2f})" for s in rows[0][1]))
+        ratio = f"{got / full:.2f}x" if got is not None else "-"
+        print(f"| {can} | {conf:.2f} | {full:.2f} | {low:.2f} | {seen} | {ratio} |")
+    can, segments = rows[0]
+    print(
+        f"\nSegments of {can}, at full speed (as configured), s: "
+        + ", ".join(f"{s.name} {s.bound:.2f} ({s.configured:.2f})" for s in segments)
+    )
+    print(f"\nSteps of {can}'s floor, s: " + ", ".join(f"{name} {sec:.2f}" for name, sec in floor[can]))
 
 
 def main() -> None:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
-    print(f"# Cycle per can: lower bound from the limits ({CELL.name}, {BEHAVIOR.name})\n")
+    print(f"# Cycle per can: three bounds from the limits ({CELL.name}, {BEHAVIOR.name})\n")
     print_table()
 
 
