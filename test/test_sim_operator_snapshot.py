@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from py_trees.common import Status
 
+from salamander_behavior.active_run import snapshot_text
 from salamander_behavior.mock.ports import Rig
-from salamander_behavior.nodes.behavior_server_node import snapshot_text
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
 from salamander_sim.operator.perception import read_wait

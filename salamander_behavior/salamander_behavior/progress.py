@@ -38,8 +38,9 @@ Invariants: the file is replaced atomically (written to a temporary file in the 
 is a fresh start; an unreadable, corrupt or unknown one is a fresh start with a warning (the caller
 logs it), never a crash. Can ids the cell config does not know are dropped with a warning.
 
-Where it is used: `nodes/behavior_server_node.py` (reads at start, writes on every change,
-`run_pick_place/reset_progress` clears it); docs/interfaces.md, "Behaviour server".
+Where it is used: `progress_keeper.py`, the behaviour server's keeper (reads at start, writes on every
+change, `run_pick_place/reset_progress` clears it); docs/interfaces.md, "Behaviour server";
+docs/design/behavior_server.md.
 """
 
 from __future__ import annotations

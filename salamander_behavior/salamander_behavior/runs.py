@@ -19,7 +19,8 @@ per can. This module holds the decisions around that, without rclpy:
   confirmed cleared), "lost" for a can that fell off the pad in transit, "not_run" for a can the run
   never finished.
 
-Where it is used: `nodes/behavior_server_node.py` (the ROS shell), the lifecycle in docs/interfaces.md.
+Where it is used: active_run.py and progress_keeper.py for `nodes/behavior_server_node.py` (the ROS
+shell); the lifecycle in docs/interfaces.md and docs/design/behavior_server.md.
 """
 
 from __future__ import annotations

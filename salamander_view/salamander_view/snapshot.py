@@ -1,7 +1,7 @@
 """Reading the behaviour server's tree snapshot (/salamander/behavior/tree, std_msgs/String, latched).
 
 The snapshot is the only run state every node can read (the RunPickPlace feedback goes to the goal's
-client alone). Its layout is `salamander_behavior.nodes.behavior_server_node.snapshot_text`:
+client alone). Its layout is `salamander_behavior.active_run.snapshot_text`:
 
     run: RUNNING (1 placed, 0 missed, 0 skipped, 0 aborted)
     can_0: placed: released over compartment 0 ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 import py_trees
 import pytest
 
-from salamander_behavior.nodes.behavior_server_node import snapshot_text
+from salamander_behavior.active_run import snapshot_text
 from salamander_behavior.report import CanResult, RunReport
 from salamander_view.snapshot import ManualWait, parse
 

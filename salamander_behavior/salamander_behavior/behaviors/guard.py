@@ -25,7 +25,7 @@ early. A guard also blocks motions *away* from a limit once it is inside the mar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,3 +166,20 @@ def guarded(
         name or f"Guarded[{child.name}]", memory=False, children=[*conditions, child]
     )
 
+
+
+def can_guard(arm: ArmSource) -> Callable[[py_trees.behaviour.Behaviour, str], py_trees.composites.Sequence]:
+    """The behaviour server's guard of a can's cycle (`tree.Guard`): ``Guarded[<can>]``.
+
+    Default settings, judged with `arm` (the current parameters' model), on the monitors' joint states
+    (`names.JOINT_STATES_MONITOR`); each can's conditions are named ``<can>.<condition>`` and share the
+    node's one joint state cache in setup.
+    """
+
+    def guard(child: py_trees.behaviour.Behaviour, can: str) -> py_trees.composites.Sequence:
+        conditions = guard_conditions(
+            GuardSettings(), arm=arm, topic=names.JOINT_STATES_MONITOR, prefix=f"{can}."
+        )
+        return guarded(child, conditions, name=f"Guarded[{can}]")
+
+    return guard

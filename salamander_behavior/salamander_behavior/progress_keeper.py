@@ -1,0 +1,208 @@
+"""The behaviour server's run progress, in memory and in its file, and the decisions that read it (no node).
+
+`ProgressKeeper` holds the `progress.RunProgress` of the cell's cans and writes it (`progress.save`,
+atomic) whenever it changes. What the server decides from it lives here: which cans a goal runs and why
+one is refused (`refusal`, `runs.select_cans`), the order of a run's cans (`run_order`: cans lost in
+transit first, then the can recorded as carried, then the picks), the reset by hand (`reset`), the new
+box (`new_box`), and the operator's kept live sets of `params.OPERATOR_PARAMS` (`apply_kept`,
+`keep_sets`, `reset_text`).
+
+Invariants: the file always holds the last progress stored (a failed write is reported through
+`on_error` and the progress in memory stays the truth until the next write); the box estimate outlives
+both resets (only `new_box` forgets it). Semantics of the file: progress.py; the server's lifecycle:
+docs/design/behavior_server.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import salamander_behavior.progress as run_progress
+from salamander_behavior import params, runs
+from salamander_behavior.box_estimate import BoxEstimate, EstimateNoise
+from salamander_behavior.report import RunReport
+
+SetParam = Callable[[str, Any], str | None]
+"""Sets one parameter on the node; None when it was set, else the reason it was refused."""
+
+
+@dataclass(frozen=True)
+class RunOrder:
+    """A run's cans: `cans` in the order the run works on them; `picks` are the ones it picks."""
+
+    cans: tuple[str, ...]
+    picks: tuple[str, ...]
+    held: str | None
+    lost: tuple[str, ...]
+
+    def notes(self) -> list[str]:
+        """The warnings of the run's start: the carried can (not picked), the lost ones (asked about)."""
+        lines = []
+        if self.held is not None:
+            lines.append(
+                f"{self.held} is recorded as carried when the last run stopped: not picked; the pad check "
+                "offers to place it (operator confirm) if it is on the pad"
+            )
+        if self.lost:
+            lines.append(
+                f"{', '.join(self.lost)} recorded as lost in transit, not yet confirmed cleared: the run "
+                "asks the operator to confirm the cell is clear before it moves"
+            )
+        return lines
+
+
+class ProgressKeeper:
+    """The run's progress of the cans `known` (cell config order), kept in the file `path`."""
+
+    def __init__(self, path: Path, known: Sequence[str], on_error: Callable[[str], None]) -> None:
+        """Read the file; `warnings` says what was dropped from it, `on_error` gets a failed write."""
+        self.path = path
+        self.known = tuple(known)
+        self.progress, self.warnings = run_progress.load(path, list(known))
+        self._on_error = on_error
+
+    def store(self, new: run_progress.RunProgress, force: bool = False) -> None:
+        """Keep `new` and write it when it changed (`force`: write all the same)."""
+        if new == self.progress and not force:
+            return
+        self.progress = new
+        try:
+            run_progress.save(self.path, new)
+        except OSError as exc:
+            self._on_error(f"run progress: cannot write {self.path} ({exc}); a restart would not know it")
+
+    # Runs ---------------------------------------------------------------------------------------------
+
+    def refusal(
+        self, requested: Sequence[str], shutting_down: bool, active: bool
+    ) -> tuple[tuple[str, ...], str]:
+        """(cans, "") for a run that may start now, else ((), the reason)."""
+        if shutting_down:
+            return (), "the server is shutting down"
+        if active:
+            return (), "a run is active (cancel it first, or wait for its result)"
+        done, final, lost = self.progress.done(), self.progress.final(), self.progress.lost()
+        try:
+            return runs.select_cans(requested, self.known, done, final, lost), ""
+        except ValueError as exc:
+            return (), str(exc)
+
+    def held(self) -> str | None:
+        """The can recorded as carried (not picked: the pad check offers to place it), None if none."""
+        carrying = self.progress.carrying
+        return carrying if carrying in self.known and carrying not in self.progress.final() else None
+
+    def run_order(self, cans: Iterable[str]) -> RunOrder:
+        """The run of `cans`: the carried can is not picked, and the lost cans and it lead the run."""
+        held = self.held()
+        lost = tuple(can for can in self.known if can in self.progress.lost())
+        picks = tuple(can for can in cans if can != held)
+        first = (*lost, *([held] if held is not None else []))
+        return RunOrder((*first, *(can for can in picks if can not in first)), picks, held, lost)
+
+    def observe(self, cans: Sequence[str], stages: Mapping[str, str | None], report: RunReport,
+                box: BoxEstimate | None) -> bool:
+        """Bring the progress up to date with the run's tree (`progress.observe`); whether the box changed."""
+        new = run_progress.observe(self.progress, cans, stages, report, box)
+        changed = new.box != self.progress.box
+        self.store(new)
+        return changed
+
+    def batch_done(self) -> bool:
+        """Whether every can of the cell is done (the batch is over)."""
+        return self.progress.batch_done(list(self.known))
+
+    def next_batch(self) -> None:
+        """Start the next batch (`RunProgress.next_batch`: the box and the operator's sets stay)."""
+        self.store(self.progress.next_batch())
+
+    # The box ------------------------------------------------------------------------------------------
+
+    def box(self, centre: tuple[float, float], noise: EstimateNoise) -> BoxEstimate:
+        """The box estimate kept (an empty one at `centre`: none yet), weighed with `noise`."""
+        box = self.progress.box or BoxEstimate(centre)
+        return box.with_noise(noise)
+
+    def box_text(self, box: BoxEstimate, new_box_service: str) -> str:
+        """The start line about the box estimate loaded (`box`: as `box` weighs it), or that none was."""
+        kept = self.progress.box
+        if kept is None or kept.empty:
+            return "box estimate: none loaded (the plan until a can is placed by ManualAdjust or the search)"
+        return (
+            f"box estimate loaded from the run's progress: {box.describe()} from {kept.count} can(s) "
+            f"(new box: {new_box_service})"
+        )
+
+    def new_box(self) -> str:
+        """Forget the box estimate; the answer's message."""
+        before = self.progress.box
+        self.store(self.progress.with_box(None), force=True)
+        return (
+            "new box: the box estimate is reset (it rested on "
+            f"{0 if before is None else before.count} can(s)); the plan until a can is placed by "
+            "ManualAdjust or the search"
+        )
+
+    # Resets and the operator's kept sets --------------------------------------------------------------
+
+    def reset(self) -> dict[str, Any]:
+        """Forget the progress (the box stays); the operator's kept sets it forgot."""
+        kept = dict(self.progress.operator_params)
+        self.store(run_progress.RunProgress(box=self.progress.box), force=True)
+        return kept
+
+    def apply_kept(self, set_param: SetParam, warn: Callable[[str], None]) -> dict[str, Any]:
+        """Set the operator's kept sets over the launch values; those applied.
+
+        A kept value the parameter refuses (a wrong type, out of range) is dropped with a warning (to
+        `warn`): the launch value stays, and the file forgets it.
+        """
+        applied: dict[str, Any] = {}
+        for name, value in self.progress.operator_params.items():
+            try:
+                value = params.kept_value(name, value)
+            except ValueError as exc:
+                why: str | None = str(exc)
+            else:
+                why = set_param(name, value)
+                if why is None:
+                    applied[name] = value
+                    continue
+            warn(
+                f"run progress: the operator's kept {name}={value!r} is not applied ({why}); the launch "
+                "file's value stays"
+            )
+        if applied != dict(self.progress.operator_params):
+            self.store(replace(self.progress, operator_params=applied))
+        return applied
+
+    def keep_sets(self, changed: Sequence[tuple[str, Any]]) -> str | None:
+        """After an operator's accepted set: keep those of `params.OPERATOR_PARAMS`; the log line if any."""
+        ours = [(name, value) for name, value in changed if name in params.OPERATOR_PARAMS]
+        new = self.progress
+        for name, value in ours:
+            new = new.with_operator_param(name, value)
+        if new == self.progress:
+            return None
+        self.store(new)
+        sets = ", ".join(f"{name}={value}" for name, value in ours)
+        return f"kept with the run's progress (a restart applies it again): {sets}"
+
+
+RESET_TEXT = (
+    "run progress reset: an empty goal runs every can, none is recorded as carried (the box "
+    "estimate stays: new_box forgets it)"
+)
+"""The answer of `run_pick_place/reset_progress`."""
+
+
+def reset_text(forgotten: Mapping[str, Any], launch: Mapping[str, Any]) -> str:
+    """The reset's answer; with kept sets forgotten, that the launch values are back (`launch`: all)."""
+    if not forgotten:
+        return RESET_TEXT
+    return RESET_TEXT + "; the operator's kept sets are forgotten, back to the launch file's: " + (
+        params.sources_text(launch, {})
+    )

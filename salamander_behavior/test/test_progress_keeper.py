@@ -1,0 +1,131 @@
+"""The server's run progress and the decisions that read it (progress_keeper.py), without ROS."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from salamander_behavior import progress
+from salamander_behavior.behaviors.base import STAGE_HOLDING
+from salamander_behavior.box_estimate import BoxEstimate, EstimateNoise, Evidence
+from salamander_behavior.progress import RunProgress
+from salamander_behavior.progress_keeper import RESET_TEXT, ProgressKeeper, reset_text
+from salamander_behavior.report import RunReport
+
+CANS = ("can_0", "can_1", "can_2")
+EVIDENCE = Evidence("can_0", (0.3069, -0.18), (0.0012, -0.0004), "manual", 0)
+BOX = BoxEstimate((0.38, -0.18), evidence=(EVIDENCE,))
+LAUNCH = {"manual_place": False, "allow_z": False, "max_offset_z": 0.03}
+
+
+def _keeper(tmp_path: Path, state: RunProgress | None = None) -> ProgressKeeper:
+    path = tmp_path / "progress.json"
+    if state is not None:
+        progress.save(path, state)
+    return ProgressKeeper(path, CANS, pytest.fail)  # no write fails here
+
+
+def test_it_reads_the_file_and_writes_every_change(tmp_path) -> None:
+    keeper = _keeper(tmp_path, RunProgress({"can_0": "placed"}, "can_1"))
+    assert keeper.progress == RunProgress({"can_0": "placed"}, "can_1") and keeper.warnings == []
+    keeper.store(keeper.progress.with_carrying(None))
+    assert progress.load(keeper.path, CANS)[0] == RunProgress({"can_0": "placed"})
+
+
+def test_a_failed_write_is_reported_and_the_progress_in_memory_stays(tmp_path) -> None:
+    errors: list[str] = []
+    (tmp_path / "progress.json").mkdir()  # a folder where the file should be: the write fails
+    keeper = ProgressKeeper(tmp_path / "progress.json", CANS, errors.append)
+    keeper.store(RunProgress({"can_0": "placed"}))
+    assert keeper.progress == RunProgress({"can_0": "placed"})
+    assert len(errors) == 1 and errors[0].startswith("run progress: cannot write ")
+    assert errors[0].endswith("; a restart would not know it")
+
+
+def test_refusals_say_why(tmp_path) -> None:
+    keeper = _keeper(tmp_path, RunProgress({"can_0": "placed"}))
+    assert keeper.refusal([], shutting_down=True, active=False) == ((), "the server is shutting down")
+    busy = "a run is active (cancel it first, or wait for its result)"
+    assert keeper.refusal([], False, True) == ((), busy)
+    assert keeper.refusal([], False, False) == (("can_1", "can_2"), "")
+    cans, why = keeper.refusal(["can_0"], False, False)
+    assert cans == () and why.startswith("can_0 already placed or missed")
+
+
+def test_lost_cans_then_the_carried_one_lead_the_run_and_the_carried_one_is_not_picked(tmp_path) -> None:
+    keeper = _keeper(tmp_path, RunProgress({"can_2": "lost"}, "can_1"))
+    order = keeper.run_order(["can_0", "can_1"])
+    assert order.cans == ("can_2", "can_1", "can_0") and order.picks == ("can_0",)
+    assert order.held == "can_1" and order.lost == ("can_2",)
+    in_the_box = _keeper(tmp_path, RunProgress({"can_1": "placed"}, "can_1"))
+    assert in_the_box.held() is None  # a can in the box is not carried, whatever the file says
+
+
+def test_observing_the_run_records_the_carried_can_and_the_box(tmp_path) -> None:
+    keeper = _keeper(tmp_path)
+    assert not keeper.observe(CANS, {"can_0": STAGE_HOLDING}, RunReport(), None)
+    assert keeper.progress.carrying == "can_0"
+    assert keeper.observe(CANS, {}, RunReport(), BOX)  # the box changed
+    assert not keeper.observe(CANS, {}, RunReport(), BOX)
+
+
+def test_a_finished_batch_starts_the_next_and_keeps_the_box_and_the_operators_sets(tmp_path) -> None:
+    keeper = _keeper(tmp_path, RunProgress(dict.fromkeys(CANS, "placed"), None, {"allow_z": True}, BOX))
+    assert keeper.batch_done()
+    keeper.next_batch()
+    assert keeper.progress == RunProgress({}, None, {"allow_z": True}, BOX)
+    assert not keeper.batch_done()
+
+
+def test_the_reset_forgets_the_cans_and_the_sets_but_not_the_box(tmp_path) -> None:
+    keeper = _keeper(tmp_path, RunProgress({"can_0": "placed"}, "can_1", {"manual_place": True}, BOX))
+    assert keeper.reset() == {"manual_place": True}
+    assert progress.load(keeper.path, CANS)[0] == RunProgress(box=BOX)
+    assert reset_text({}, LAUNCH) == RESET_TEXT
+    assert reset_text({"manual_place": True}, LAUNCH) == (
+        RESET_TEXT + "; the operator's kept sets are forgotten, back to the launch file's: "
+        "manual_place false (launch file), allow_z false (launch file), max_offset_z 0.03 (launch file)"
+    )
+
+
+def test_a_new_box_forgets_the_estimate(tmp_path) -> None:
+    keeper = _keeper(tmp_path, RunProgress({"can_0": "placed"}, box=BOX))
+    centre, noise = (0.38, -0.18), EstimateNoise()
+    assert keeper.box(centre, noise).count == 1
+    assert keeper.new_box().startswith("new box: the box estimate is reset (it rested on 1 can(s))")
+    assert keeper.progress == RunProgress({"can_0": "placed"}) and keeper.box(centre, noise).empty
+    assert "(it rested on 0 can(s))" in keeper.new_box()
+
+
+def test_kept_sets_are_applied_and_a_refused_one_is_dropped_with_a_warning(tmp_path) -> None:
+    kept = {"manual_place": True, "allow_z": 3, "max_offset_z": 0.02}
+    keeper = _keeper(tmp_path, RunProgress(operator_params=kept))
+    set_calls: list[tuple[str, Any]] = []
+    warnings: list[str] = []
+
+    def set_param(name: str, value: Any) -> str | None:
+        set_calls.append((name, value))
+        return "out of range" if name == "max_offset_z" else None
+
+    assert keeper.apply_kept(set_param, warnings.append) == {"manual_place": True}
+    assert set_calls == [("manual_place", True), ("max_offset_z", 0.02)]  # allow_z=3 is not a bool
+    assert [w.split("=")[0] for w in warnings] == ["run progress: the operator's kept allow_z"] + [
+        "run progress: the operator's kept max_offset_z"
+    ]
+    assert warnings[1].endswith("(out of range); the launch file's value stays")
+    assert progress.load(keeper.path, CANS)[0].operator_params == {"manual_place": True}
+
+
+@pytest.mark.parametrize(("changed", "line"), [
+    ([("manual_place", True), ("tick_rate_hz", 5.0)],
+     "kept with the run's progress (a restart applies it again): manual_place=True"),
+    ([("tick_rate_hz", 5.0)], None),
+])
+def test_only_the_operators_parameters_are_kept(tmp_path, changed, line) -> None:
+    keeper = _keeper(tmp_path)
+    assert keeper.keep_sets(changed) == line
+    assert keeper.keep_sets(changed) is None  # kept already
+    kept = dict(progress.load(keeper.path, CANS)[0].operator_params)
+    assert kept == ({"manual_place": True} if line else {})
