@@ -3,14 +3,14 @@
 
 Run from the repository root inside scripts/env.sh::
 
-    python bench/bench_placement.py                    # 20 seeds x 3 cans, 3 modes, 2 levels: 120 starts
+    python bench/bench_placement.py                    # 20 seeds x 3 cans, 3 modes, 2 levels: 120+ starts
     python bench/bench_placement.py --seeds 2          # 12 stack starts
     python bench/bench_placement.py --quick            # 1 seed, 1 can per mode, level 1: 3 starts
 
-Time: one stack start costs its start-up (about 20-30 s on 2 cores) plus about 10-20 s per can (more
-with a search or ManualAdjust), about a minute for 3 cans; the default run (120 starts, 60 cans per
-mode and level) takes about two hours, `--seeds 2` about 12 minutes, `--quick` about 2 minutes (the
-measured numbers: bench/README.md).
+Time, measured on 2 cores (2026-12-04): a stack start costs ~5 s beyond its cans (start-up, stop); a can
+8-11 s plain, 10-14 s shipped without a contact and 20-50 s with a search, 13-18 s with ManualAdjust.
+`--seeds 2` took 9.3 min (12 starts, 32 cans), `--quick` 55 s on a quiet machine; the default run is ten
+times `--seeds 2` plus the starts that resume after a can ended one: about 1.5-2 hours.
 
 Three modes (`placement_metrics.MODES`) per seed and level, each its own start of the stack:
 
@@ -41,15 +41,18 @@ cell's ground truth once the can rests off the pad, and its log line of a tear-o
 probes of the rim search (0 without a contact).
 
 A can still on the pad when its goal ended (a search that ran out: "no probe of the search passed"; a
-contact after ManualAdjust; an abort) ends that start: the next goal would wait for an operator at the
-pad. The table prints one column per mode and level: each class with count / cans tried and its Wilson
-95 % interval, cycle time mean ± sd, operator time per can, probes per can. With 60 cans per column (the
-default) a column that places all 60 clear has a lower bound of 94 %, one with 3 misses lies in
-86-98 %; the 3 cans of one seed share a box, so the cans are not independent draws of the box error
-(the intervals are optimistic where the box error dominates: more seeds, not more cans, narrow them).
-A can the tree skipped before gripping it (a stale signal on a loaded machine) is listed but not
-counted. A start whose stack does not come up within 120 s is reported and skipped. Exit status 1 when
-no can was measured.
+contact after ManualAdjust; an abort), a can lost in transit (torn off by an unguarded descent at the
+rim: the tree's outcome "lost") or a goal without a result ends that start: the next goal would wait for
+an operator. The cans after it run in a new start of the same seed (a fresh cell: the same box and
+spots, the cans back on them, no box estimate carried over), so every seed gives every mode and level
+its cans: 20 seeds x 3 cans, 60 per column. The table prints one column per mode and level: each class
+with count / cans tried and its Wilson 95 % interval, cycle time mean ± sd, operator time per can,
+probes per can. With 60 cans per column (the default) a column that places all 60 clear has a lower
+bound of 94 %, one with 3 misses lies in 86-98 %; the 3 cans of one seed share a box, so the cans are
+not independent draws of the box error (the intervals are optimistic where the box error dominates: more
+seeds, not more cans, narrow them). A can the tree skipped before gripping it (a stale signal on a
+loaded machine) is listed but not counted. A start whose stack does not come up within 120 s is reported
+and skipped. Exit status 1 when no can was measured.
 """
 
 from __future__ import annotations
@@ -302,22 +305,25 @@ def box_error(state: dict[str, Any] | None, layout: Any) -> str:
     return f"{dx:+.1f}, {dy:+.1f} mm, {(box['yaw'] - layout.box_yaw) * 1000:+.1f} mrad"
 
 
-def run_mode(
+def run_start(
     mode: str, level: float, seed: int, cans: Sequence[str], args: argparse.Namespace, layout: Any,
-    sigmas: Mapping[str, float],
+    sigmas: Mapping[str, float], start: int,
 ) -> tuple[list[Cycle], str]:
-    """One stack start: every can of `cans` in `mode` at `level`; the cycles and the seed's box error."""
+    """One stack start: the cans of `cans` in `mode` at `level`, in order, until one ends the start.
+
+    Returns the cycles (the last one the can that ended the start, if any) and the seed's box error.
+    """
     manual = mode == MANUAL
     with tempfile.TemporaryDirectory(prefix="bench_placement_") as tmp:
         launch = launch_copy(Path(tmp) / "tree", seed, mode, sigmas)
         home = Path(tmp) / "ros_home"
         launch_args = ["run_on_start:=false", "view:=false", f"sim_operator:={'true' if manual else 'false'}",
                        *args.launch_arg]  # fmt: skip
-        log = args.logs / f"seed{seed}_x{level:g}_{mode}.log"
+        log = args.logs / f"seed{seed}_x{level:g}_{mode}{f'_start{start}' if start > 1 else ''}.log"
         stack = Stack(launch, launch_args, args.domain, home, log)
         peer = Peer(args.domain)
         cycles: list[Cycle] = []
-        tag = f"seed {seed} {level_text(level)} {mode:7s}"
+        tag = f"seed {seed} {level_text(level)} {mode:7s}" + (f" (start {start})" if start > 1 else "")
         try:
             wanted = [*READY, *([OPERATOR_READY] if manual else [])]
             up = peer.spin_until(
@@ -337,7 +343,8 @@ def run_mode(
                 cell = peer.landed(can, tree if seconds is not None or tree == "timeout" else "skipped")
                 lines = stack.text()
                 adjust = find_adjust(lines, can) if manual else None
-                cycle = Cycle(mode, level, seed, can, tree, cell, seconds, adjust, find_search(lines, can))
+                search = find_search(lines, can)
+                cycle = Cycle(mode, level, seed, can, tree, cell, seconds, adjust, search, start)
                 cycles.append(cycle)
                 print(f"  {tag} {can}: tree {tree}, cell {cell} -> {cycle.outcome}, "
                       f"{'-' if seconds is None else f'{seconds:.1f} s'}, probes {cycle.search.probes}",
@@ -347,6 +354,28 @@ def run_mode(
         finally:
             peer.close()
             stack.stop()
+    return cycles, box
+
+
+def run_mode(
+    mode: str, level: float, seed: int, cans: Sequence[str], args: argparse.Namespace, layout: Any,
+    sigmas: Mapping[str, float],
+) -> tuple[list[Cycle], str]:
+    """Every can of `cans` in `mode` at `level`: one start, and a new one (same seed) after a can that
+    ended a start, with the cans left; the cycles and the seed's box error.
+
+    A stack that does not come up ends the mode's cans for this seed (no retry).
+    """
+    cycles: list[Cycle] = []
+    box, left, start = "n/a (no start)", list(cans), 1
+    while left:
+        done, seen = run_start(mode, level, seed, left, args, layout, sigmas, start)
+        if not done:
+            break
+        cycles += done
+        box = seen if box.startswith("n/a") else box
+        left = left[len(done):]
+        start += 1
     return cycles, box
 
 
@@ -361,7 +390,8 @@ def detail(cycles: Sequence[Cycle], boxes: Mapping[tuple[int, float], str]) -> s
         looks = "-" if a is None or a.looks is None else str(a.looks)
         probes = str(c.search.probes) + (" (contact)" if c.search.contact and not c.search.probes else "")
         box = boxes.get((c.seed, c.level), "n/a")
-        out.append(f"| {c.seed} | x{c.level:g} | {box} | {c.mode} | {c.can} | {c.tree} | {c.cell} "
+        seed = f"{c.seed}" + (f" (start {c.start})" if c.start > 1 else "")
+        out.append(f"| {seed} | x{c.level:g} | {box} | {c.mode} | {c.can} | {c.tree} | {c.cell} "
                    f"| {c.outcome} | {cycle} | {probes} | {offset} | {wait} | {looks} |")
     return "\n".join(out)
 
@@ -410,8 +440,9 @@ def main() -> int:
     for level in levels:
         print(f"{level_text(level)}: " + ", ".join(f"{k} {v:g}" for k, v in sigmas[level].items())
               + f", box_error {values['box_error']}")  # fmt: skip
-    print(f"seeds {seeds[0]}..{seeds[-1]}, cans {', '.join(cans)} per start, modes {', '.join(modes)}; "
-          f"{len(seeds) * len(levels) * len(modes)} stack starts; logs in {args.logs}\n")
+    print(f"seeds {seeds[0]}..{seeds[-1]}, cans {', '.join(cans)} per seed, modes {', '.join(modes)}; "
+          f"{len(seeds) * len(levels) * len(modes)} stack starts (more where a can ends one); "
+          f"logs in {args.logs}\n")
     cycles: list[Cycle] = []
     boxes: dict[tuple[int, float], str] = {}
     for seed in seeds:

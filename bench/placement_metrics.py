@@ -102,7 +102,11 @@ class Search:
 
 @dataclass(frozen=True)
 class Cycle:
-    """One can of one mode at one level (see the module docstring); `cycle_s` None: no result in time."""
+    """One can of one mode at one level (see the module docstring); `cycle_s` None: no result in time.
+
+    `start` counts the stack starts of this seed, mode and level: a can that ends a start (torn off,
+    lost, held) leaves the cans after it to a new start of the same seed.
+    """
 
     mode: str
     level: float
@@ -113,6 +117,7 @@ class Cycle:
     cycle_s: float | None
     adjust: Adjust | None = None
     search: Search = Search()
+    start: int = 1
 
     @property
     def attempted(self) -> bool:
