@@ -2,9 +2,10 @@
 
 Exit code 0 of a script means what it checked held (bench_ik: every IK answer it checked was correct;
 bench_teleop: both subjects, the real controller_node and the relay baseline, answered at least 90% of
-the deflected Joys; bench_trajectory: both subjects ran throughout and answered >= 90% of the goals).
-The performance targets are reported by the scripts, never asserted here. The trajectory benchmark's
-metric definitions are unit-tested in test_bench_trajectory_metrics.py.
+the deflected Joys; bench_trajectory: both subjects ran throughout and answered >= 90% of the goals;
+bench_placement: at least one can was measured). The performance targets are reported by the scripts,
+never asserted here. The trajectory and placement benchmarks' metric definitions are unit-tested in
+test_bench_trajectory_metrics.py and test_bench_placement_metrics.py.
 """
 
 from __future__ import annotations
@@ -83,3 +84,19 @@ def test_bench_tree_quick_runs_and_prints_its_table() -> None:
     out = run_bench("bench_tree.py", "--quick", timeout=120)
     assert "Salamander behaviour tree benchmark results" in out
     assert "| full tree (" in out and "target: full tree p99 <= 1.0 ms:" in out
+
+
+@pytest.mark.ros
+@pytest.mark.timeout(420)
+def test_bench_placement_quick_runs_and_prints_its_table(tmp_path) -> None:
+    """Three stack starts (one per mode, one can each, level 1): each column has its one can."""
+    args = ("--quick", "--domain", str(next_domain_id()), "--logs", str(tmp_path))
+    out = run_bench("bench_placement.py", *args, timeout=400)
+    assert "Salamander placement benchmark" in out, out
+    heads = row(out, "metric")
+    assert len(heads) == 4 and all(h.endswith("sigma x1") for h in heads[1:]), out
+    assert [h.split(" ", 1)[0] for h in heads[1:]] == ["plain", "shipped", "ManualAdjust"], out
+    tried = row(out, "cans tried (a placement tried)")[1:]
+    skipped = row(out, "cans the tree skipped untouched (not counted)")[1:]
+    assert [int(a) + int(b) for a, b in zip(tried, skipped, strict=True)] == [1, 1, 1], out
+    assert row(out, "probes per can (0 without a contact), mean")[1] in ("0.00", "-"), out  # plain: no search

@@ -301,7 +301,7 @@ class CartesianMotionNode(PolledNode):
 
         A joint goal sends its one target once: published before the trajectory generator's subscription
         was matched (a stack just started, a generator respawned), it was lost, and the goal waited its
-        whole `joint_path_timeout_s` for an arm that never moved (seen in bench_manual_adjust).
+        whole `joint_path_timeout_s` for an arm that never moved (seen in bench/bench_placement.py).
         """
         publisher = self._target_pub
         if await self._poll_until(lambda: publisher.get_subscription_count() > 0, cfg.joint_state_timeout_s):

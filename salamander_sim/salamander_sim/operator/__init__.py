@@ -1,7 +1,7 @@
 """The simulated operator: a person at the cell who does the ManualAdjust placement, pure Python.
 
-A stand-in for the human with the gamepad, for demos, tests and the ManualAdjust benchmark
-(bench/bench_manual_adjust.py). It watches what a person at the cell would watch and acts only through
+A stand-in for the human with the gamepad, for demos, tests and the placement benchmark
+(bench/bench_placement.py). It watches what a person at the cell would watch and acts only through
 the operator topics the gamepad uses (`/salamander/operator/jog`, `/salamander/operator/confirm`):
 
 - `perception`: what it sees: the ManualAdjust wait in the tree snapshot (the line the operator view
