@@ -89,14 +89,12 @@ def test_bench_tree_quick_runs_and_prints_its_table() -> None:
 @pytest.mark.ros
 @pytest.mark.timeout(420)
 def test_bench_placement_quick_runs_and_prints_its_table(tmp_path) -> None:
-    """Three stack starts (one per mode, one can each, level 1): each column has its one can."""
-    args = ("--quick", "--domain", str(next_domain_id()), "--logs", str(tmp_path))
-    out = run_bench("bench_placement.py", *args, timeout=400)
+    """One stack start (the shipped mode, one can, level 1; `--quick` runs all three modes by hand)."""
+    args = ("--quick", "--modes", "shipped", "--domain", str(next_domain_id()), "--logs", str(tmp_path))
+    out = run_bench("bench_placement.py", *args, timeout=300)
     assert "Salamander placement benchmark" in out, out
     heads = row(out, "metric")
-    assert len(heads) == 4 and all(h.endswith("sigma x1") for h in heads[1:]), out
-    assert [h.split(" ", 1)[0] for h in heads[1:]] == ["plain", "shipped", "ManualAdjust"], out
+    assert len(heads) == 2 and heads[1].endswith("sigma x1") and heads[1].startswith("shipped"), out
     tried = row(out, "cans tried (a placement tried)")[1:]
     skipped = row(out, "cans the tree skipped untouched (not counted)")[1:]
-    assert [int(a) + int(b) for a, b in zip(tried, skipped, strict=True)] == [1, 1, 1], out
-    assert row(out, "probes per can (0 without a contact), mean")[1] in ("0.00", "-"), out  # plain: no search
+    assert [int(a) + int(b) for a, b in zip(tried, skipped, strict=True)] == [1], out
