@@ -61,6 +61,7 @@ class BehaviorSettings:
     nudge_speed: float = 0.5
     attach_timeout_s: float = 2.0
     grip_confirm_s: float = 0.1
+    removal_confirm_s: float = 0.5
     release_timeout_s: float = 2.0
     settle_s: float = 0.1
     vacuum_timeout_s: float = 2.0
@@ -219,6 +220,14 @@ def param_specs() -> list[ParamSpec]:
             _D.grip_confirm_s,
             "part-present must stay true without interruption this long before the lift (s)",
             0.0,
+            5.0,
+        ),
+        ParamSpec(
+            "removal_confirm_s",
+            _D.removal_confirm_s,
+            "a can found on the pad counts as removed by the operator once part-present stays false this "
+            "long (s)",
+            0.05,
             5.0,
         ),
         ParamSpec(

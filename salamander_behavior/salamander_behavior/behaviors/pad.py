@@ -21,7 +21,7 @@ can's spot. So `ClearPad` runs before each can's pick and decides from the part-
     decision is "place" and the tree places that can into its own compartment (tree.py: the can's
     place steps, from the carry on); with it unknown a confirmation is ignored (the tree never
     guesses which can it holds) and only removal is offered;
-  * removal: part-present false, fresh, without interruption for ``grip_confirm_s``: decision
+  * removal: part-present false, fresh, without interruption for ``removal_confirm_s``: decision
     "removed", SUCCESS, the pick goes on;
   * abort (confirm false) or no decision within ``pad_wait_timeout_s``: FAILURE; the run stops with
     the vacuum as it is (on), the arm where it stands;
@@ -237,7 +237,7 @@ class ClearPad(PortBehavior):
             return self._decide(PLACE, f"confirmed: placing {self.held} into its compartment", ports)
         if present is False:
             self._clear_since = now if self._clear_since is None else self._clear_since
-            if now - self._clear_since >= settings.grip_confirm_s:
+            if now - self._clear_since >= settings.removal_confirm_s:
                 what = f" ({self.held}, counted as removed)" if self.held else ""
                 message = f"the can was removed from the pad{what}: picking goes on"
                 return self._decide(REMOVED, message, ports)

@@ -111,6 +111,20 @@ def test_removal_lets_the_pick_go_on_and_counts_the_held_can_as_removed() -> Non
     assert stage_of("can_1") == "removed"
 
 
+def test_removal_is_decided_only_after_the_switch_stayed_false_for_removal_confirm_s() -> None:
+    rig = restarted(removal_confirm_s=0.5, grip_confirm_s=0.1)
+    rig.run(max_ticks=50, until=lambda: waiting(rig))
+    rig.gripper.holding = None  # gone for 0.4 s (8 ticks): a flicker, longer than grip_confirm_s
+    for _ in range(8):
+        rig.tick()
+    assert rig.motion.labels == [] and waiting(rig)
+    rig.gripper.holding = "can_1"  # back: the can is still on the pad
+    rig.run(max_ticks=40)
+    assert rig.motion.labels == [] and waiting(rig)
+    rig.gripper.holding = None
+    assert rig.run() == "SUCCESS" and rig.motion.labels[0] == "above can_2"
+
+
 def test_with_the_carried_can_unknown_a_confirmation_is_ignored_and_only_removal_helps() -> None:
     rig = restarted(held=None, picks=(CAN_2,), on_pad="can_1")
     rig.run(max_ticks=50, until=lambda: waiting(rig))
