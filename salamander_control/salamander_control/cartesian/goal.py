@@ -162,7 +162,7 @@ class LinearGoalRun:
         self._still: tuple[np.ndarray, float] | None = None  # (measured pose, since) while finished
         self._last_meas: tuple[np.ndarray, float] | None = None  # (measured pose, when) for `_speed`
         self._slow_since: float | None = None  # measurement time since which the TCP moves slowly
-        self._still_since: float | None = None  # ... and since when slower than `STOPPED_SPEED`
+        self._stopped_since: float | None = None  # ... and slower than `STOPPED_SPEED` (`_stopped`)
         self._paused = ""  # why a guarded goal braked to wait for the arm (`_check_lead`); "" = not
 
     @property
@@ -339,9 +339,9 @@ class LinearGoalRun:
             elif self._slow_since is None:
                 self._slow_since = last[1]
             if speed > STOPPED_SPEED:
-                self._still_since = None
-            elif self._still_since is None:
-                self._still_since = last[1]
+                self._stopped_since = None
+            elif self._stopped_since is None:
+                self._stopped_since = last[1]
         if last is None or measured_at > last[1]:
             self._last_meas = (meas.copy(), measured_at)
 
@@ -349,7 +349,7 @@ class LinearGoalRun:
         return self._slow_since is not None and measured_at - self._slow_since >= SETTLED_S
 
     def _stopped(self, measured_at: float) -> bool:
-        return self._still_since is not None and measured_at - self._still_since >= SETTLED_S
+        return self._stopped_since is not None and measured_at - self._stopped_since >= SETTLED_S
 
     def _decide(self, now: float, at: float, meas: np.ndarray | None, cfg: MotionConfig) -> Outcome | None:
         if self._done_at is None:
