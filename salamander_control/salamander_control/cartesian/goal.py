@@ -160,7 +160,7 @@ class LinearGoalRun:
         self._sent_final = False
         self.resumes = 0
         self._still: tuple[np.ndarray, float] | None = None  # (measured pose, since) while finished
-        self._last_meas: tuple[np.ndarray, float] | None = None  # (measured pose, when) for `_speed`
+        self._last_meas: tuple[np.ndarray, float] | None = None  # (measured pose, when) for `_track_speed`
         self._slow_since: float | None = None  # measurement time since which the TCP moves slowly
         self._stopped_since: float | None = None  # ... and slower than `STOPPED_SPEED` (`_stopped`)
         self._paused = ""  # why a guarded goal braked to wait for the arm (`_check_lead`); "" = not
