@@ -45,6 +45,7 @@ from hypothesis import strategies as st
 from salamander_behavior.behaviors.search import probe_offsets
 from salamander_behavior.params import BehaviorSettings
 from salamander_control.cartesian.contact import ContactDetector, read_efforts
+from salamander_control.cartesian.plan import RAMP_FLOOR
 from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import JOINT_NAMES, ArmParams, ToolPose, solve_ik_pitched
 from salamander_sim.cell import load_cell_config
@@ -63,9 +64,9 @@ TICK = 0.01
 CARTESIAN_MAX_SPEED = 1.0
 """m/s: the Cartesian node's speed at speed_scale 1 (config/cartesian_motion.yaml)."""
 CARTESIAN_MAX_ACCEL = 4.0
-"""m/s^2: its acceleration at speed_scale 1; a goal's speed_scale scales it too (0.04 m/s^2 at 0.01)."""
+"""m/s^2: its acceleration at speed_scale 1; a slow goal's at max(speed_scale, RAMP_FLOOR) (0.4 m/s^2)."""
 GUARD_SPEED = SETTINGS.guard_speed * CARTESIAN_MAX_SPEED
-GUARD_ACCEL = SETTINGS.guard_speed * CARTESIAN_MAX_ACCEL
+GUARD_ACCEL = max(SETTINGS.guard_speed, RAMP_FLOOR) * CARTESIAN_MAX_ACCEL
 RUN_ON_S = 0.15
 """s: after the trip the arm runs on at full speed this long (0.08 s lead of the command in simulation,
 a late control cycle or two on a loaded machine: the real runs' worst was 4.9 mm past the 2 N point)."""

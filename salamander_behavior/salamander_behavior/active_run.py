@@ -22,7 +22,7 @@ from py_trees.common import Status
 from rclpy.task import Future
 
 from salamander_behavior import runs
-from salamander_behavior.behaviors.base import BOX_ESTIMATE_KEY
+from salamander_behavior.behaviors.base import BOX_ESTIMATE_KEY, HandOff
 from salamander_behavior.box_estimate import BoxEstimate
 from salamander_behavior.report import RunReport
 
@@ -75,8 +75,9 @@ class ActiveRun:
     """One run's tree, report and goal; `finished` completes with its `RunResult`."""
 
     def __init__(self, cans: tuple[str, ...], root: py_trees.behaviour.Behaviour, report: RunReport,
-                 goal_handle: Any | None) -> None:
+                 goal_handle: Any | None, handoff: HandOff | None = None) -> None:
         self.cans = cans
+        self.handoff = handoff  # the leaves' hand-off slot: the run's end stops a goal left in it
         self.root = root
         self.tree = py_trees.trees.BehaviourTree(root)
         self.report = report
@@ -114,15 +115,18 @@ class ActiveRun:
         """Tick the tree once, or stop it when a cancel was requested; how the run ended (None: running).
 
         A cancel stops the tree (terminate(): the running goal is cancelled, the vacuum left as it is).
+        However the run ends, a goal still in the hand-off slot is cancelled.
         """
         if self.cancel_requested:
+            end: RunEnd | None = RunEnd.CANCELLED
             self.root.stop(Status.INVALID)
-            return RunEnd.CANCELLED
-        self.tree.tick()
-        status = self.root.status
-        if status is Status.SUCCESS:
-            return RunEnd.COMPLETE
-        return RunEnd.STOPPED if status is Status.FAILURE else None
+        else:
+            self.tree.tick()
+            status = self.root.status
+            end = {Status.SUCCESS: RunEnd.COMPLETE, Status.FAILURE: RunEnd.STOPPED}.get(status)
+        if end is not None and self.handoff is not None:
+            self.handoff.cancel()  # a goal handed on with no leaf left to take it over stops here
+        return end
 
     def await_release(self, release: Future | None, now: float, lease_timeout_s: float) -> None:
         """The lease RELEASE was sent (`release`: its answer): wait for it, two lease timeouts at most."""

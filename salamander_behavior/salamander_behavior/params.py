@@ -59,6 +59,7 @@ class BehaviorSettings:
     approach_speed: float = 0.3
     release_speed: float = 0.5
     nudge_speed: float = 0.5
+    blend_m: float = 0.06
     attach_timeout_s: float = 2.0
     grip_confirm_s: float = 0.1
     removal_confirm_s: float = 0.5
@@ -208,6 +209,15 @@ def param_specs() -> list[ParamSpec]:
             "release_speed", _D.release_speed, "speed_scale of the linear place_release descent", 0.01, 1.0
         ),
         ParamSpec("nudge_speed", _D.nudge_speed, "speed_scale of ManualAdjust's nudges", 0.01, 1.0),
+        ParamSpec(
+            "blend_m",
+            _D.blend_m,
+            "m; the lift bends into the carry, and the carry into the fast descent to the rim band, this "
+            "far before their ends (no stop between them; the lift only once the can is above the row's "
+            "tops); 0: every move starts and ends at rest",
+            0.0,
+            0.1,
+        ),
         ParamSpec(
             "attach_timeout_s",
             _D.attach_timeout_s,

@@ -37,14 +37,14 @@ Blackboard keys shared between leaves of one can (both absolute, one per can):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import py_trees
 from py_trees.common import Access, Status
 
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.ports import Clock, GripperPort, Logger, MotionPort
+from salamander_behavior.ports import Clock, GripperPort, Logger, MotionHandle, MotionPort
 from salamander_behavior.report import RunReport
 
 STAGE_HOLDING = "holding"  # vacuum commanded on; the can may be on the pad
@@ -85,9 +85,42 @@ def stage_key(can: str) -> str:
     return f"/can_stage/{can}"
 
 
+class HandOff:
+    """The goal a motion leaf left running for the next motion leaf to bend out of (a blend).
+
+    A leaf with a hand-off point (`motion.MoveTo`'s ``handoff``) succeeds once its goal is that close to
+    its end and leaves the goal running here. The next motion leaf either blends (its goal goes out at
+    once and the Cartesian node continues from the running motion's commanded state, no stop) or waits
+    until the goal here has ended and starts from rest. A motion leaf that ends in any other way than
+    SUCCESS cancels the goal here too, so a guard, a dropped can or a cancelled run stops it.
+    """
+
+    def __init__(self) -> None:
+        self._handle: MotionHandle | None = None
+
+    def put(self, handle: MotionHandle) -> None:
+        """Leave `handle` running for the next motion leaf."""
+        self._handle = handle
+
+    def live(self) -> MotionHandle | None:
+        """The handed-on goal while it runs (None: none, or it has ended: then it is forgotten)."""
+        if self._handle is not None and self._handle.poll().done:
+            self._handle = None
+        return self._handle
+
+    def cancel(self) -> None:
+        """Stop the handed-on goal (no-op without one)."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+
 @dataclass(frozen=True)
 class Ports:
-    """What the leaves use instead of ROS: arm, gripper, clock, parameters, logger, run report."""
+    """What the leaves use instead of ROS: arm, gripper, clock, parameters, logger, run report.
+
+    `handoff` is the run's one slot for a goal handed on between motion leaves (`HandOff`).
+    """
 
     motion: MotionPort
     gripper: GripperPort
@@ -95,6 +128,7 @@ class Ports:
     settings: Callable[[], BehaviorSettings]
     log: Logger
     report: RunReport
+    handoff: HandOff = field(default_factory=HandOff)
 
 
 class PortBehavior(py_trees.behaviour.Behaviour):

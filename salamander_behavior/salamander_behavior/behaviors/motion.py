@@ -22,6 +22,7 @@ from py_trees.common import Access, Status
 from salamander_behavior.behaviors.base import PortBehavior, Ports, blackboard_client, offset_key
 from salamander_behavior.behaviors.ik_retry import IkRetry, describe, variants
 from salamander_behavior.manual_adjust.core import AdjustLimits
+from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.ports import (
     CartesianTarget,
     MotionHandle,
@@ -102,13 +103,53 @@ def describe_failure(outcome: MotionOutcome) -> str:
 class MotionLeaf(PortBehavior):
     """A leaf that runs MoveCartesian goals one at a time: its handle, its failure line, its cancel.
 
-    `terminate` cancels a goal that has not ended (the leaf preempted by a guard, a dropped can, a
-    timeout or the lease); `_fail` logs the leaf's failure once and fails.
+    Goals go out through `_go` and are polled through `_poll`, which honour the run's `HandOff`: a leaf
+    that blends (``blend``) sends at once while a goal handed on by the leaf before still runs (the
+    Cartesian node bends out of that motion); one that does not waits until that goal has ended. A
+    blend the Cartesian node refuses (an early fail from the running motion's state) is sent again from
+    rest once the handed-on goal has ended. `terminate` cancels a goal that has not ended unless the
+    leaf handed it on (the leaf preempted by a guard, a dropped can, a timeout or the lease), and any
+    end but SUCCESS cancels a handed-on goal too; `_fail` logs the leaf's failure once and fails.
     """
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, blend: bool = False) -> None:
         super().__init__(name)
+        self.blend = blend
         self._handle: MotionHandle | None = None
+        self._queued: MotionRequest | None = None  # to send once the handed-on goal has ended
+        self._handed_on = False
+
+    def _go(self, ports: Ports, request: MotionRequest) -> None:
+        """Send `request` now, or queue it behind a handed-on goal when this leaf does not blend."""
+        self._handed_on = False
+        if not self.blend and ports.handoff.live() is not None:
+            self._handle, self._queued = None, request
+        else:
+            self._handle, self._queued = ports.motion.send(request), None
+
+    def _poll(self, ports: Ports) -> MotionOutcome:
+        """The goal's outcome; PENDING while it waits behind a handed-on goal."""
+        prior = ports.handoff.live()
+        if self._queued is not None:
+            if prior is not None:
+                return MotionOutcome(MotionPhase.PENDING, message="waiting for the move before to end")
+            self._handle, self._queued = ports.motion.send(self._queued), None
+        assert self._handle is not None
+        outcome = self._handle.poll()
+        if prior is not None and outcome.phase is MotionPhase.FAILED and outcome.early:
+            ports.log.info(
+                f"{self.name}: no blend out of the running move ({outcome.message}); "
+                "starting from rest once it has ended"
+            )
+            self._handle, self._queued = None, self._handle.request
+            return MotionOutcome(MotionPhase.PENDING, message="waiting for the move before to end")
+        return outcome
+
+    def _hand_on(self, ports: Ports) -> None:
+        """Leave the running goal to the next motion leaf (this leaf is about to succeed)."""
+        assert self._handle is not None
+        ports.handoff.put(self._handle)
+        self._handed_on = True
 
     def _fail(self, ports: Ports, why: str) -> Status:
         self.feedback_message = why
@@ -116,13 +157,15 @@ class MotionLeaf(PortBehavior):
         return Status.FAILURE
 
     def terminate(self, new_status: Status) -> None:
-        """Cancel a goal that has not ended."""
+        """Cancel a goal that has not ended (unless handed on); any end but SUCCESS: the handed-on one too."""
         handle = self._handle
-        if handle is not None and not handle.poll().done:
+        if handle is not None and not self._handed_on and not handle.poll().done:
             handle.cancel()
             if new_status is Status.INVALID:
                 self.feedback_message = "stopped: goal cancelled"
-        self._handle = None
+        if new_status is not Status.SUCCESS and self.ports is not None:
+            self.ports.handoff.cancel()
+        self._handle, self._queued, self._handed_on = None, None, False
 
 
 class MoveTo(MotionLeaf):
@@ -135,6 +178,11 @@ class MoveTo(MotionLeaf):
         speed: name of the BehaviorSettings field that gives the speed_scale, e.g. "release_speed".
         role: what the move is for in the cycle ("place_release", ...); the structure tests read it.
         retry: what an IK retry may vary (`IkRetry`; the `ik_retry` parameter switches retries off).
+        handoff: given the parameters, the goal's progress (0..1, along its commanded path) from which
+            the leaf succeeds and leaves the goal running for the next motion leaf to bend out of
+            (`base.HandOff`); above 1 or None: never.
+        blend: the goal may go out while a goal handed on by the leaf before still runs (see
+            `MotionLeaf`).
     """
 
     def __init__(
@@ -145,9 +193,12 @@ class MoveTo(MotionLeaf):
         speed: str,
         role: str = "",
         retry: IkRetry = IkRetry.NONE,
+        handoff: Callable[[BehaviorSettings], float] | None = None,
+        blend: bool = False,
     ) -> None:
-        super().__init__(name)
+        super().__init__(name, blend)
         self.target = target
+        self.handoff = handoff
         self.path = path
         self.speed = speed
         self.role = role
@@ -156,6 +207,7 @@ class MoveTo(MotionLeaf):
         """The goal in flight: the planned one, or the IK retry variant being tried."""
         self._problem = ""
         self._timeout = math.inf
+        self._handoff_at = math.inf
         self._first_failure: MotionOutcome | None = None  # the planned goal's IK early fail
         self._variants: list[MotionRequest] = []
         self._tried = 0
@@ -172,15 +224,16 @@ class MoveTo(MotionLeaf):
             self._problem = str(exc)
             return
         self.request = MotionRequest(target, self.path, float(getattr(settings, self.speed)), self.name)
-        self._handle = ports.motion.send(self.request)
+        self._handoff_at = self.handoff(settings) if self.handoff is not None else math.inf
+        self._go(ports, self.request)
 
     def step(self, ports: Ports) -> Status:
         """RUNNING while the goal runs; SUCCESS when it arrived; FAILURE with the reason otherwise."""
-        if self._handle is None or self.request is None:
+        if self.request is None:
             return self._fail(ports, self._problem or "no goal was sent")
         if not ports.motion.lease_held():
             return self._fail(ports, "the arm lease is not held: the generator would not follow this goal")
-        outcome = self._handle.poll()
+        outcome = self._poll(ports)
         where = self.request.target.describe()
         if outcome.phase is MotionPhase.SUCCEEDED:
             self.feedback_message = f"reached {where}"
@@ -193,9 +246,13 @@ class MoveTo(MotionLeaf):
         if self.elapsed() > self._timeout:
             return self._fail(ports, f"no result after {self._timeout:.1f} s (motion_timeout_s): cancelled")
         if outcome.phase is MotionPhase.PENDING:
-            self.feedback_message = f"goal to {where} sent, waiting for acceptance"
-        else:
-            self.feedback_message = f"{self.path.value} move to {where}: {outcome.progress:.0%}"
+            self.feedback_message = outcome.message or f"goal to {where} sent, waiting for acceptance"
+            return Status.RUNNING
+        if outcome.progress >= self._handoff_at:
+            self._hand_on(ports)
+            self.feedback_message = f"{self.path.value} move to {where}: handed on at {outcome.progress:.0%}"
+            return Status.SUCCESS
+        self.feedback_message = f"{self.path.value} move to {where}: {outcome.progress:.0%}"
         return Status.RUNNING
 
     def _on_failure(self, ports: Ports, outcome: MotionOutcome) -> Status:
@@ -223,6 +280,6 @@ class MoveTo(MotionLeaf):
             )
         self.request = self._variants.pop(0)
         self._tried += 1
-        self._handle = ports.motion.send(self.request)
+        self._go(ports, self.request)
         self.feedback_message = f"IK retry {self._tried}: {describe(self.request)}"
         return Status.RUNNING

@@ -21,6 +21,10 @@ probe passes: the can is lifted clear and held above its compartment, ``/rim_sea
 manual, or ``manual_place`` true: the operator is there) or fails, and the can's outcome leaf stops the
 run with the can held.
 
+The fast leg to the band may bend out of a carry the tree handed on (`base.HandOff`): it then runs on a
+straight line from where the carry was to the band's top, which it reaches at rest, so the can passes
+nothing on the way (it stays above the rim) and enters the band vertically, from rest, as before.
+
 Unguarded (the pass succeeds at once, nothing moves, and the place_release descent is the one move from
 place_above as before): ``guarded_pass`` false, no joint efforts in the joint states
 (`MotionPort.contact_sensing`), or no rim height known.
@@ -162,7 +166,7 @@ class RimPass(MotionLeaf):
     """
 
     def __init__(self, name: str, job: CanJob, search: bool = True) -> None:
-        super().__init__(name)
+        super().__init__(name, blend=True)  # the fast leg to the band may bend out of the carry
         self.job = job
         self.search = search
         can = job.can
@@ -205,7 +209,7 @@ class RimPass(MotionLeaf):
     def start(self, ports: Ports) -> None:
         """Decide guarded or not, read the start offset, send the first move (to the band's top)."""
         settings = ports.settings()
-        self._handle, self._problem, self._band = None, "", None
+        self._handle, self._queued, self._problem, self._band = None, None, "", None
         self._probe, self.probes_tried, self.requests = 0, 0, []
         self._bb.unset(self._keys["search"])
         unguarded = self._unguarded(ports, settings)
@@ -250,18 +254,18 @@ class RimPass(MotionLeaf):
         request = MotionRequest(self._at(z), MotionPath.LINEAR, speed, label, guard_force=force)
         self._leg, self._leg_started = leg, ports.clock()
         self.requests.append(request)
-        self._handle = ports.motion.send(request)
+        self._go(ports, request)
         self.feedback_message = f"{leg.value}{probe}: {request.target.describe()}"
 
     def step(self, ports: Ports) -> Status:
         """Poll the move in flight and go on to the next leg (see the module docstring)."""
-        if self._band is None and not self._problem and self._handle is None:
+        if self._band is None and not self._problem and self._handle is None and self._queued is None:
             return Status.SUCCESS  # unguarded: the place_release descent does it all
-        if self._handle is None:
+        if self._handle is None and self._queued is None:
             return self._fail(ports, self._problem or "no goal was sent")
         if not ports.motion.lease_held():
             return self._fail(ports, "the arm lease is not held: the generator would not follow this goal")
-        outcome = self._handle.poll()
+        outcome = self._poll(ports)
         if outcome.phase is MotionPhase.SUCCEEDED:
             return self._arrived(ports)
         if outcome.phase is MotionPhase.FAILED:

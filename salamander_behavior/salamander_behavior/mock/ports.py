@@ -130,7 +130,7 @@ class FakeHandle:
         self._final: MotionOutcome | None = None
 
     def poll(self) -> MotionOutcome:
-        """PENDING on the first poll, ACTIVE until `script.polls`, then the scripted end."""
+        """PENDING on the first poll, ACTIVE until `script.polls` (progress short of 1), then the end."""
         if self._final is not None:
             return self._final
         self.polls += 1
@@ -153,8 +153,10 @@ class FakeHandle:
                     MotionPhase.FAILED, self.script.status, self.script.message, early=self.script.early
                 )
         else:
-            phase = MotionPhase.PENDING if self.polls == 1 else MotionPhase.ACTIVE
-            return MotionOutcome(phase, progress=self.polls / max(self.script.polls, 1))
+            # An early fail never runs (the real node decides before its first cycle): PENDING until then.
+            runs = self.script.succeed or not self.script.early
+            phase = MotionPhase.ACTIVE if self.polls > 1 and runs else MotionPhase.PENDING
+            return MotionOutcome(phase, progress=self.polls / (self.script.polls + 1) if runs else 0.0)
         self.motion.finished.append((self.request, self._final))
         return self._final
 

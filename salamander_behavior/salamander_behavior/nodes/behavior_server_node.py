@@ -234,11 +234,11 @@ class BehaviorServerNode(Node):
         for note in order.notes():
             self.get_logger().warning(note)
         cans = order.cans
-        run = ActiveRun(cans, root, report, goal_handle)
         ports = Ports(  # the leaves' ports for this run: its own report, the node's arm and gripper
             motion=self._core, gripper=self._gripper, clock=time.monotonic,
             settings=lambda: self._binding.snapshot, log=self.get_logger(), report=report,
         )  # fmt: skip
+        run = ActiveRun(cans, root, report, goal_handle, ports.handoff)
         run.tree.setup(node=self, ports=ports)
         self.run = run
         if self._tick_timer.is_canceled():

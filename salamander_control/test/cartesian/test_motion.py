@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from salamander_control.cartesian.goal import (
 )
 from salamander_control.cartesian.motion import plan_checked
 from salamander_control.cartesian.params import build_config
-from salamander_control.cartesian.plan import CartesianLimits, CartesianState, LinePlan
+from salamander_control.cartesian.plan import RAMP_FLOOR, CartesianLimits, CartesianState, LinePlan
 from salamander_control.kinematics import (
     JOINT_NAMES,
     ArmParams,
@@ -98,6 +99,18 @@ def test_speed_scale_slows_the_whole_motion():
     # Velocity, acceleration and jerk limits are all multiplied by speed_scale (not a time scaling).
     assert slow.duration > 0.3 / 0.25 and fast.duration > 0.3 / 1.0
     assert slow.duration > 2.0 * fast.duration
+
+
+def test_a_slow_goal_keeps_its_speed_and_ramps_at_the_floor() -> None:
+    """speed_scale 0.01 (the guarded band): 10 mm/s, reached in 0.1 s (RAMP_FLOOR), not 0.35 s."""
+    limits = LIMITS.scaled(0.01)
+    assert limits.linear_velocity == pytest.approx(0.01)
+    assert limits.linear_acceleration == pytest.approx(LIMITS.linear_acceleration * RAMP_FLOOR)
+    assert limits.angular_jerk == pytest.approx(LIMITS.angular_jerk * RAMP_FLOOR)
+    band = LinePlan(CartesianState.at_rest((0.3, 0.0, 0.1, 0.0, 0.0)), (0.3, 0.0, 0.09, 0.0, 0.0), limits)
+    assert 1.0 < band.duration < 1.12  # 10 mm at 10 mm/s plus one 0.1 s ramp (it was 1.35 s)
+    halved = {f: getattr(LIMITS, f) * 0.5 for f in LIMITS.__dataclass_fields__}
+    assert LIMITS.scaled(0.5) == replace(LIMITS, **halved)  # above the floor: all six scaled
 
 
 def joint_peaks(plan, params, seed, dt=1e-3):
