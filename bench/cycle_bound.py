@@ -12,8 +12,10 @@ Each can's cycle is the tree's sequence of motions and waits (salamander_behavio
 
 - **As configured** plans every motion exactly as the stack does (the Cartesian node's `start_goal` for
   the lines, the generator's Ruckig for the joint path) at the shipped speed scales (config/behavior.yaml),
-  each from rest to rest, with the waits at their configured lengths and no time between steps: the rest
-  of a measured cycle is latency between steps.
+  each from rest to rest except where the tree hands on (`chain_times`: the rise into the next can's
+  joint path, which is timed from rest there), the waits at their configured lengths and no time between
+  steps: the rest of a measured cycle is latency between steps (a result, a tick, the settle check at
+  each goal's end).
 - **Stack plan at full speed**: the same at speed scale 1.0, except the release descent (0.5, the
   operating notes) and the rim band (guard_speed).
 - **Time-optimal floor**: the same waypoints timed by TOPP-RA (`toppra`) under the generator's joint
@@ -51,6 +53,7 @@ from salamander_behavior.behaviors.search import rim_band
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import CanJob, load_jobs
 from salamander_behavior.ports import CartesianTarget
+from salamander_behavior.tree import rise_handoff
 from salamander_control.cartesian.config import MotionConfig, parse_goal
 from salamander_control.cartesian.goal import start_goal
 from salamander_control.cartesian.params import build_config, param_specs
@@ -195,8 +198,8 @@ def floor_line(start: CartesianTarget, end: CartesianTarget, seed: Sequence[floa
                scale: float | None) -> float:  # fmt: skip
     """Floor seconds of the straight line `start` -> `end`; with `scale`, TCP speed and acceleration capped.
 
-    The cap is the Cartesian node's limits times `scale`, a column of the TCP's distance along the line
-    (on a straight line its rates are the TCP's).
+    The cap is the Cartesian node's limits at `scale` (`CartesianLimits.scaled`), a column of the TCP's
+    distance along the line (on a straight line its rates are the TCP's).
     """
     poses = np.linspace(_pose(start), _pose(end), 41)
     qs = _joints(poses, seed, cfg)
@@ -204,8 +207,9 @@ def floor_line(start: CartesianTarget, end: CartesianTarget, seed: Sequence[floa
     if scale is not None:
         dist = np.linalg.norm(poses[:, :3] - poses[0, :3], axis=1)
         qs = np.column_stack([qs, dist])
-        vmax.append(scale * cfg.limits.linear_velocity)
-        amax.append(scale * cfg.limits.linear_acceleration)
+        capped = cfg.limits.scaled(scale)  # as the Cartesian node scales them (ramps at RAMP_FLOOR at least)
+        vmax.append(capped.linear_velocity)
+        amax.append(capped.linear_acceleration)
     return float(topp(qs, vmax, amax).duration)
 
 
@@ -216,10 +220,51 @@ def floor_blend(start: CartesianTarget, up1: CartesianTarget, up2: CartesianTarg
     return float(topp(qs, cfg.joint_limits.velocity, cfg.joint_limits.acceleration).duration)
 
 
+def chain_times(
+    start_q: tuple[float, ...], legs: Sequence[tuple[CartesianTarget, float, float]], cfg: MotionConfig
+) -> tuple[list[float], tuple[float, ...]]:
+    """Seconds of linear goals run one after the other, and the joints where the last one ends.
+
+    Each leg is (target, speed scale, hand-off): a leg with a hand-off > 0 m ends when its commanded TCP
+    is that close to its target, and the next leg starts from its commanded state there, as the
+    Cartesian node starts a preempting goal (the tree's `HandOff`, `blend_m`); the last leg with a
+    hand-off ends there too (the joint path that follows it starts from rest there: an upper bound),
+    without one it runs to rest.
+    """
+    times: list[float] = []
+    run, t, q = None, 0.0, start_q
+    for target, scale, ahead in legs:
+        tcp = (target.x, target.y, target.z)
+        goal = parse_goal(tcp, target.tool_pitch, target.tool_yaw, "linear", scale, "cycle_bound")
+        run, early = start_goal(goal, cfg, t, q, run)
+        if early is not None:
+            raise ValueError(f"linear goal to {target}: {early.message}")
+        motion = run.motion
+        if motion.t0 is None:
+            motion.t0 = t
+        end = motion.t0 + motion.plan.duration
+        if ahead > 0.0:
+            goal_xyz = np.array(tcp)
+            for k in range(int((end - t) / DT) + 1):
+                if np.linalg.norm(goal_xyz - motion.state(t + k * DT).pose[:3]) <= ahead:
+                    end = t + k * DT
+                    break
+        times.append(end - t)
+        t = end
+        q = _ik(CartesianTarget(*motion.state(t).pose), q, cfg)
+        motion.joints = q  # the joints the node commands there: the next goal's IK seed
+    return times, q
+
+
 def cycle(
-    job: CanJob, start_q: tuple[float, ...], cfg: MotionConfig, cell: dict, settings: BehaviorSettings
-) -> tuple[list[Segment], tuple[float, ...]]:
-    """The segments of one can's cycle from `start_q`, and the joints it ends at (place_above)."""
+    job: CanJob, start_q: tuple[float, ...], cfg: MotionConfig, cell: dict, settings: BehaviorSettings,
+    more: bool = False,
+) -> tuple[list[Segment], tuple[float, ...]]:  # fmt: skip
+    """The segments of one can's cycle from `start_q`, and the joints it ends at.
+
+    With `more` (another can follows) the rise hands on as the tree does (`chain_times`), and the cycle
+    ends where it hands on to the next can's joint path; otherwise at place_above, at rest.
+    """
     limits = MotionLimits(*cfg.joint_limits)
     above_q = _ik(job.above, start_q, cfg)
     contact_q = _ik(job.contact, above_q, cfg)
@@ -246,6 +291,9 @@ def cycle(
         ]  # fmt: skip
     grip = cell["attach_settle_s"] + settings.grip_confirm_s
     let_go = cell["release_settle_s"] + settings.settle_s
+    ahead = rise_handoff(job)(settings) if more else 0.0
+    (rise_full,), end_q = chain_times(release_q, [(job.place_above, 1.0, ahead)], cfg)
+    (rise_conf,), _ = chain_times(release_q, [(job.place_above, approach, ahead)], cfg)
     segments = [s.capped() for s in [
         Segment("joint path to above the can", joint, joint),
         Segment("descent to the can", line_time(above_q, job.contact, 1.0, cfg),
@@ -257,10 +305,9 @@ def cycle(
                 line_time(above_q, job.place_above, transit, cfg)),
         *descent,
         Segment("release settle + settle", let_go, let_go),
-        Segment("rise", line_time(release_q, job.place_above, 1.0, cfg),
-                line_time(release_q, job.place_above, approach, cfg)),
+        Segment("rise" + (" (hands on)" if more else ""), rise_full, rise_conf),
     ]]  # fmt: skip
-    return segments, place_q
+    return segments, end_q if more else place_q
 
 
 def floor_cycle(
@@ -309,8 +356,9 @@ def bounds(cell_path: Path = CELL, behavior_path: Path = BEHAVIOR) -> list[tuple
     cfg, cell, settings = _load(cell_path, behavior_path)
     q: tuple[float, ...] = tuple(REST_POSTURE)
     out = []
-    for job in load_jobs(cell_path):
-        segments, q = cycle(job, q, cfg, cell, settings)
+    jobs = load_jobs(cell_path)
+    for k, job in enumerate(jobs):
+        segments, q = cycle(job, q, cfg, cell, settings, more=k + 1 < len(jobs))
         out.append((job.can, segments))
     return out
 

@@ -38,10 +38,10 @@ def test_the_bound_is_the_configured_cycle_at_full_speed_with_the_release_descen
         assert all(0.0 < s.bound <= s.configured + 1e-9 for s in segments)
         assert sum(s.bound for s in segments if s.name in WAITS) == pytest.approx(waits)
         moving = sum(s.bound for s in segments if s.name not in WAITS)
-        assert 6.0 < moving < 12.0  # nine motions of 0.01-0.4 m and a joint path: seconds, not ms or minutes
+        assert 5.0 < moving < 12.0  # nine motions of 0.01-0.4 m and a joint path: seconds, not ms or minutes
     # The shipped carry runs at transit_speed 0.5, slower than full speed over its 0.36 m.
     carry = [s for s in rows[0][1] if s.name.startswith("carry")][0]
-    assert carry.configured > carry.bound + 0.1
+    assert carry.configured > carry.bound
 
 
 def test_the_rim_band_is_passed_at_guard_speed(rows) -> None:
@@ -61,6 +61,25 @@ def test_at_full_speed_everywhere_the_configured_cycle_is_the_bound(tmp_path) ->
     fast.write_text(yaml.safe_dump(data))
     for _, segments in cb.bounds(behavior_path=fast):
         assert all(abs(s.bound - s.configured) < 1e-9 for s in segments)
+
+
+def test_a_chain_times_legs_handed_on_as_the_cartesian_node_continues_a_preempting_goal() -> None:
+    cfg = cb.motion_config()
+    job = cb.load_jobs(cb.CELL)[1]
+    contact = cb._ik(job.contact, cb._ik(job.above, tuple(cb.REST_POSTURE), cfg), cfg)
+    rest = [(job.above, 0.3, 0.0), (job.place_above, 0.5, 0.0)]
+    blended = [(job.above, 0.3, 0.025), (job.place_above, 0.5, 0.0)]
+    (lift, carry), end = cb.chain_times(contact, rest, cfg)
+    (lift_b, carry_b), end_b = cb.chain_times(contact, blended, cfg)
+    assert lift == pytest.approx(cb.line_time(contact, job.above, 0.3, cfg))  # from rest: the plain plan
+    assert carry == pytest.approx(cb.line_time(cb._ik(job.above, contact, cfg), job.place_above, 0.5, cfg))
+    assert lift_b < lift - 0.05  # handed on 25 mm before its end
+    # The carry bent out of the rising lift is planned slower than from rest (a moving start's joint fit is
+    # best effort, docs/design/cycle.md): a hand-off saves the stack's stop, not planned motion time.
+    assert abs((lift_b + carry_b) - (lift + carry)) < 0.3
+    assert np.allclose(end, end_b, atol=1e-6)  # both end at rest at place_above
+    (rise,), _ = cb.chain_times(cb._ik(job.place_release, end, cfg), [(job.place_above, 0.3, 0.06)], cfg)
+    assert rise < cb.line_time(cb._ik(job.place_release, end, cfg), job.place_above, 0.3, cfg) - 0.1
 
 
 def test_a_slower_speed_scale_never_plans_a_faster_line() -> None:

@@ -212,9 +212,8 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "blend_m",
             _D.blend_m,
-            "m; the lift bends into the carry, and the carry into the fast descent to the rim band, this "
-            "far before their ends (no stop between them; the lift only once the can is above the row's "
-            "tops); 0: every move starts and ends at rest",
+            "m; the rise after a release bends into the next can's joint path this far before its end "
+            "(no stop between them); 0: the rise ends at rest",
             0.0,
             0.1,
         ),

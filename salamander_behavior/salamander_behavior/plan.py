@@ -33,9 +33,6 @@ class CanJob:
     place_above: CartesianTarget
     place_release: CartesianTarget
     rim_pass_z: float | None = None
-    row_clear_z: float | None = None
-    """The TCP z at which a lifted can's bottom is level with the tops of the cans standing in the row
-    (`CellTargets.row_clear_z`); the lift may hand on to the carry only above it. None: not known."""
     box_centre: tuple[float, float] | None = None
     """The box's planned centre in base_link (m); None: this compartment's centre stands for it."""
 
@@ -71,7 +68,6 @@ def jobs_from_targets(targets: CellTargets) -> tuple[CanJob, ...]:
             place_above=CartesianTarget.pad_down(*place.place_above),
             place_release=CartesianTarget.pad_down(*place.place_release),
             rim_pass_z=targets.rim_pass_z,
-            row_clear_z=targets.row_clear_z,
             box_centre=box_centre,
         )
         for pick, place in targets.pairs()

@@ -136,6 +136,8 @@ class MotionOutcome:
         status: the IkStatus value of an early fail (0 = Ok: the failure was not the IK's).
         message: the action's message, or why the goal never ran (rejected, server missing).
         progress: 0..1 from the action feedback while ACTIVE.
+        remaining: the measured TCP's distance to the target (m) from the action feedback while ACTIVE;
+            NaN before any.
         early: the goal FAILED before any joint target was sent for it (the Cartesian node's early
             fail: the arm did not move). Only then may the tree try an IK retry variant.
         contact: a guarded move that stopped at a contact (FAILED, status 0): where and how hard; None
@@ -146,6 +148,7 @@ class MotionOutcome:
     status: int = 0
     message: str = ""
     progress: float = 0.0
+    remaining: float = math.nan
     early: bool = False
     contact: Contact | None = None
 

@@ -51,16 +51,12 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
   or (search_fallback manual, or manual_place true) `ManualAdjust[place_can_i after the search]`, then
   one guarded pass without a search. Without joint efforts (or guarded_pass false) the rim pass moves
   nothing and `place_release` is the one descent from place_above.
-- No stop between the lift, the carry and the fast descent to the rim band, nor between the rise and the
-  next can's joint path: `lift can_i` succeeds `blend_m` (60 mm) before its end, but not before the
-  can's bottom is 10 mm above the tops of the cans in the row (25 mm before its end with the shipped
-  cell), and leaves its goal running; the carry goes out at once and the Cartesian node bends out of
-  the running lift. The carry hands on to `over the rim can_i` (not with `manual_place`: the operator
-  gets the can at rest) and the rise to the next can's `above` the same way. The descent to the band
-  ends at rest at the band's top, so the can enters the band vertically. A move that does not blend
-  (`place_release`, the descent onto a can) waits until a handed-on goal has ended; a leaf stopped by a
-  guard, a dropped can or a cancel cancels a handed-on goal with its own, and so does the run's end
-  (`behaviors/base.py`, `HandOff`; docs/design/cycle.md).
+- No stop between the rise and the next can's joint path: `rise` succeeds once the measured pad is
+  `blend_m` (60 mm) from its end and leaves its goal running; the next can's `above` goes out at once and the trajectory generator
+  continues from the moving rise. Every other move starts and ends at rest; one that does not blend
+  waits until a handed-on goal has ended; a leaf stopped by a guard, a dropped can or a cancel cancels a
+  handed-on goal with its own, and so does the run's end (`behaviors/base.py`, `HandOff`;
+  docs/design/cycle.md).
 - The fallback `skip or stop can_i` skips a can that was never touched (the vacuum never came on for it,
   e.g. an IK early fail on the approach) and stops the run otherwise, with the can on the pad.
 - `manual? place_can_i` is read when the can reaches place_above: `manual_place off?` succeeds (offset

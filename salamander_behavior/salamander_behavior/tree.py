@@ -19,10 +19,8 @@ it)::
     |           `-- carry and place can_i (Sequence, memory)
     |               |-- vacuum on                stage := holding
     |               |-- can_i gripped?           part-present true for grip_confirm_s; stage := gripped
-    |               |-- lift can_i               linear back to above-can; hands on blend_m before its
-    |               |                            end once the can is above the row (no stop)
-    |               |-- carry can_i              linear to place_above; hands on to the rim pass
-    |               |                            blend_m before its end (not with manual_place)
+    |               |-- lift can_i               linear back to above-can
+    |               |-- carry can_i              linear to place_above
     |               |-- manual? place_can_i (Selector, memory)
     |               |   |-- manual_place off?    offset := the box estimate's (0 without one)
     |               |   `-- ManualAdjust[place_can_i]
@@ -71,7 +69,6 @@ nudges included, is stopped the tick a condition fails.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Sequence
 
 import py_trees
@@ -147,87 +144,35 @@ def can_cycle(job: CanJob, more: bool = False) -> Seq:
         children=[
             SetVacuum("vacuum on", can, on=True),
             WaitForPartPresent(f"{can} gripped?", can, True, "attach_timeout_s", "grip_confirm_s"),
-            MoveTo(
-                f"lift {can}",
-                FixedTarget(job.above),
-                MotionPath.LINEAR,
-                "approach_speed",
-                "lift",
-                PICK,
-                handoff=lift_handoff(job),
-            ),
-            *place_steps(job, blend=True, more=more),
+            MoveTo(f"lift {can}", FixedTarget(job.above), MotionPath.LINEAR, "approach_speed", "lift", PICK),
+            *place_steps(job, more),
         ],
     )
     return Seq(f"pick and place {can}", memory=True, children=[approach, place])
 
 
-ROW_MARGIN = 0.010
-"""m; a lifted can's bottom clears the tops of the cans standing in the row by at least this much before
-the lift may bend into the carry."""
-
-
-def lift_handoff(job: CanJob) -> Callable[[BehaviorSettings], float] | None:
-    """The lift's hand-off point: `blend_m` before its end, but only once the can is above the row.
-
-    The lift is a vertical line from the pad on the can top (`job.contact`) to `job.above`; from the hand-off
-    on the carry bends out of it on a path that never goes lower (the Cartesian node continues from the
-    lift's upward motion), so the can's bottom stays `ROW_MARGIN` above the other cans' tops.
-    """
-    length = job.above.z - job.contact.z
-    if job.row_clear_z is None or length <= 0.0:
-        return None
-    room = job.above.z - (job.row_clear_z + ROW_MARGIN)
-
-    def at(settings: BehaviorSettings) -> float:
-        blend = min(settings.blend_m, room)
-        return 1.0 - blend / length if blend > 0.0 else math.inf
-
-    return at
-
-
-def carry_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:
-    """The carry's hand-off point: `blend_m` before its end, autonomous placement only.
-
-    The fast leg to the rim band bends out of it (`RimPass`): the can stays above the rim until it stands
-    at the band's top. With ``manual_place`` the carry ends at rest over the box for the operator.
-    """
-    length = math.dist(job.above.position, job.place_above.position)
-
-    def at(settings: BehaviorSettings) -> float:
-        if settings.manual_place or settings.blend_m <= 0.0 or length <= 0.0:
-            return math.inf
-        return 1.0 - settings.blend_m / length
-
-    return at
-
-
 def rise_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:
-    """The rise's hand-off point: `blend_m` before its end, to the next can's joint path.
+    """The rise's hand-off point: `blend_m` (m) before its end, to the next can's joint path.
 
     The rise lifts the empty pad from the release height to place_above; the joint path bent out of it
-    starts no lower than where the rise handed on (the pad already clear of the placed cans' tops by the
-    rise's length less `blend_m`, 85 mm with the shipped cell) and, over the shipped cell, climbs from
-    there (a joint-space path between the two poses never dips below its lower end).
+    starts no lower than where the measured pad was when it handed on (clear of the placed cans' tops by
+    the rise's length less `blend_m`, 85 mm with the shipped cell) and, over the shipped cell, climbs
+    from there (a joint-space path between the two poses never dips below its lower end).
     """
     length = job.place_above.z - job.place_release.z
 
     def at(settings: BehaviorSettings) -> float:
-        if settings.blend_m <= 0.0 or length <= settings.blend_m:
-            return math.inf
-        return 1.0 - settings.blend_m / length
+        return settings.blend_m if 0.0 < settings.blend_m < length else 0.0
 
     return at
 
 
-def place_steps(job: CanJob, blend: bool = False, more: bool = False) -> list[py_trees.behaviour.Behaviour]:
+def place_steps(job: CanJob, more: bool = False) -> list[py_trees.behaviour.Behaviour]:
     """From the carry on: carry, manual?, over the rim?, place_release, vacuum off, let go?, settle, rise.
 
     Shared by a can's cycle and the placement of a can found on the pad (`held_subtree`); the vacuum
     off stays the next sibling of a place_release descent, preceded by the rim pass, in a memory
-    sequence either way. `blend`: the carry bends out of the lift and hands on to the rim pass (a can's
-    cycle; a can found on the pad is carried from wherever the arm stands, from rest to rest); with
-    `more` too, the rise hands on to the next can's joint path.
+    sequence either way. `more`: another can follows in the run, so the rise hands on to its joint path.
     """
     can = job.can
     manual = Selector(
@@ -265,8 +210,6 @@ def place_steps(job: CanJob, blend: bool = False, more: bool = False) -> list[py
             "transit_speed",
             "carry",
             PLACE,
-            handoff=carry_handoff(job) if blend else None,
-            blend=blend,
         ),
         manual,
         over_the_rim,
@@ -288,7 +231,7 @@ def place_steps(job: CanJob, blend: bool = False, more: bool = False) -> list[py
             "approach_speed",
             "rise",
             PLACE,
-            handoff=rise_handoff(job) if blend and more else None,
+            handoff=rise_handoff(job) if more else None,
         ),
         CanPlaced(f"{can} placed", can, job.compartment),
         BoxEvidence(f"box evidence from {can}", can, job.compartment, job.planned_xy, job.centre),

@@ -178,9 +178,10 @@ class MoveTo(MotionLeaf):
         speed: name of the BehaviorSettings field that gives the speed_scale, e.g. "release_speed".
         role: what the move is for in the cycle ("place_release", ...); the structure tests read it.
         retry: what an IK retry may vary (`IkRetry`; the `ik_retry` parameter switches retries off).
-        handoff: given the parameters, the goal's progress (0..1, along its commanded path) from which
-            the leaf succeeds and leaves the goal running for the next motion leaf to bend out of
-            (`base.HandOff`); above 1 or None: never.
+        handoff: given the parameters, the distance (m) from the target at which the leaf succeeds
+            and leaves the goal running for the next motion leaf to bend out of (`base.HandOff`),
+            judged on the *measured* TCP (the feedback's distance remaining: a motion the generator
+            stopped is never handed on); 0 or None: never.
         blend: the goal may go out while a goal handed on by the leaf before still runs (see
             `MotionLeaf`).
     """
@@ -207,7 +208,7 @@ class MoveTo(MotionLeaf):
         """The goal in flight: the planned one, or the IK retry variant being tried."""
         self._problem = ""
         self._timeout = math.inf
-        self._handoff_at = math.inf
+        self._handoff_at = 0.0
         self._first_failure: MotionOutcome | None = None  # the planned goal's IK early fail
         self._variants: list[MotionRequest] = []
         self._tried = 0
@@ -224,7 +225,7 @@ class MoveTo(MotionLeaf):
             self._problem = str(exc)
             return
         self.request = MotionRequest(target, self.path, float(getattr(settings, self.speed)), self.name)
-        self._handoff_at = self.handoff(settings) if self.handoff is not None else math.inf
+        self._handoff_at = self.handoff(settings) if self.handoff is not None else 0.0
         self._go(ports, self.request)
 
     def step(self, ports: Ports) -> Status:
@@ -248,9 +249,11 @@ class MoveTo(MotionLeaf):
         if outcome.phase is MotionPhase.PENDING:
             self.feedback_message = outcome.message or f"goal to {where} sent, waiting for acceptance"
             return Status.RUNNING
-        if outcome.progress >= self._handoff_at:
+        if outcome.remaining <= self._handoff_at:  # False for NaN (no feedback yet)
             self._hand_on(ports)
-            self.feedback_message = f"{self.path.value} move to {where}: handed on at {outcome.progress:.0%}"
+            self.feedback_message = (
+                f"{self.path.value} move to {where}: handed on {outcome.remaining * 1000:.0f} mm before it"
+            )
             return Status.SUCCESS
         self.feedback_message = f"{self.path.value} move to {where}: {outcome.progress:.0%}"
         return Status.RUNNING

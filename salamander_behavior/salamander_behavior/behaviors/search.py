@@ -21,10 +21,6 @@ probe passes: the can is lifted clear and held above its compartment, ``/rim_sea
 manual, or ``manual_place`` true: the operator is there) or fails, and the can's outcome leaf stops the
 run with the can held.
 
-The fast leg to the band may bend out of a carry the tree handed on (`base.HandOff`): it then runs on a
-straight line from where the carry was to the band's top, which it reaches at rest, so the can passes
-nothing on the way (it stays above the rim) and enters the band vertically, from rest, as before.
-
 Unguarded (the pass succeeds at once, nothing moves, and the place_release descent is the one move from
 place_above as before): ``guarded_pass`` false, no joint efforts in the joint states
 (`MotionPort.contact_sensing`), or no rim height known.
@@ -166,7 +162,7 @@ class RimPass(MotionLeaf):
     """
 
     def __init__(self, name: str, job: CanJob, search: bool = True) -> None:
-        super().__init__(name, blend=True)  # the fast leg to the band may bend out of the carry
+        super().__init__(name)
         self.job = job
         self.search = search
         can = job.can

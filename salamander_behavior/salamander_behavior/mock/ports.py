@@ -130,7 +130,10 @@ class FakeHandle:
         self._final: MotionOutcome | None = None
 
     def poll(self) -> MotionOutcome:
-        """PENDING on the first poll, ACTIVE until `script.polls` (progress short of 1), then the end."""
+        """PENDING on the first poll, ACTIVE until `script.polls` (progress short of 1), then the end.
+
+        The distance remaining runs down in step with the progress, from the pose the last goal reached.
+        """
         if self._final is not None:
             return self._final
         self.polls += 1
@@ -156,7 +159,10 @@ class FakeHandle:
             # An early fail never runs (the real node decides before its first cycle): PENDING until then.
             runs = self.script.succeed or not self.script.early
             phase = MotionPhase.ACTIVE if self.polls > 1 and runs else MotionPhase.PENDING
-            return MotionOutcome(phase, progress=self.polls / (self.script.polls + 1) if runs else 0.0)
+            progress = self.polls / (self.script.polls + 1) if runs else 0.0
+            start = self.motion.position
+            span = math.dist(start.position, self.target.position) if start is not None else math.nan
+            return MotionOutcome(phase, progress=progress, remaining=(1.0 - progress) * span)
         self.motion.finished.append((self.request, self._final))
         return self._final
 

@@ -17,6 +17,7 @@ Every call returns at once; the futures are completed by the node's executor bet
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from typing import Any
@@ -78,6 +79,7 @@ class RosMotionHandle:
         self._final: MotionOutcome | None = None
         self._cancel = False
         self._progress = 0.0
+        self._remaining = math.nan  # the measured TCP's distance to the target, from the feedback
         self._retarget_future: Future | None = None
         self._retarget_target: CartesianTarget | None = None
         self._reply: RetargetReply | None = None
@@ -111,6 +113,7 @@ class RosMotionHandle:
     def _on_feedback(self, message: Any) -> None:
         # Two assignments, each atomic: the leaf reads them on its tick.
         self._progress = float(message.feedback.progress)
+        self._remaining = float(message.feedback.distance_remaining)
         self._heard_at = self._core.clock()
         self._fed_back = True  # the goal ran (an early fail never sends feedback)
 
@@ -161,7 +164,7 @@ class RosMotionHandle:
         if not self._result_future.done():
             silent = self._core.clock() - self._heard_at
             if silent <= FEEDBACK_LOSS_S:
-                return MotionOutcome(MotionPhase.ACTIVE, progress=self._progress)
+                return MotionOutcome(MotionPhase.ACTIVE, progress=self._progress, remaining=self._remaining)
             self._goal_handle.cancel_goal_async()  # in case the server is alive but stuck
             self._final = MotionOutcome(
                 MotionPhase.FAILED, 0,

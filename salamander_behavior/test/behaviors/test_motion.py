@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import math
-
 import py_trees
-import pytest
 from py_trees.common import Status
 
 from salamander_behavior.active_run import ActiveRun, RunEnd
@@ -14,9 +11,9 @@ from salamander_behavior.behaviors.motion import FixedTarget, MoveTo, OffsetTarg
 from salamander_behavior.mock.ports import FakeClock, FakeGripper, FakeMotion, ListLogger, Rig, Script
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
-from salamander_behavior.ports import CartesianTarget, MotionPath, MotionPhase, MotionRequest
+from salamander_behavior.ports import CartesianTarget, MotionOutcome, MotionPath, MotionPhase, MotionRequest
 from salamander_behavior.report import RunReport
-from salamander_behavior.tree import ROW_MARGIN, carry_handoff, lift_handoff
+from salamander_behavior.tree import rise_handoff
 from salamander_control.kinematics import IkStatus
 from salamander_testing import REPO
 
@@ -78,75 +75,57 @@ def test_an_offset_beyond_thirty_mm_is_refused_before_any_goal() -> None:
     assert motion.handles[0].request.target == base.shifted(0.02, 0.0)
 
 
-# Hand-off (base.HandOff): the lift bends into the carry, the carry into the fast leg to the rim band.
+# Hand-off (base.HandOff): the rise after a release bends into the next can's joint path.
 JOBS = load_jobs(REPO / "config" / "cell.yaml")
 SLOW = Script(polls=20)
+TWO = JOBS[:2]
 
 
 def handle(rig: Rig, label: str):
     return next(h for h in rig.motion.handles if h.request.label == label)
 
 
-def test_the_lift_and_the_carry_hand_on_while_their_goals_still_run() -> None:
-    rig = Rig(JOBS[:1], BehaviorSettings(blend_m=0.1), default=SLOW)  # the fake's goals are few polls long
-    rig.run(until=lambda: "carry can_0" in rig.motion.labels)
-    lift = handle(rig, "lift can_0")
-    assert lift.poll().phase is MotionPhase.ACTIVE and not lift.cancelled
-    rig.run(until=lambda: "over the rim can_0: to the rim" in rig.motion.labels)
-    carry = handle(rig, "carry can_0")
-    assert carry.poll().phase is MotionPhase.ACTIVE and not carry.cancelled
-    assert rig.run() == "SUCCESS" and rig.motion.cancels == 0
-
-
-def test_a_move_that_does_not_blend_starts_only_once_the_handed_on_goal_ended() -> None:
-    rig = Rig(JOBS[:1], default=SLOW)
-    rig.motion.efforts = False  # unguarded: the place_release descent follows the carry directly
-    rig.run(until=lambda: "place_release" in rig.motion.labels)
-    assert handle(rig, "carry can_0").poll().phase is MotionPhase.SUCCEEDED
-    assert rig.run() == "SUCCESS"
-
-
-def test_a_blend_the_node_refuses_is_sent_again_from_rest() -> None:
-    refused = Script(polls=1, succeed=False, message="early fail, no joint target sent: along the blend")
-    rig = Rig(JOBS[:1], default=SLOW, scripts={"carry can_0": [refused, SLOW]})
-    assert rig.run() == "SUCCESS"
-    carries = [h for h in rig.motion.handles if h.request.label == "carry can_0"]
-    assert len(carries) == 2 and "no blend out of the running move" in rig.log.text()
-    assert rig.motion.labels.index("carry can_0") < rig.motion.labels.index("over the rim can_0: to the rim")
-
-
-def test_stopping_the_move_that_took_over_cancels_the_handed_on_goal_too() -> None:
-    rig = Rig(JOBS[:1], default=SLOW)
-    rig.run(until=lambda: "carry can_0" in rig.motion.labels)
-    rig.root.stop(Status.INVALID)  # the run cancelled (a guard or a dropped can stops the leaf the same way)
-    assert handle(rig, "lift can_0").cancelled and handle(rig, "carry can_0").cancelled
-
-
-def test_the_lift_hands_on_only_above_the_row_and_the_carry_not_for_the_operator() -> None:
-    job = JOBS[0]
-    length = job.above.z - job.contact.z
-    assert job.row_clear_z is not None
-    room = job.above.z - job.row_clear_z - ROW_MARGIN
-    at = lift_handoff(job)
-    assert at is not None
-    assert (1.0 - at(BehaviorSettings(blend_m=0.1))) * length == pytest.approx(room)  # capped by the row
-    assert (1.0 - at(BehaviorSettings(blend_m=0.01))) * length == pytest.approx(0.01)
-    assert at(BehaviorSettings(blend_m=0.0)) == math.inf
-    carry = carry_handoff(job)
-    assert carry(BehaviorSettings(manual_place=True)) == math.inf
-    assert carry(BehaviorSettings(blend_m=0.0)) == math.inf
-    assert carry(BehaviorSettings()) < 1.0
-
-
 def test_the_rise_hands_on_to_the_next_cans_joint_path_but_the_last_rise_ends_at_rest() -> None:
-    rig = Rig(JOBS[:2], BehaviorSettings(blend_m=0.1), default=SLOW)
+    rig = Rig(TWO, BehaviorSettings(blend_m=0.1), default=SLOW)  # the fake's goals are few polls long
     rig.run(until=lambda: "above can_1" in rig.motion.labels)
     rise = rig.motion.handles[rig.motion.labels.index("rise")]
     assert rise.poll().phase is MotionPhase.ACTIVE and not rise.cancelled
     assert rig.run() == "SUCCESS" and rig.motion.cancels == 0
-    assert rig.leaf("rise").handoff is not None
-    last = [b for b in rig.root.iterate() if b.name == "rise"][-1]
-    assert last.handoff is None  # nothing follows it: the run ends with the arm at rest
+    first, last = [b for b in rig.root.iterate() if b.name == "rise"]
+    assert first.handoff is not None and last.handoff is None  # nothing follows the last: at rest
+
+
+def test_a_move_that_does_not_blend_starts_only_once_the_handed_on_goal_ended() -> None:
+    rig = Rig(JOBS[:1], default=SLOW)
+    leaf = MoveTo("m", FixedTarget(JOBS[0].contact), MotionPath.LINEAR, "approach_speed")
+    leaf.setup(ports=rig.ports)
+    prior = rig.motion.send(MotionRequest(JOBS[0].above, MotionPath.LINEAR, 0.3, "rise"))
+    rig.ports.handoff.put(prior)
+    leaf.tick_once()
+    assert "m" not in rig.motion.labels and leaf.feedback_message == "waiting for the move before to end"
+    while prior.poll().phase is not MotionPhase.SUCCEEDED:
+        leaf.tick_once()
+    leaf.tick_once()
+    assert rig.motion.labels[-1] == "m"
+
+
+def test_a_blend_the_node_refuses_is_sent_again_from_rest() -> None:
+    refused = Script(polls=1, succeed=False, message="early fail, no joint target sent: along the blend")
+    rig = Rig(TWO, BehaviorSettings(blend_m=0.1), default=SLOW, scripts={"above can_1": [refused, SLOW]})
+    assert rig.run() == "SUCCESS"
+    assert rig.motion.labels.count("above can_1") == 2
+    assert "no blend out of the running move" in rig.log.text()
+    rise = rig.motion.handles[rig.motion.labels.index("rise")]
+    second = [h for h in rig.motion.handles if h.request.label == "above can_1"][1]
+    assert rise.poll().phase is MotionPhase.SUCCEEDED and second.poll().phase is MotionPhase.SUCCEEDED
+
+
+def test_stopping_the_move_that_took_over_cancels_the_handed_on_goal_too() -> None:
+    rig = Rig(TWO, BehaviorSettings(blend_m=0.1), default=SLOW)
+    rig.run(until=lambda: "above can_1" in rig.motion.labels)
+    rig.root.stop(Status.INVALID)  # the run cancelled (a guard or a dropped can stops the leaf the same way)
+    rise = rig.motion.handles[rig.motion.labels.index("rise")]
+    assert rise.cancelled and handle(rig, "above can_1").cancelled
 
 
 def test_the_runs_end_cancels_a_goal_left_handed_on() -> None:
@@ -157,3 +136,26 @@ def test_the_runs_end_cancels_a_goal_left_handed_on() -> None:
     run.cancel_requested = True
     assert run.tick() is RunEnd.CANCELLED  # no motion leaf runs: only the run's end can stop it
     assert left.cancelled and rig.ports.handoff.live() is None
+
+
+def test_the_rise_hands_on_blend_m_before_its_end() -> None:
+    job = JOBS[0]
+    at = rise_handoff(job)
+    assert at(BehaviorSettings(blend_m=0.06)) == 0.06
+    assert at(BehaviorSettings(blend_m=0.0)) == 0.0  # never
+    assert at(BehaviorSettings(blend_m=0.2)) == 0.0  # longer than the rise: never
+
+
+def test_a_hand_off_is_judged_on_the_measured_distance_not_the_commanded_progress() -> None:
+    target = FixedTarget(JOBS[0].above)
+    rise = MoveTo("m", target, MotionPath.LINEAR, "approach_speed", handoff=lambda s: 0.06)
+    leaf, motion, _, _ = one_leaf(rise, FakeMotion(default=Script(polls=100)))
+    leaf.tick_once()
+    handle = motion.handles[0]
+    ahead = MotionOutcome(MotionPhase.ACTIVE, progress=0.99, remaining=0.2)  # command ran on, the arm stood
+    handle.poll = lambda: ahead
+    leaf.tick_once()
+    assert leaf.status is Status.RUNNING
+    handle.poll = lambda: MotionOutcome(MotionPhase.ACTIVE, progress=0.5, remaining=0.05)
+    leaf.tick_once()
+    assert leaf.status is Status.SUCCESS and "handed on 50 mm before it" in leaf.feedback_message

@@ -22,8 +22,6 @@ Conventions (the config's `pick_dz`, `place_dz`, `release_dz`):
 - ``rim_pass_z``: the TCP z at which a held can's bottom is level with the box rim and the divider tops
   (they are one height): z = rim_z + can_height. A can off its compartment meets the rim there; the
   tree's guarded pass spans a band around it.
-- ``row_clear_z``: the TCP z at which a lifted can's bottom is level with the tops of the cans standing
-  in the pick row: z = table_z + 2 can_height. Above it the lift may bend into the carry.
 - ``travel_z``: the lowest z at which a held can clears everything between the pick row and the box:
   the higher of every above and place_above. Move between them at or above it.
 
@@ -72,7 +70,6 @@ class CellTargets:
     place_dz: float
     release_dz: float
     rim_pass_z: float
-    row_clear_z: float
 
     def pairs(self) -> tuple[tuple[PickTarget, PlaceTarget], ...]:
         """(pick, place) for each can in order: can i into compartment i."""
@@ -100,7 +97,6 @@ def cell_targets(lay: CellLayout) -> CellTargets:
         place_dz=lay.place_dz,
         release_dz=lay.release_dz,
         rim_pass_z=lay.rim_z + lay.can_height,
-        row_clear_z=contact_z + lay.can_height,
     )
 
 
