@@ -52,11 +52,11 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
   one guarded pass without a search. Without joint efforts (or guarded_pass false) the rim pass moves
   nothing and `place_release` is the one descent from place_above.
 - No stop between the rise and the next can's joint path: `rise` succeeds once the measured pad is
-  `blend_m` (60 mm) from its end and leaves its goal running; the next can's `above` goes out at once and the trajectory generator
-  continues from the moving rise. Every other move starts and ends at rest; one that does not blend
-  waits until a handed-on goal has ended; a leaf stopped by a guard, a dropped can or a cancel cancels a
-  handed-on goal with its own, and so does the run's end (`behaviors/base.py`, `HandOff`;
-  docs/design/cycle.md).
+  `blend_m` (60 mm) from its end and leaves its goal running; the next can's `above` goes out at once
+  and the trajectory generator continues from the moving rise. Every other move starts and ends at
+  rest; one that does not blend waits until a handed-on goal has ended; a leaf stopped by a guard, a
+  dropped can or a cancel cancels a handed-on goal with its own, and so does the run's end
+  (`behaviors/base.py`, `HandOff`; docs/design/cycle.md).
 - The fallback `skip or stop can_i` skips a can that was never touched (the vacuum never came on for it,
   e.g. an IK early fail on the approach) and stops the run otherwise, with the can on the pad.
 - `manual? place_can_i` is read when the can reaches place_above: `manual_place off?` succeeds (offset
