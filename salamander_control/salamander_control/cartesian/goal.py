@@ -18,6 +18,13 @@ Decisions documented here:
   within `joint_tolerance` of the IK answer, or abort after `joint_path_timeout_s`; an arm that stands
   still away from it (the generator dropped the target: a measurement it took for a pushed arm) gets the
   target again, at most `MAX_RESUMES` times (`JointGoalRun._resend_if_standing`).
+- A goal that does not preempt starts at rest. It starts where the previous goal left the command
+  (`RestStart`: the end of a goal that succeeded, its pose and joints) when the measured arm is within
+  `position_tolerance` / `angle_tolerance` of it, else at the measured pose. A goal succeeds with the
+  measured arm up to `position_tolerance` (1 mm) short, still settling; a line planned from there
+  started with the command pulled back to it (the generator blends its command onto the new stream's
+  start) and ran slanted: a vertical guarded probe after a 5.7 mm sideways move met a divider 0.1 mm
+  off the probe's XY and tore the can off (docs/design/guarded_moves.md).
 - Cancel brakes a linear motion on its own line with the plan's limits; the goal ends CANCELED once the
   commanded motion and the measured arm stand. A joint goal is cancelled by re-targeting the measured
   joints (the trajectory generator decelerates within its joint limits).
@@ -136,8 +143,22 @@ def _pose_error(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     )
 
 
+def _within_tolerance(a: np.ndarray, b: np.ndarray, cfg: MotionConfig) -> bool:
+    d, ang = _pose_error(a, b)
+    return d <= cfg.position_tolerance and ang <= cfg.angle_tolerance
+
+
 def _tcp(pose: np.ndarray | None) -> tuple[float, float, float]:
     return (math.nan,) * 3 if pose is None else (float(pose[0]), float(pose[1]), float(pose[2]))
+
+
+class RestStart(NamedTuple):
+    """Where a goal that succeeded left the command, at rest: the next goal's start (`start_goal`)."""
+
+    pose: np.ndarray
+    """(5,): x, y, z, tool pitch, tool yaw."""
+    joints: tuple[float, ...]
+    """The commanded joints there (the next goal's IK seed)."""
 
 
 class LinearGoalRun:
@@ -410,6 +431,12 @@ class LinearGoalRun:
         self._done_at, self._sent_final, self._still = None, False, None
         return True, IkStatus.OK, f"retargeted to {_fmt(self.target)}"
 
+    def rest(self, now: float, arm: ArmParams) -> RestStart | None:
+        """Where the command rests once this goal succeeded (its plan's end); None after a brake."""
+        if self.motion.failed or self.motion.braking or self.cancelling:
+            return None
+        return RestStart(self.motion.state(now).pose.copy(), self.motion.joints)
+
     def cancel(self, now: float, cfg: MotionConfig, measured_q: Any = None) -> None:
         """Brake on the current line; the goal ends CANCELED once the motion and the arm stand."""
         self.motion.brake(now)
@@ -529,6 +556,13 @@ class JointGoalRun:
         self._still = None
         return True, IkStatus.OK, f"retargeted to {_fmt(self.target)}"
 
+    def rest(self, now: float, arm: ArmParams) -> RestStart | None:
+        """Where the command rests once this goal succeeded (the generator's goal: the IK answer)."""
+        if self.cancelling:
+            return None
+        pose = measured_pose(self.q_goal, arm)
+        return None if pose is None else RestStart(pose, self.q_goal)
+
     def cancel(self, now: float, cfg: MotionConfig, measured_q: Any = None) -> None:
         """Hold the measured joints; the goal ends CANCELED on the next cycle."""
         self.cancelling = True
@@ -553,12 +587,15 @@ def start_goal(
     measured_q: Any,
     active: GoalRun | None,
     efforts: Efforts | None = None,
+    rest: RestStart | None = None,
 ) -> tuple[GoalRun | None, Outcome | None]:
     """Check and start `goal`; (run, None) when it may move, (None, outcome) when it fails at once.
 
     A linear goal continues from the active linear motion's commanded state (position, velocity,
-    acceleration) so a preemption does not jerk the arm; otherwise it starts at rest at the measured pose.
-    `efforts` are those of the measured sample: a guarded goal fails early when it carries none.
+    acceleration) so a preemption does not jerk the arm; otherwise it starts at rest: at `rest` (where the
+    previous goal that succeeded left the command) when the measured arm is within the tolerances of it,
+    else at the measured pose (the module docstring says why). `efforts` are those of the measured
+    sample: a guarded goal fails early when it carries none.
     """
     meas = measured_pose(measured_q, cfg.arm)
     if goal.guarded and (efforts is None or efforts.missing):
@@ -567,6 +604,8 @@ def start_goal(
     moving = isinstance(active, LinearGoalRun) and not active.motion.failed
     if moving:
         start, seed = active.motion.state(now), active.motion.joints
+    elif rest is not None and meas is not None and _within_tolerance(meas, rest.pose, cfg):
+        start, seed = CartesianState.at_rest(rest.pose), rest.joints
     else:
         start, seed = CartesianState.at_rest(meas), tuple(measured_q)
     if goal.path == PATH_JOINT:

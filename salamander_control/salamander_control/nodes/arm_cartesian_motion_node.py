@@ -72,7 +72,7 @@ from salamander_control.cartesian import params
 from salamander_control.cartesian.clock_map import ClockMap
 from salamander_control.cartesian.config import CartesianGoal, GoalRejected, MotionConfig, parse_goal
 from salamander_control.cartesian.contact import NO_SAMPLE, Efforts, read_efforts
-from salamander_control.cartesian.goal import GoalRun, Outcome, start_goal
+from salamander_control.cartesian.goal import GoalRun, Outcome, RestStart, start_goal
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
 from salamander_control.latest_sample import PutResult, StampOrder
 from salamander_control.ros.conversions import (
@@ -132,6 +132,7 @@ class CartesianMotionNode(PolledNode):
         self._joints_order = StampOrder()  # of the stamped joint states (unstamped ones are not ordered)
         self._joints_time = -math.inf  # monotonic receive time
         self._active: _Active | None = None
+        self._rest: RestStart | None = None  # where the last goal that succeeded left the command
         self._last_feedback = -math.inf
         self._js_topic = self.resolve_topic_name(names.JOINT_STATES)  # resolved and remapped, for the logs
         self._js_sub: Subscription | None = None  # only while goals come: `_start_measuring`
@@ -395,10 +396,13 @@ class CartesianMotionNode(PolledNode):
         # A preempted goal's plan is continued from the instant of its last sample: the new one's samples
         # then follow on the same grid, a period apart (see `_on_timer`).
         start = active.stepped_at if active is not None else now
-        run, outcome = start_goal(goal, cfg, start, measured, active.run if active else None, efforts)
+        run, outcome = start_goal(
+            goal, cfg, start, measured, active.run if active else None, efforts, self._rest
+        )
         if outcome is not None:
             self.get_logger().warning(f"MoveCartesian goal failed: {outcome.message}")
             return self._finish(handle, outcome)
+        self._rest = None  # the new goal moves the command
         if active is not None:
             self._active = None
             active.done.set_result(
@@ -522,6 +526,8 @@ class CartesianMotionNode(PolledNode):
             else:
                 self.get_logger().warning(text)
             self._active = None
+            succeeded = cycle.outcome.result == "succeeded"
+            self._rest = active.run.rest(active.stepped_at, cfg.arm) if succeeded else None
             self._timer.cancel()
             self._measure_wanted_at = now  # the subscription lingers from here (`_on_linger`)
             active.done.set_result(cycle.outcome)
