@@ -23,7 +23,7 @@ computed: the arm runs on at full speed for `RUN_ON_S` (the command's lead over 
 generator's stream delay and the motors' lag, with a late control cycle) and then decelerates at
 `BRAKE_DECEL` (what the node's hard brake achieves at 20 mm/s: 0.93 mm); docs/design/guarded_moves.md.
 The joints for the Jacobian are the IK of the commanded pose; the guarded descents, the lifts and the
-moves between probes are straight lines at guard_speed with its scaled acceleration (0.04 m/s^2), the
+moves between probes are straight lines at guard_speed with its acceleration (0.4 m/s^2, RAMP_FLOOR), the
 other moves minimum-jerk at fixed speeds; the can is gripped on its true spot.
 
 The property: no can is torn off, released or knocked outside its compartment (in_box_clear or
