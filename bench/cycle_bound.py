@@ -5,15 +5,17 @@ Each can's cycle is the tree's sequence of motions and waits (salamander_behavio
 1. joint path from where the last can was released (place_above; REST for the first can) to above the can,
 2. linear descent to the contact pose, 3. the cell's attach settle (`attach_settle_s`, config/cell.yaml)
    and the tree's grip confirmation (`grip_confirm_s`), 4. linear lift back above the can,
-5. linear carry to place_above, 6. the release descent in three lines (behaviors/search.py, `RimPass`,
+5. the carry to place_above, a joint path (linear where the tree carries along a line:
+   `plan.joint_carry_sag`), 6. the release descent in three lines (behaviors/search.py, `RimPass`,
    guarded_pass true and no contact): at release_speed to the top of the rim band, at guard_speed
    through it, at release_speed on to place_release, 7. the cell's release settle (`release_settle_s`)
    and the tree's `settle_s`, 8. linear rise to place_above.
 
 - **As configured** plans every motion exactly as the stack does (the Cartesian node's `start_goal` for
-  the lines, the generator's Ruckig for the joint path) at the shipped speed scales (config/behavior.yaml),
-  each from rest to rest except where the tree hands on (`chain_times`: the rise into the next can's
-  joint path, which is timed from rest there), the waits at their configured lengths and no time between
+  the lines, the generator's Ruckig for the joint paths) at the shipped speed scales (config/behavior.yaml),
+  each from rest to rest except where the tree hands on (`chain_times`: the lift into the carry's joint
+  path and the rise into the next can's, each joint path timed from rest where the line hands on: an
+  upper bound), the waits at their configured lengths and no time between
   steps: the rest of a measured cycle is latency between steps (a result, a tick, the settle check at
   each goal's end).
 - **Stack plan at full speed**: the same at speed scale 1.0, except the release descent (0.5, the
@@ -51,9 +53,9 @@ from toppra.interpolator import AbstractGeometricPath
 
 from salamander_behavior.behaviors.search import rim_band
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import CanJob, load_jobs
+from salamander_behavior.plan import CARRY_SAG_TOLERANCE, CanJob, joint_carry_sag, load_jobs
 from salamander_behavior.ports import CartesianTarget
-from salamander_behavior.tree import rise_handoff
+from salamander_behavior.tree import lift_handoff, rise_handoff
 from salamander_control.cartesian.config import MotionConfig, parse_goal
 from salamander_control.cartesian.goal import start_goal
 from salamander_control.cartesian.params import build_config, param_specs
@@ -273,6 +275,18 @@ def cycle(
     transit, approach = settings.transit_speed, settings.approach_speed
     release, guard = settings.release_speed, settings.guard_speed
     joint = joint_time(start_q, above_q, limits)  # the joint path runs at the generator's limits
+    sag = joint_carry_sag(job, cfg.arm)
+    if sag is not None and sag <= CARRY_SAG_TOLERANCE:  # the tree's carry in joint space, out of the lift
+        lift_ahead = lift_handoff(job)(settings)
+        (lift_full,), _ = chain_times(contact_q, [(job.above, 1.0, lift_ahead)], cfg)
+        (lift_conf,), handed_q = chain_times(contact_q, [(job.above, approach, lift_ahead)], cfg)
+        lift = Segment("lift (hands on)" if lift_ahead > 0.0 else "lift", lift_full, lift_conf)
+        carry = Segment("carry to place_above (joint path)", *(joint_time(handed_q, place_q, limits),) * 2)
+    else:
+        lift = Segment("lift", line_time(contact_q, job.above, 1.0, cfg),
+                       line_time(contact_q, job.above, approach, cfg))  # fmt: skip
+        carry = Segment("carry to place_above", line_time(above_q, job.place_above, 1.0, cfg),
+                        line_time(above_q, job.place_above, transit, cfg))  # fmt: skip
     band = rim_band(job, settings) if settings.guarded_pass else None
     if band is None:  # one descent from place_above
         full, conf = (line_time(place_q, job.place_release, s, cfg) for s in (RELEASE_SPEED, release))
@@ -299,10 +313,8 @@ def cycle(
         Segment("descent to the can", line_time(above_q, job.contact, 1.0, cfg),
                 line_time(above_q, job.contact, approach, cfg)),
         Segment("attach settle + grip confirm", grip, grip),
-        Segment("lift", line_time(contact_q, job.above, 1.0, cfg),
-                line_time(contact_q, job.above, approach, cfg)),
-        Segment("carry to place_above", line_time(above_q, job.place_above, 1.0, cfg),
-                line_time(above_q, job.place_above, transit, cfg)),
+        lift,
+        carry,
         *descent,
         Segment("release settle + settle", let_go, let_go),
         Segment("rise" + (" (hands on)" if more else ""), rise_full, rise_conf),

@@ -39,9 +39,13 @@ def test_the_bound_is_the_configured_cycle_at_full_speed_with_the_release_descen
         assert sum(s.bound for s in segments if s.name in WAITS) == pytest.approx(waits)
         moving = sum(s.bound for s in segments if s.name not in WAITS)
         assert 5.0 < moving < 12.0  # nine motions of 0.01-0.4 m and a joint path: seconds, not ms or minutes
-    # The shipped carry runs at transit_speed 0.5, slower than full speed over its 0.36 m.
+    # The shipped carry is a joint path at the generator's limits, faster than the line over its 0.36 m.
+    cfg = cb.motion_config()
+    job = cb.load_jobs(cb.CELL)[0]
     carry = [s for s in rows[0][1] if s.name.startswith("carry")][0]
-    assert carry.configured > carry.bound
+    above = cb._ik(job.above, tuple(cb.REST_POSTURE), cfg)
+    assert carry.name == "carry to place_above (joint path)" and carry.configured == carry.bound
+    assert carry.bound < cb.line_time(above, job.place_above, 1.0, cfg) - 0.2
 
 
 def test_the_rim_band_is_passed_at_guard_speed(rows) -> None:

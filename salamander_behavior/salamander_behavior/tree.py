@@ -19,8 +19,9 @@ it)::
     |           `-- carry and place can_i (Sequence, memory)
     |               |-- vacuum on                stage := holding
     |               |-- can_i gripped?           part-present true for grip_confirm_s; stage := gripped
-    |               |-- lift can_i               linear back to above-can
-    |               |-- carry can_i              linear to place_above
+    |               |-- lift can_i               linear back to above-can; hands on to the carry once
+    |               |                            the can clears the standing cans (lift_handoff)
+    |               |-- carry can_i              joint path to place_above (plan.joint_carry_sag)
     |               |-- manual? place_can_i (Selector, memory)
     |               |   |-- manual_place off?    offset := the box estimate's (0 without one)
     |               |   `-- ManualAdjust[place_can_i]
@@ -93,8 +94,9 @@ from salamander_behavior.behaviors.vacuum import SetVacuum, StillHeld, WaitForPa
 from salamander_behavior.box_estimate import BoxEstimate
 from salamander_behavior.manual_adjust.behavior import ManualAdjust, ManualPlaceOff
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import CanJob
+from salamander_behavior.plan import CARRY_SAG_TOLERANCE, CanJob, joint_carry_sag
 from salamander_behavior.ports import MotionPath
+from salamander_control.kinematics import ArmParams
 
 Guard = Callable[[py_trees.behaviour.Behaviour, str], py_trees.behaviour.Behaviour]
 """Wraps a can's cycle (the behaviour, the can's name) in limit conditions; see `guard.guarded`."""
@@ -109,10 +111,11 @@ PLACE = IkRetry.BRANCH
 """IK retries of the place-side moves: elbow branch only (a tilted can would hit the compartment)."""
 
 
-def can_cycle(job: CanJob, more: bool = False) -> Seq:
+def can_cycle(job: CanJob, more: bool = False, carry: MotionPath = MotionPath.JOINT) -> Seq:
     """The cycle of one can, without guard and fallback (approach, then carry and place).
 
-    `more`: another can follows in the run, so the rise may hand on to its joint path.
+    `more`: another can follows in the run, so the rise may hand on to its joint path. `carry`: the
+    carry's path (`place_steps`; `build_tree` carries in joint space where `plan.joint_carry_sag` allows).
     """
     can = job.can
     approach = Seq(
@@ -144,8 +147,16 @@ def can_cycle(job: CanJob, more: bool = False) -> Seq:
         children=[
             SetVacuum("vacuum on", can, on=True),
             WaitForPartPresent(f"{can} gripped?", can, True, "attach_timeout_s", "grip_confirm_s"),
-            MoveTo(f"lift {can}", FixedTarget(job.above), MotionPath.LINEAR, "approach_speed", "lift", PICK),
-            *place_steps(job, more),
+            MoveTo(
+                f"lift {can}",
+                FixedTarget(job.above),
+                MotionPath.LINEAR,
+                "approach_speed",
+                "lift",
+                PICK,
+                handoff=lift_handoff(job) if carry is MotionPath.JOINT else None,
+            ),
+            *place_steps(job, more, carry),
         ],
     )
     return Seq(f"pick and place {can}", memory=True, children=[approach, place])
@@ -167,12 +178,40 @@ def rise_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:
     return at
 
 
-def place_steps(job: CanJob, more: bool = False) -> list[py_trees.behaviour.Behaviour]:
+LIFT_CLEAR_M = 0.01
+"""m: the lift hands on no earlier than with the held can's bottom this far above the standing cans' tops
+and the rim (`lift_handoff`)."""
+
+
+def lift_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:
+    """The lift's hand-off point to the carry's joint path: `blend_m` before its end, at most as early as
+    leaves the held can's bottom `LIFT_CLEAR_M` above the standing cans' tops and the rim.
+
+    The joint path bent out of the lift (the generator's Ruckig, from the lift's moving state) swings the
+    can sideways from there on and only rises on to place_above (over the shipped cell; `plan.
+    joint_carry_sag`); the hand-off is judged on the measured pad, which trails the command. 0 (never)
+    when the job does not know the cans' height.
+    """
+    room = 0.0 if job.lift_clear_z is None else job.above.z - (job.lift_clear_z + LIFT_CLEAR_M)
+
+    def at(settings: BehaviorSettings) -> float:
+        return max(0.0, min(settings.blend_m, room))
+
+    return at
+
+
+def place_steps(
+    job: CanJob, more: bool = False, carry: MotionPath = MotionPath.LINEAR
+) -> list[py_trees.behaviour.Behaviour]:
     """From the carry on: carry, manual?, over the rim?, place_release, vacuum off, let go?, settle, rise.
 
     Shared by a can's cycle and the placement of a can found on the pad (`held_subtree`); the vacuum
     off stays the next sibling of a place_release descent, preceded by the rim pass, in a memory
     sequence either way. `more`: another can follows in the run, so the rise hands on to its joint path.
+    `carry`: the carry's path. A can's cycle carries in joint space from above its spot (the generator's
+    time-optimal joint move, about 0.5 s shorter than the line; `build_tree` falls back to the line for a
+    cell where the joint path would sink, `plan.joint_carry_sag`); a can found on the pad is carried
+    along a straight line, because the arm may stand anywhere then.
     """
     can = job.can
     manual = Selector(
@@ -206,10 +245,11 @@ def place_steps(job: CanJob, more: bool = False) -> list[py_trees.behaviour.Beha
         MoveTo(
             f"carry {can}",
             FixedTarget(job.place_above),
-            MotionPath.LINEAR,
+            carry,
             "transit_speed",
             "carry",
             PLACE,
+            blend=carry is MotionPath.JOINT,  # out of the lift (`lift_handoff`)
         ),
         manual,
         over_the_rim,
@@ -238,13 +278,15 @@ def place_steps(job: CanJob, more: bool = False) -> list[py_trees.behaviour.Beha
     ]
 
 
-def can_subtree(job: CanJob, guard: Guard | None = None, more: bool = False) -> Selector:
+def can_subtree(
+    job: CanJob, guard: Guard | None = None, more: bool = False, carry: MotionPath = MotionPath.JOINT
+) -> Selector:
     """The can's selector: the (guarded) cycle, then the outcome leaf that skips or stops.
 
     The cycle runs behind `StillHeld` (a no-memory sequence: the condition is re-ticked before the
     running leaf on every tick), so a can lost or a switch gone stale while carrying stops the motion.
     """
-    return _selector(job, can_cycle(job, more), guard)
+    return _selector(job, can_cycle(job, more, carry), guard)
 
 
 def held_subtree(job: CanJob, guard: Guard | None = None) -> Selector:
@@ -306,6 +348,7 @@ def build_tree(
     held: CanJob | None = None,
     lost: Sequence[str] = (),
     box: BoxEstimate | None = None,
+    arm: ArmParams | None = None,
 ) -> Seq:
     """The whole run: wait for the stack, then per can the pad check and the can; FAILURE stops the run.
 
@@ -316,6 +359,8 @@ def build_tree(
     that confirmation alone.
     `box`: the estimate of the box the cans go into (the server keeps it across runs; None: none yet),
     put on the blackboard (``/box_estimate``) for the run's leaves to apply and update.
+    `arm`: the arm model (default: the shipped one) for `plan.joint_carry_sag`: a can whose joint-space
+    carry would sink more than `plan.CARRY_SAG_TOLERANCE` below its ends is carried along a straight line.
     """
     if not jobs and held is None and not lost:
         raise ValueError("the tree needs at least one can")
@@ -338,7 +383,9 @@ def build_tree(
         children.append(CellCleared(f"cell clear of {', '.join(lost)}?", lost))
     for i, job in enumerate(jobs):
         more = i + 1 < len(jobs)
-        children += [pad_subtree(job, held if i == 0 else None, guard), can_subtree(job, guard, more)]
+        sag = joint_carry_sag(job, arm or ArmParams())
+        carry = MotionPath.JOINT if sag is not None and sag <= CARRY_SAG_TOLERANCE else MotionPath.LINEAR
+        children += [pad_subtree(job, held if i == 0 else None, guard), can_subtree(job, guard, more, carry)]
     if not jobs and held is not None:
         children.append(pad_subtree(None, held, guard))
     return Seq(ROOT_NAME, memory=True, children=children)

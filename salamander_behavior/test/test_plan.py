@@ -1,16 +1,20 @@
-"""The run's plan (plan.py): one job per can, from the cell's own targets."""
+"""The run's plan (plan.py): one job per can, from the cell's own targets; the joint carry's sag."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
-from salamander_behavior.plan import jobs_from_targets
+from salamander_behavior.plan import jobs_from_targets, joint_carry_sag
+from salamander_behavior.ports import CartesianTarget
 from salamander_control.cell.targets import load_cell_targets
+from salamander_control.kinematics import ArmParams
 from salamander_testing import REPO
 
 CELL = REPO / "config" / "cell.yaml"
+JOBS = jobs_from_targets(load_cell_targets(CELL))
 
 
 def test_jobs_follow_the_cell_targets() -> None:
@@ -22,3 +26,17 @@ def test_jobs_follow_the_cell_targets() -> None:
         assert job.place_release.z == pytest.approx(job.place_above.z + targets.release_dz - targets.place_dz)
         assert job.above.tool_pitch == 0.0 and job.above.tool_yaw == pytest.approx(math.atan2(*pick.xy[::-1]))
     assert jobs[0].adjust_name == "place_can_0"
+
+
+def test_the_shipped_carries_keep_the_can_level_in_joint_space() -> None:
+    for job in jobs_from_targets(load_cell_targets(CELL)):
+        assert joint_carry_sag(job, ArmParams()) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_carry_that_would_sink_in_joint_space_is_measured() -> None:
+    # From near the base out to a long reach, low: the straight joint line bows 8 mm below both ends.
+    job = replace(JOBS[0], above=CartesianTarget.pad_down(0.3, 0.1, -0.1),
+                  place_above=CartesianTarget.pad_down(0.55, -0.1, -0.1))  # fmt: skip
+    assert joint_carry_sag(job, ArmParams()) == pytest.approx(0.0084, abs=0.0005)
+    out_of_reach = replace(job, place_above=CartesianTarget.pad_down(2.0, 0.0, 0.0))
+    assert joint_carry_sag(out_of_reach, ArmParams()) is None

@@ -8,6 +8,7 @@ the run with the can still on the pad.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import py_trees
 import pytest
@@ -25,7 +26,7 @@ from salamander_behavior.limits.cache import JointStateCache
 from salamander_behavior.mock.ports import FakeClock, Rig, Script
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
-from salamander_behavior.ports import MotionPath, MotionPhase
+from salamander_behavior.ports import CartesianTarget, MotionPath, MotionPhase
 from salamander_behavior.report import CanResult
 from salamander_behavior.tree import ROLE_PLACE_RELEASE, build_tree, walk
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, IkStatus
@@ -110,8 +111,19 @@ def test_every_can_is_placed_in_order_with_the_planned_targets() -> None:
         assert release.at == job.place_release
     releases = [h.request for h in rig.motion.handles if h.request.label == "place_release"]
     assert all(r.path is MotionPath.LINEAR and r.speed_scale == 0.5 for r in releases)
+    carries = [h.request for h in rig.motion.handles if h.request.label.startswith("carry ")]
+    assert [r.path for r in carries] == [MotionPath.JOINT] * 3  # the shipped cell's carries stay level
     assert rig.gripper.commands == [True, False] * 3
     released_only_over_the_box(rig)
+
+
+def test_a_carry_that_would_sink_in_joint_space_runs_along_a_line() -> None:
+    low = replace(JOBS[0], above=CartesianTarget.pad_down(0.3, 0.1, -0.1),
+                  place_above=CartesianTarget.pad_down(0.55, -0.1, -0.1))  # fmt: skip
+    tree = build_tree([low, JOBS[1]])
+    carries = [b for b in walk(tree) if isinstance(b, MoveTo) and b.name.startswith("carry ")]
+    assert [(b.name, b.path) for b in carries] == [("carry can_0", MotionPath.LINEAR),
+                                                   ("carry can_1", MotionPath.JOINT)]  # fmt: skip
 
 
 def test_the_report_says_what_the_tree_observed_not_where_the_can_landed() -> None:

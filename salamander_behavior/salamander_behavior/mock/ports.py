@@ -393,7 +393,7 @@ class Rig:
         self.ports = Ports(
             self.motion, self.gripper, self.clock, lambda: self.settings, self.log, self.report
         )
-        self.root = build_tree(self.jobs, guard, held, lost, box)
+        self.root = build_tree(self.jobs, guard, held, lost, box, self.settings.arm)
         self.tree = py_trees.trees.BehaviourTree(self.root)
         self.tree.setup(node=self.node, ports=self.ports)
         self.ticks = 0

@@ -230,7 +230,8 @@ class BehaviorServerNode(Node):
         held_job = self.jobs[held] if held is not None else None
         picks = [self.jobs[can] for can in order.picks]
         guard = can_guard(lambda: self._binding.snapshot.arm)  # the current parameters' arm model
-        root = build_tree(picks, guard, held_job, lost, self._keeper.progress.box)
+        arm = self._binding.snapshot.arm
+        root = build_tree(picks, guard, held_job, lost, self._keeper.progress.box, arm)
         for note in order.notes():
             self.get_logger().warning(note)
         cans = order.cans

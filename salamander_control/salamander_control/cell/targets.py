@@ -24,6 +24,9 @@ Conventions (the config's `pick_dz`, `place_dz`, `release_dz`):
   tree's guarded pass spans a band around it.
 - ``travel_z``: the lowest z at which a held can clears everything between the pick row and the box:
   the higher of every above and place_above. Move between them at or above it.
+- ``lift_clear_z``: the TCP z at which a held can's bottom is level with the higher of the standing
+  cans' tops and the box rim: z = contact z + max(can_height, rim height above the table). The lift to
+  above (pick_dz, which the config requires to exceed both) ends above it.
 
 Can i (``can_i``, config order) belongs in compartment i. The tree waits for the gripper's part-present
 switch (the hardware contract), never for the simulator's settle times, which this module does not read.
@@ -70,6 +73,7 @@ class CellTargets:
     place_dz: float
     release_dz: float
     rim_pass_z: float
+    lift_clear_z: float
 
     def pairs(self) -> tuple[tuple[PickTarget, PlaceTarget], ...]:
         """(pick, place) for each can in order: can i into compartment i."""
@@ -97,6 +101,7 @@ def cell_targets(lay: CellLayout) -> CellTargets:
         place_dz=lay.place_dz,
         release_dz=lay.release_dz,
         rim_pass_z=lay.rim_z + lay.can_height,
+        lift_clear_z=contact_z + max(lay.can_height, lay.rim_z - lay.table_z),
     )
 
 

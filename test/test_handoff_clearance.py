@@ -1,0 +1,81 @@
+"""The tree's hand-offs over the shipped cell: a joint path bent out of a moving line keeps the pad high.
+
+Two lines hand on to a joint path (salamander_behavior/tree.py): the lift, with the can on the pad, to the
+carry (`lift_handoff`), and the rise, with the pad empty, to the next can's transit (`rise_handoff`). The
+trajectory generator's Ruckig then continues from the line's moving state to the joint target. Here that
+is replayed without ROS: the Cartesian node's plan of the line (`start_goal`) sampled where the tree hands
+on (its distance remaining; the measured pad trails the command, so the command is at least that far
+along), the joints' state there from the IK, then the generator's `Otg` to the joint path's target, every
+2 ms sample through the forward kinematics.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from salamander_behavior.plan import CanJob
+from salamander_behavior.ports import CartesianTarget
+from salamander_behavior.tree import LIFT_CLEAR_M, lift_handoff, rise_handoff
+from salamander_control.cartesian.config import parse_goal
+from salamander_control.cartesian.goal import start_goal
+from salamander_control.kinematics import REST_POSTURE, forward_kinematics_batch, solve_ik_pitched
+from salamander_control.trajectory.otg import MotionLimits, Otg
+from salamander_testing import REPO
+
+sys.path.insert(0, str(REPO / "bench"))
+
+import cycle_bound as cb  # noqa: E402  (the shipped parameter files, read as the nodes read them)
+
+CFG, _, SETTINGS = cb._load(cb.CELL, cb.BEHAVIOR)
+JOBS = cb.load_jobs(cb.CELL)
+DT = cb.DT
+
+
+def ik(target: CartesianTarget, seed) -> np.ndarray:
+    res = solve_ik_pitched(target.position, target.tool_pitch, target.tool_yaw, CFG.arm, seed=tuple(seed))
+    assert res.ok, target
+    return np.asarray(res.q)
+
+
+def handed_on(start: CartesianTarget, line_end: CartesianTarget, scale: float, ahead: float,
+              joint_target: CartesianTarget) -> tuple[float, np.ndarray]:  # fmt: skip
+    """The TCP z where the line hands on, and the TCP along the joint path that follows (N, 3)."""
+    q0 = ik(start, REST_POSTURE)
+    goal = parse_goal(line_end.position, line_end.tool_pitch, line_end.tool_yaw, "linear", scale, "test")
+    run, early = start_goal(goal, CFG, 0.0, tuple(q0), None)
+    assert early is None
+    plan = run.motion.plan
+    times = np.arange(0.0, plan.duration, DT)
+    left = [np.linalg.norm(np.asarray(line_end.position) - plan.state_at(t).pose[:3]) for t in times]
+    t = times[next(i for i, d in enumerate(left) if d <= ahead)]
+    q = [ik(CartesianTarget(*plan.state_at(t + k * DT).pose), q0) for k in (-1, 0, 1)]
+    velocity, acceleration = (q[2] - q[0]) / (2 * DT), (q[2] - 2 * q[1] + q[0]) / DT**2
+    otg = Otg(MotionLimits(*CFG.joint_limits), DT, tuple(q[1]))
+    otg.reset(tuple(q[1]), tuple(velocity), tuple(acceleration))
+    otg.set_target(tuple(ik(joint_target, q[1])))
+    samples = [otg.step() for _ in range(5000)]
+    assert samples[-1].finished and not any(s.error for s in samples)
+    path = forward_kinematics_batch(np.array([s.position for s in samples]), CFG.arm).tcp
+    return float(plan.state_at(t).pose[2]), path
+
+
+@pytest.mark.parametrize("job", JOBS, ids=[j.can for j in JOBS])
+def test_the_carry_bent_out_of_the_lift_keeps_the_can_above_the_standing_cans(job: CanJob) -> None:
+    ahead = lift_handoff(job)(SETTINGS)
+    assert ahead == pytest.approx(0.025)  # 150 mm lift; the can clears the cans' tops 35 mm before its end
+    start_z, path = handed_on(job.contact, job.above, SETTINGS.approach_speed, ahead, job.place_above)
+    assert start_z == pytest.approx(job.lift_clear_z + LIFT_CLEAR_M, abs=0.5e-3)
+    assert path[:, 2].min() >= start_z - 1e-4  # the joint path never lowers the can below the hand-off
+    assert path[-1] == pytest.approx(job.place_above.position, abs=1e-4)
+
+
+@pytest.mark.parametrize("k", [0, 1], ids=["can_0 to can_1", "can_1 to can_2"])
+def test_the_transit_bent_out_of_the_rise_keeps_the_pad_above_its_hand_off(k: int) -> None:
+    job, nxt = JOBS[k], JOBS[k + 1]
+    ahead = rise_handoff(job)(SETTINGS)
+    start_z, path = handed_on(job.place_release, job.place_above, SETTINGS.approach_speed, ahead, nxt.above)
+    assert path[:, 2].min() >= start_z - 1e-4
+    assert path[-1] == pytest.approx(nxt.above.position, abs=1e-4)
