@@ -184,9 +184,9 @@ and the rim (`lift_handoff`)."""
 
 
 def lift_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:
-    """The lift's hand-off point to the carry's joint path: `blend_m` before its end, at most as early as
-    leaves the held can's bottom `LIFT_CLEAR_M` above the standing cans' tops and the rim.
+    """The lift's hand-off point to the carry's joint path: `blend_m` before its end at most.
 
+    No earlier than leaves the held can's bottom `LIFT_CLEAR_M` above the standing cans' tops and the rim.
     The joint path bent out of the lift (the generator's Ruckig, from the lift's moving state) swings the
     can sideways from there on and only rises on to place_above (over the shipped cell; `plan.
     joint_carry_sag`); the hand-off is judged on the measured pad, which trails the command. 0 (never)
