@@ -197,7 +197,14 @@ def param_specs() -> list[ParamSpec]:
             0.001,
             0.030,
         ),
-        ParamSpec("transit_speed", _D.transit_speed, "speed_scale of above-can and carry moves", 0.01, 1.0),
+        ParamSpec(
+            "transit_speed",
+            _D.transit_speed,
+            "speed_scale of a carry along a line (a can found on the pad, or a cell whose joint-space carry "
+            "would sink); the joint paths (above-can, the carry) run at the trajectory generator's limits",
+            0.01,
+            1.0,
+        ),
         ParamSpec(
             "approach_speed",
             _D.approach_speed,
@@ -212,8 +219,9 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "blend_m",
             _D.blend_m,
-            "m; the rise after a release bends into the next can's joint path this far before its end "
-            "(no stop between them); 0: the rise ends at rest",
+            "m; the rise after a release bends into the next can's joint path this far before its end, "
+            "and the lift into the carry's joint path as far as leaves the held can 10 mm above the "
+            "standing cans (no stop between them); 0: both end at rest",
             0.0,
             0.1,
         ),
@@ -428,7 +436,8 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "snapshot_rate_hz",
             _D.snapshot_rate_hz,
-            "tree snapshots per second on /salamander/behavior/tree",
+            "tree snapshots per second on /salamander/behavior/tree (and one at once on every change of the "
+            "running step)",
             0.1,
             20.0,
             read_only=True,

@@ -296,8 +296,16 @@ class BehaviorServerNode(Node):
         self._publish_feedback(run)
 
     def _publish_feedback(self, run: ActiveRun) -> None:
-        feedback = run.feedback() if run.goal_handle is not None else None
-        if feedback is not None:
+        """When the running step changed: the goal's feedback, and the tree snapshot at once.
+
+        Between changes the snapshot comes at `snapshot_rate_hz`; a new step (a ManualAdjust that begins
+        to wait for the operator, above all) shows without waiting for that timer.
+        """
+        feedback = run.feedback()
+        if feedback is None:
+            return
+        self._publish_snapshot()
+        if run.goal_handle is not None:
             run.goal_handle.publish_feedback(RunPickPlace.Feedback(**asdict(feedback)))
 
     def _observe(self, run: ActiveRun) -> None:

@@ -193,3 +193,44 @@ def test_the_box_estimate_is_loaded_shown_and_reset_by_new_box_for_good(tmp_path
         for proc in started:
             proc.stop()
             print(proc.describe())
+
+
+def test_a_new_step_is_in_the_snapshot_at_once_not_at_the_next_snapshot_period(tmp_path) -> None:
+    """snapshot_rate_hz 0.1: the periodic snapshot comes 10 s after the start one, the step's at once."""
+    import time
+
+    from rclpy.action import ActionClient
+    from std_msgs.msg import String
+
+    from salamander_control.ros.qos import LATCHED
+    from salamander_msgs.action import RunPickPlace
+
+    domain = next_domain_id()
+    log_dir = tmp_path / "server"
+    log_dir.mkdir()
+    params = {"cell_config": str(REPO / "config" / "cell.yaml"), "run_on_start": False,
+              "snapshot_rate_hz": 0.1}  # fmt: skip
+    bt = NodeProcess(BT, BT, domain, log_dir, params, params_file=launch_param_files(BT))
+    peer = None
+    try:
+        assert bt.wait_for_text(IDLE, timeout=TIMEOUT), bt.describe()
+        peer = RosPeer(domain, "operator", names.absolute(BT), bt.describe, TIMEOUT)
+        trees: list[tuple[float, str]] = []
+        seen = lambda m: trees.append((time.monotonic(), m.data))  # noqa: E731
+        peer.node.create_subscription(String, names.absolute(names.BEHAVIOR_TREE), seen, LATCHED)
+        peer.wait(lambda: any(text.startswith("run: IDLE") for _, text in trees), "the start's snapshot")
+        client = ActionClient(peer.node, RunPickPlace, names.absolute(names.RUN_PICK_PLACE))
+        peer.wait(client.server_is_ready, "the run_pick_place action")
+        sent = time.monotonic()
+        handle = peer.answer(client.send_goal_async(RunPickPlace.Goal(cans=["can_0"])), "the acceptance")
+        assert handle.accepted
+        step = "arm and gripper ready? [*]"  # no arm in this domain: the run's first step waits for it
+        peer.wait(lambda: any(step in text for _, text in trees), "the running step in a snapshot")
+        shown = next(t for t, text in trees if step in text)
+        assert shown - sent < 4.0  # the timer's next snapshot is due 10 s after the start one
+        peer.answer(handle.cancel_goal_async(), "the cancel's answer")
+    finally:
+        if peer is not None:
+            peer.close()
+        bt.stop()
+        print(bt.describe())
