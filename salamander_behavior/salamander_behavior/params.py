@@ -432,7 +432,15 @@ def param_specs() -> list[ParamSpec]:
             10.0,
             read_only=True,
         ),
-        ParamSpec("tick_rate_hz", _D.tick_rate_hz, "tree ticks per second", 1.0, 200.0, read_only=True),
+        ParamSpec(
+            "tick_rate_hz",
+            _D.tick_rate_hz,
+            "tree ticks per second (and a tick at once when a motion's result or a change of the "
+            "part-present switch arrives)",
+            1.0,
+            200.0,
+            read_only=True,
+        ),
         ParamSpec(
             "snapshot_rate_hz",
             _D.snapshot_rate_hz,

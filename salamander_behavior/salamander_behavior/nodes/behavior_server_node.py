@@ -98,7 +98,13 @@ class BehaviorServerNode(Node):
         self._core = ArmMotionCore(
             self, settings.client_id, settings.lease_timeout_s, joint_states_topic=names.JOINT_STATES_MONITOR
         )
-        self._gripper = GripperIO(self, time.monotonic, lambda: self._binding.snapshot.part_present_timeout_s)
+        # A motion's result or a change of the part-present switch ticks the tree at once (besides the tick
+        # timer): the next step starts without waiting up to a tick period (docs/design/cycle.md).
+        self._wake = self.create_guard_condition(self._on_tick)
+        self._core.on_result = self._wake.trigger
+        self._gripper = GripperIO(
+            self, time.monotonic, lambda: self._binding.snapshot.part_present_timeout_s, self._wake.trigger
+        )
         self._tree_pub = self.create_publisher(String, names.BEHAVIOR_TREE, LATCHED)
         self.run: ActiveRun | None = None  # the active run, or the last one once it is done
         self._reserved = False  # a goal was accepted and its execute callback has not started the run yet

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import rclpy
@@ -158,6 +159,7 @@ class RosMotionHandle:
             self._goal_handle = handle
             self._heard_at = self._core.clock()  # accepted: the server is alive now
             self._result_future = handle.get_result_async()
+            self._result_future.add_done_callback(lambda _future: self._core.wake())
             if self._cancel:
                 handle.cancel_goal_async()
         assert self._result_future is not None
@@ -302,6 +304,13 @@ class ArmMotionCore:
         self._timer = node.create_timer(lease_timeout / 8.0, self._on_lease_timer)
         self._timer.cancel()
         self._efforts: bool | None = None  # latched from the first joint state (`contact_sensing`)
+        self.on_result: Callable[[], None] | None = None
+        """Called (from the executor) when a goal's result arrives: the server ticks the tree at once."""
+
+    def wake(self) -> None:
+        """A goal's result arrived: tell the server (`on_result`)."""
+        if self.on_result is not None:
+            self.on_result()
 
     # MotionPort ---------------------------------------------------------------------------------------
 

@@ -46,10 +46,18 @@ class GripperIO:
         node: the behaviour server's node.
         clock: the tree's clock (the signal's age is measured on it).
         timeout_s: the freshness bound of the part-present signal (read on each call: a live parameter).
+        on_change: called when the switch changes (the server ticks the tree at once).
     """
 
-    def __init__(self, node: Node, clock: Clock, timeout_s: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        node: Node,
+        clock: Clock,
+        timeout_s: Callable[[], float],
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
         self.node = node
+        self._on_change = on_change
         self._clock = clock
         self._timeout_s = timeout_s
         self._signal = PartPresentSignal(clock)
@@ -59,7 +67,10 @@ class GripperIO:
         ).topic_name  # resolved and remapped, for the messages
 
     def _on_part_present(self, msg: Bool) -> None:
+        before = self._signal.reading().value
         self._signal.put(bool(msg.data))
+        if self._on_change is not None and before is not None and before != bool(msg.data):
+            self._on_change()  # the grip or the release the tree waits for: tick now
 
     def ready(self) -> tuple[bool, str]:
         """Vacuum service up and a fresh part-present signal; else exactly what is missing."""

@@ -227,3 +227,28 @@ def test_a_guarded_goal_carries_its_force_and_comes_back_with_the_contact(make_n
     assert core.contact_sensing() is True
     core.joint_states.put_message(JointState(name=["a"], position=[0.0]))
     assert core.contact_sensing() is True
+
+
+def test_a_result_wakes_the_server_without_another_poll(make_node, ros_executor) -> None:
+    """`on_result` is called when the result arrives: the server ticks the tree then, not a tick later."""
+    _server, _clock, core = _core(make_node, ros_executor)
+    woken: list[bool] = []
+    core.on_result = lambda: woken.append(True)
+    handle = core.send(REQUEST)
+    assert spin_until(ros_executor, lambda: handle.poll().phase is not MotionPhase.PENDING or bool(woken))
+    assert spin_until(ros_executor, lambda: bool(woken))  # no poll in between: the callback alone
+    assert handle.poll().phase is MotionPhase.SUCCEEDED
+
+
+def test_a_change_of_the_part_present_switch_wakes_the_server(make_node, ros_executor) -> None:
+    from std_msgs.msg import Bool
+
+    from salamander_behavior.ros.gripper_client import GripperIO
+
+    changes: list[bool] = []
+    gripper = GripperIO(make_node("tree_gripper"), lambda: 0.0, lambda: 1.0, lambda: changes.append(True))
+    publisher = make_node("switch").create_publisher(Bool, names.PART_PRESENT, 10)
+    for value in (False, False, True, True, False):
+        publisher.publish(Bool(data=value))
+        assert spin_until(ros_executor, lambda v=value: gripper.part_present().value is v)
+    assert len(changes) == 2  # False -> True and True -> False; the first message and repeats are none
