@@ -95,6 +95,15 @@ def test_the_rise_hands_on_to_the_next_cans_joint_path_but_the_last_rise_ends_at
     assert first.handoff is not None and last.handoff is None  # nothing follows the last: at rest
 
 
+def test_the_lift_hands_on_to_the_carrys_joint_path_while_still_rising() -> None:
+    rig = Rig(JOBS[:1], default=SLOW)
+    rig.run(until=lambda: "carry can_0" in rig.motion.labels)
+    lift, carry = handle(rig, "lift can_0"), handle(rig, "carry can_0")
+    assert lift.poll().phase is MotionPhase.ACTIVE and not lift.cancelled  # the carry bends out of it
+    assert carry.request.path is MotionPath.JOINT
+    assert rig.run() == "SUCCESS" and rig.motion.cancels == 0
+
+
 def test_a_move_that_does_not_blend_starts_only_once_the_handed_on_goal_ended() -> None:
     rig = Rig(JOBS[:1], default=SLOW)
     leaf = MoveTo("m", FixedTarget(JOBS[0].contact), MotionPath.LINEAR, "approach_speed")
