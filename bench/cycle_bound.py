@@ -2,8 +2,9 @@
 
 Each can's cycle is the tree's sequence of motions and waits (salamander_behavior/tree.py):
 
-1. joint path from where the last can was released (place_above; REST for the first can) to above the can,
-2. linear descent to the contact pose, 3. the cell's attach settle (`attach_settle_s`, config/cell.yaml)
+1. joint path from where the last can was released (place_above; REST for the first can) to the can's
+   approach (`plan.transit_end`: approach_dz above the can top, else above it), 2. linear descent to the
+   contact pose, 3. the cell's attach settle (`attach_settle_s`, config/cell.yaml)
    and the tree's grip confirmation (`grip_confirm_s`), 4. linear lift back above the can,
 5. the carry to place_above, a joint path (linear where the tree carries along a line:
    `plan.joint_carry_sag`), 6. the release descent in three lines (behaviors/search.py, `RimPass`,
@@ -53,7 +54,14 @@ from toppra.interpolator import AbstractGeometricPath
 
 from salamander_behavior.behaviors.search import rim_band
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import CARRY_SAG_TOLERANCE, CanJob, joint_carry_sag, load_jobs
+from salamander_behavior.plan import (
+    CARRY_SAG_TOLERANCE,
+    CanJob,
+    joint_carry_sag,
+    load_jobs,
+    transit_end,
+    transit_starts,
+)
 from salamander_behavior.ports import CartesianTarget
 from salamander_behavior.tree import lift_handoff, rise_handoff
 from salamander_control.cartesian.config import MotionConfig, parse_goal
@@ -260,21 +268,25 @@ def chain_times(
 
 def cycle(
     job: CanJob, start_q: tuple[float, ...], cfg: MotionConfig, cell: dict, settings: BehaviorSettings,
-    more: bool = False,
+    more: bool = False, down_from: CartesianTarget | None = None,
 ) -> tuple[list[Segment], tuple[float, ...]]:  # fmt: skip
     """The segments of one can's cycle from `start_q`, and the joints it ends at.
 
     With `more` (another can follows) the rise hands on as the tree does (`chain_times`), and the cycle
-    ends where it hands on to the next can's joint path; otherwise at place_above, at rest.
+    ends where it hands on to the next can's joint path; otherwise at place_above, at rest. `down_from`:
+    where the transit ends and the descent onto the can begins (the tree's `plan.transit_end`; default
+    above the can).
     """
     limits = MotionLimits(*cfg.joint_limits)
-    above_q = _ik(job.above, start_q, cfg)
-    contact_q = _ik(job.contact, above_q, cfg)
+    down = down_from or job.above
+    down_q = _ik(down, start_q, cfg)
+    above_q = _ik(job.above, down_q, cfg)
+    contact_q = _ik(job.contact, down_q, cfg)
     place_q = _ik(job.place_above, above_q, cfg)
     release_q = _ik(job.place_release, place_q, cfg)
     transit, approach = settings.transit_speed, settings.approach_speed
     release, guard = settings.release_speed, settings.guard_speed
-    joint = joint_time(start_q, above_q, limits)  # the joint path runs at the generator's limits
+    joint = joint_time(start_q, down_q, limits)  # the joint path runs at the generator's limits
     sag = joint_carry_sag(job, cfg.arm)
     if sag is not None and sag <= CARRY_SAG_TOLERANCE:  # the tree's carry in joint space, out of the lift
         lift_ahead = lift_handoff(job)(settings)
@@ -309,9 +321,9 @@ def cycle(
     (rise_full,), end_q = chain_times(release_q, [(job.place_above, 1.0, ahead)], cfg)
     (rise_conf,), _ = chain_times(release_q, [(job.place_above, approach, ahead)], cfg)
     segments = [s.capped() for s in [
-        Segment("joint path to above the can", joint, joint),
-        Segment("descent to the can", line_time(above_q, job.contact, 1.0, cfg),
-                line_time(above_q, job.contact, approach, cfg)),
+        Segment("joint path to " + ("above the can" if down is job.above else "the approach"), joint, joint),
+        Segment("descent to the can", line_time(down_q, job.contact, 1.0, cfg),
+                line_time(down_q, job.contact, approach, cfg)),
         Segment("attach settle + grip confirm", grip, grip),
         lift,
         carry,
@@ -369,8 +381,10 @@ def bounds(cell_path: Path = CELL, behavior_path: Path = BEHAVIOR) -> list[tuple
     q: tuple[float, ...] = tuple(REST_POSTURE)
     out = []
     jobs = load_jobs(cell_path)
+    starts = transit_starts(jobs, cfg.arm)
     for k, job in enumerate(jobs):
-        segments, q = cycle(job, q, cfg, cell, settings, more=k + 1 < len(jobs))
+        down = transit_end(job, starts, cfg.arm)
+        segments, q = cycle(job, q, cfg, cell, settings, more=k + 1 < len(jobs), down_from=down)
         out.append((job.can, segments))
     return out
 

@@ -1,7 +1,8 @@
 """The tree's hand-offs over the shipped cell: a joint path bent out of a moving line keeps the pad high.
 
 Two lines hand on to a joint path (salamander_behavior/tree.py): the lift, with the can on the pad, to the
-carry (`lift_handoff`), and the rise, with the pad empty, to the next can's transit (`rise_handoff`). The
+carry (`lift_handoff`), and the rise, with the pad empty, to the next can's transit (`rise_handoff`), which
+ends at the can's approach, approach_dz above its top (`plan.transit_end`). The
 trajectory generator's Ruckig then continues from the line's moving state to the joint target. Here that
 is replayed without ROS: the Cartesian node's plan of the line (`start_goal`) sampled where the tree hands
 on (its distance remaining; the measured pad trails the command, so the command is at least that far
@@ -16,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-from salamander_behavior.plan import CanJob
+from salamander_behavior.plan import CanJob, transit_end, transit_starts
 from salamander_behavior.ports import CartesianTarget
 from salamander_behavior.tree import LIFT_CLEAR_M, lift_handoff, rise_handoff
 from salamander_control.cartesian.config import parse_goal
@@ -73,9 +74,11 @@ def test_the_carry_bent_out_of_the_lift_keeps_the_can_above_the_standing_cans(jo
 
 
 @pytest.mark.parametrize("k", [0, 1], ids=["can_0 to can_1", "can_1 to can_2"])
-def test_the_transit_bent_out_of_the_rise_keeps_the_pad_above_its_hand_off(k: int) -> None:
+def test_the_transit_bent_out_of_the_rise_keeps_the_pad_above_its_lower_end(k: int) -> None:
     job, nxt = JOBS[k], JOBS[k + 1]
     ahead = rise_handoff(job)(SETTINGS)
-    start_z, path = handed_on(job.place_release, job.place_above, SETTINGS.approach_speed, ahead, nxt.above)
-    assert path[:, 2].min() >= start_z - 1e-4
-    assert path[-1] == pytest.approx(nxt.above.position, abs=1e-4)
+    end = transit_end(nxt, transit_starts(JOBS, CFG.arm), CFG.arm)
+    assert end == nxt.approach  # the shipped cell: the pad comes down to approach_dz above the can top
+    start_z, path = handed_on(job.place_release, job.place_above, SETTINGS.approach_speed, ahead, end)
+    assert path[:, 2].min() >= min(start_z, end.z) - 1e-4  # so >= approach_dz above the standing cans
+    assert path[-1] == pytest.approx(end.position, abs=1e-4)

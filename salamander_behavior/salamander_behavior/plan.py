@@ -10,6 +10,7 @@ every compartment centre: the row of compartments is symmetric about it), about 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,13 @@ import numpy as np
 
 from salamander_behavior.ports import CartesianTarget
 from salamander_control.cell.targets import CellTargets, load_cell_targets
-from salamander_control.kinematics import ArmParams, forward_kinematics_batch, solve_ik_pitched
+from salamander_control.kinematics import (
+    REST_POSTURE,
+    ArmParams,
+    forward_kinematics,
+    forward_kinematics_batch,
+    solve_ik_pitched,
+)
 
 CARRY_SAG_TOLERANCE = 0.001
 """m: a joint-space carry may run this far below the lower of its two ends (`joint_carry_sag`)."""
@@ -44,6 +51,9 @@ class CanJob:
     lift_clear_z: float | None = None
     """The TCP z at which the lifted can's bottom is level with the standing cans' tops and the rim
     (`CellTargets.lift_clear_z`); None: not known (the lift never hands on)."""
+    approach: CartesianTarget | None = None
+    """Where the empty pad's transit ends and its descent onto the can begins (`PickTarget.approach`);
+    None: at ``above``."""
 
     @property
     def planned_xy(self) -> tuple[float, float]:
@@ -80,6 +90,7 @@ def jobs_from_targets(targets: CellTargets) -> tuple[CanJob, ...]:
             rim_pass_z=targets.rim_pass_z,
             box_centre=box_centre,
             lift_clear_z=targets.lift_clear_z,
+            approach=None if pick.approach is None else CartesianTarget.pad_down(*pick.approach),
         )
         for pick, place in targets.pairs()
     )
@@ -95,29 +106,53 @@ def load_jobs(path: str | Path) -> tuple[CanJob, ...]:
     return jobs_from_targets(load_cell_targets(path))
 
 
-def joint_carry_sag(job: CanJob, arm: ArmParams, samples: int = 101) -> float | None:
-    """How far (m) the carry's joint-space path runs below the lower of its ends; None: no IK for one.
+def joint_path_sag(start: CartesianTarget, end: CartesianTarget, arm: ArmParams, samples: int = 101
+                   ) -> float | None:  # fmt: skip
+    """How far (m) the joint-space path from `start` to `end` sinks below the lower of its ends.
 
-    The carry goes from above the can (the lift's end, at rest) to place_above. The trajectory generator
-    moves the joints from rest to rest along a straight line in joint space (Ruckig, phase
-    synchronisation), so the TCP follows the forward kinematics of that line, sampled here; the Cartesian
-    node solves place_above nearest the joints it starts from, as here. Both ends clear the standing cans
-    and the rim (`salamander_control.cell.targets`); a path that does not sink below them clears them
-    too, with nothing between the pick row and the box.
+    None: no IK for one of them. The trajectory generator moves the joints from rest to rest along a
+    straight line in joint space (Ruckig, phase synchronisation), so the TCP follows the forward
+    kinematics of that line, sampled here; the Cartesian node solves the end nearest the joints it
+    starts from, as here. Where both ends clear what stands in the cell, a path that does not sink below
+    them clears it too (nothing stands between the pick row and the box).
     """
-    start = solve_ik_pitched(job.above.position, job.above.tool_pitch, job.above.tool_yaw, arm)
-    if not start.ok:
+    first = solve_ik_pitched(start.position, start.tool_pitch, start.tool_yaw, arm)
+    if not first.ok:
         return None
-    end = solve_ik_pitched(
-        job.place_above.position,
-        job.place_above.tool_pitch,
-        job.place_above.tool_yaw,
-        arm,
-        seed=tuple(start.q),
-    )
-    if not end.ok:
+    last = solve_ik_pitched(end.position, end.tool_pitch, end.tool_yaw, arm, seed=tuple(first.q))
+    if not last.ok:
         return None
-    a, b = np.asarray(start.q), np.asarray(end.q)
+    a, b = np.asarray(first.q), np.asarray(last.q)
     path = a + np.linspace(0.0, 1.0, samples)[:, None] * (b - a)
     z = forward_kinematics_batch(path, arm).tcp[:, 2]
     return max(0.0, float(min(z[0], z[-1]) - z.min()))
+
+
+def joint_carry_sag(job: CanJob, arm: ArmParams) -> float | None:
+    """`joint_path_sag` of the carry: from above the can (the lift's end) to place_above, the can held.
+
+    Both ends clear the standing cans and the rim (`salamander_control.cell.targets`).
+    """
+    return joint_path_sag(job.above, job.place_above, arm)
+
+
+def transit_starts(jobs: Sequence[CanJob], arm: ArmParams) -> list[CartesianTarget]:
+    """Where an empty pad's transit may begin: the rest posture, or any of `jobs`' place_above."""
+    rest = forward_kinematics(REST_POSTURE, arm)
+    return [CartesianTarget(*rest.tcp, rest.tool_pitch, rest.tool_yaw), *(job.place_above for job in jobs)]
+
+
+def transit_end(job: CanJob, starts: Sequence[CartesianTarget], arm: ArmParams) -> CartesianTarget:
+    """Where the empty pad's transit to `job` ends: its approach, else above the can.
+
+    The approach when the joint path to it from each of `starts` (where a transit may begin: the rest
+    pose, each compartment's place_above) sinks at most `CARRY_SAG_TOLERANCE` below its ends: every point
+    of it then stands at least approach_dz above the standing cans' tops, less the tolerance.
+    """
+    if job.approach is None:
+        return job.above
+    for start in starts:
+        sag = joint_path_sag(start, job.approach, arm)
+        if sag is None or sag > CARRY_SAG_TOLERANCE:
+            return job.above
+    return job.approach

@@ -14,7 +14,8 @@ it)::
     |       |-- can_i still on the pad?          while carried: part-present fresh and true, every tick
     |       `-- pick and place can_i (Sequence, memory)
     |           |-- approach can_i (Sequence, memory)
-    |           |   |-- above can_i              joint path, transit_speed
+    |           |   |-- above can_i              joint path to approach_dz above the can top
+    |           |   |                            (plan.transit_end; else pick_dz above it)
     |           |   `-- descend to can_i         linear, approach_speed, pad on the can top
     |           `-- carry and place can_i (Sequence, memory)
     |               |-- vacuum on                stage := holding
@@ -94,8 +95,14 @@ from salamander_behavior.behaviors.vacuum import SetVacuum, StillHeld, WaitForPa
 from salamander_behavior.box_estimate import BoxEstimate
 from salamander_behavior.manual_adjust.behavior import ManualAdjust, ManualPlaceOff
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import CARRY_SAG_TOLERANCE, CanJob, joint_carry_sag
-from salamander_behavior.ports import MotionPath
+from salamander_behavior.plan import (
+    CARRY_SAG_TOLERANCE,
+    CanJob,
+    joint_carry_sag,
+    transit_end,
+    transit_starts,
+)
+from salamander_behavior.ports import CartesianTarget, MotionPath
 from salamander_control.kinematics import ArmParams
 
 Guard = Callable[[py_trees.behaviour.Behaviour, str], py_trees.behaviour.Behaviour]
@@ -111,11 +118,18 @@ PLACE = IkRetry.BRANCH
 """IK retries of the place-side moves: elbow branch only (a tilted can would hit the compartment)."""
 
 
-def can_cycle(job: CanJob, more: bool = False, carry: MotionPath = MotionPath.JOINT) -> Seq:
+def can_cycle(
+    job: CanJob,
+    more: bool = False,
+    carry: MotionPath = MotionPath.JOINT,
+    transit: CartesianTarget | None = None,
+) -> Seq:
     """The cycle of one can, without guard and fallback (approach, then carry and place).
 
     `more`: another can follows in the run, so the rise may hand on to its joint path. `carry`: the
     carry's path (`place_steps`; `build_tree` carries in joint space where `plan.joint_carry_sag` allows).
+    `transit`: where the empty pad's joint path ends and the descent onto the can begins (default: above
+    the can; `build_tree` chooses the job's approach where `plan.transit_end` allows).
     """
     can = job.can
     approach = Seq(
@@ -124,7 +138,7 @@ def can_cycle(job: CanJob, more: bool = False, carry: MotionPath = MotionPath.JO
         children=[
             MoveTo(
                 f"above {can}",
-                FixedTarget(job.above),
+                FixedTarget(transit or job.above),
                 MotionPath.JOINT,
                 "transit_speed",
                 "above",
@@ -279,14 +293,18 @@ def place_steps(
 
 
 def can_subtree(
-    job: CanJob, guard: Guard | None = None, more: bool = False, carry: MotionPath = MotionPath.JOINT
+    job: CanJob,
+    guard: Guard | None = None,
+    more: bool = False,
+    carry: MotionPath = MotionPath.JOINT,
+    transit: CartesianTarget | None = None,
 ) -> Selector:
     """The can's selector: the (guarded) cycle, then the outcome leaf that skips or stops.
 
     The cycle runs behind `StillHeld` (a no-memory sequence: the condition is re-ticked before the
     running leaf on every tick), so a can lost or a switch gone stale while carrying stops the motion.
     """
-    return _selector(job, can_cycle(job, more, carry), guard)
+    return _selector(job, can_cycle(job, more, carry, transit), guard)
 
 
 def held_subtree(job: CanJob, guard: Guard | None = None) -> Selector:
@@ -360,7 +378,9 @@ def build_tree(
     `box`: the estimate of the box the cans go into (the server keeps it across runs; None: none yet),
     put on the blackboard (``/box_estimate``) for the run's leaves to apply and update.
     `arm`: the arm model (default: the shipped one) for `plan.joint_carry_sag`: a can whose joint-space
-    carry would sink more than `plan.CARRY_SAG_TOLERANCE` below its ends is carried along a straight line.
+    carry would sink more than `plan.CARRY_SAG_TOLERANCE` below its ends is carried along a straight line;
+    and for `plan.transit_end`: a transit ends at the can's approach where no joint path to it from rest
+    or a place_above sinks, else above the can.
     """
     if not jobs and held is None and not lost:
         raise ValueError("the tree needs at least one can")
@@ -381,11 +401,17 @@ def build_tree(
     children: list[py_trees.behaviour.Behaviour] = [WaitUntilReady("arm and gripper ready?")]
     if lost:
         children.append(CellCleared(f"cell clear of {', '.join(lost)}?", lost))
+    arm = arm or ArmParams()
+    starts = transit_starts(every, arm)
     for i, job in enumerate(jobs):
         more = i + 1 < len(jobs)
-        sag = joint_carry_sag(job, arm or ArmParams())
+        sag = joint_carry_sag(job, arm)
         carry = MotionPath.JOINT if sag is not None and sag <= CARRY_SAG_TOLERANCE else MotionPath.LINEAR
-        children += [pad_subtree(job, held if i == 0 else None, guard), can_subtree(job, guard, more, carry)]
+        transit = transit_end(job, starts, arm)
+        children += [
+            pad_subtree(job, held if i == 0 else None, guard),
+            can_subtree(job, guard, more, carry, transit),
+        ]
     if not jobs and held is not None:
         children.append(pad_subtree(None, held, guard))
     return Seq(ROOT_NAME, memory=True, children=children)

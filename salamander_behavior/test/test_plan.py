@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from salamander_behavior.plan import jobs_from_targets, joint_carry_sag
+from salamander_behavior.plan import jobs_from_targets, joint_carry_sag, transit_end, transit_starts
 from salamander_behavior.ports import CartesianTarget
 from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import ArmParams
@@ -40,3 +40,16 @@ def test_a_carry_that_would_sink_in_joint_space_is_measured() -> None:
     assert joint_carry_sag(job, ArmParams()) == pytest.approx(0.0084, abs=0.0005)
     out_of_reach = replace(job, place_above=CartesianTarget.pad_down(2.0, 0.0, 0.0))
     assert joint_carry_sag(out_of_reach, ArmParams()) is None
+
+
+def test_the_transit_ends_at_the_approach_unless_a_joint_path_to_it_would_sink() -> None:
+    arm = ArmParams()
+    starts = transit_starts(JOBS, arm)
+    assert len(starts) == 4  # rest and the three place_above
+    for job in JOBS:  # the shipped cell: down to 30 mm above the can top from rest and from every compartment
+        assert job.approach is not None and transit_end(job, starts, arm) == job.approach
+        assert job.approach.z == pytest.approx(job.contact.z + 0.03)
+    low = replace(JOBS[0], approach=CartesianTarget.pad_down(0.3, 0.1, -0.1))
+    far = CartesianTarget.pad_down(0.55, -0.1, -0.1)  # from here the joint path bows 8 mm below both ends
+    assert transit_end(low, [*starts, far], arm) == low.above
+    assert transit_end(replace(JOBS[0], approach=None), starts, arm) == JOBS[0].above

@@ -113,6 +113,8 @@ def test_every_can_is_placed_in_order_with_the_planned_targets() -> None:
     assert all(r.path is MotionPath.LINEAR and r.speed_scale == 0.5 for r in releases)
     carries = [h.request for h in rig.motion.handles if h.request.label.startswith("carry ")]
     assert [r.path for r in carries] == [MotionPath.JOINT] * 3  # the shipped cell's carries stay level
+    transits = [h.request for h in rig.motion.handles if h.request.label.startswith("above ")]
+    assert [r.target for r in transits] == [job.approach for job in JOBS]  # 30 mm above each can's top
     assert rig.gripper.commands == [True, False] * 3
     released_only_over_the_box(rig)
 

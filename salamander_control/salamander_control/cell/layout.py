@@ -83,6 +83,14 @@ LAYOUT_SPECS: tuple[ParamSpec, ...] = (
         1.0,
     ),
     cell_param(
+        "approach_dz",
+        0.03,
+        "approach target: the empty pad comes down onto a can from this far above its top (m); at most "
+        "pick_dz",
+        0.005,
+        1.0,
+    ),
+    cell_param(
         "place_dz",
         0.15,
         "place_above target: can bottom this far above the compartment floor (m)",
@@ -118,6 +126,7 @@ class CellLayout:
     place_dz: float
     release_dz: float
     can_mass: float = 0.35
+    approach_dz: float = 0.03
 
     def __post_init__(self) -> None:
         """Refuse layouts the cycle cannot run in: overlapping cans, a lifted can that hits something."""
@@ -147,6 +156,8 @@ class CellLayout:
                 f"place_dz {self.place_dz} m: at place_above the can must clear the rim "
                 f"({self.wall_height} m) and the cans already placed ({self.can_height} m above the floor)"
             )
+        if self.approach_dz > self.pick_dz:
+            raise ValueError(f"approach_dz {self.approach_dz} m must not exceed pick_dz {self.pick_dz} m")
         if self.release_dz >= self.place_dz:
             raise ValueError(f"release_dz {self.release_dz} m must be below place_dz {self.place_dz} m")
 

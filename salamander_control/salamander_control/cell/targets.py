@@ -12,6 +12,10 @@ Conventions (the config's `pick_dz`, `place_dz`, `release_dz`):
 - ``contact``: the pad on the can top, z = table_z + can_height.
 - ``above``: z = contact z + pick_dz. The lifted can's bottom is then pick_dz above the table, above
   the standing cans and the box rim (the config refuses a pick_dz that is not).
+- ``approach``: z = contact z + approach_dz (at most pick_dz): where the empty pad's transit ends and
+  its descent onto the can begins. The empty pad is then approach_dz above the standing cans' tops (a
+  can placed stands floor_thickness higher); the tree ends its transit there when the joint path to it
+  keeps the pad at least that high (salamander_behavior.plan), else at ``above``.
 - ``place_above``: over compartment k's centre with the can bottom place_dz above the compartment
   floor: z = floor_top + place_dz + can_height, where floor_top = table_z + floor_thickness. The can
   clears the rim and the cans already placed (place_dz > can_height is enforced).
@@ -50,6 +54,8 @@ class PickTarget:
     xy: tuple[float, float]
     above: Point
     contact: Point
+    approach: Point | None = None
+    """Where the empty pad's descent onto the can begins (None: at ``above``)."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +90,8 @@ def cell_targets(lay: CellLayout) -> CellTargets:
     """The targets of a layout."""
     contact_z = lay.table_z + lay.can_height
     picks = tuple(
-        PickTarget(cid, (x, y), (x, y, contact_z + lay.pick_dz), (x, y, contact_z))
+        PickTarget(cid, (x, y), (x, y, contact_z + lay.pick_dz), (x, y, contact_z),
+                   (x, y, contact_z + lay.approach_dz))  # fmt: skip
         for cid, (x, y) in zip(lay.can_ids, lay.can_xy, strict=True)
     )
     above_z = lay.floor_top + lay.place_dz + lay.can_height

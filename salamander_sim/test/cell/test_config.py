@@ -64,6 +64,8 @@ def test_target_conventions() -> None:
     for pick in t.picks:
         assert pick.contact[2] == pytest.approx(lay.table_z + lay.can_height)
         assert pick.above[2] - pick.contact[2] == pytest.approx(t.pick_dz)
+        assert pick.approach is not None and pick.approach[:2] == pick.above[:2]
+        assert pick.approach[2] - pick.contact[2] == pytest.approx(lay.approach_dz)
     for place in t.places:
         assert place.place_release[2] == pytest.approx(place.place_above[2] + (t.release_dz - t.place_dz))
         assert place.place_above[2] - lay.can_height - lay.floor_top == pytest.approx(t.place_dz)
@@ -126,6 +128,7 @@ def test_a_wildcard_section_applies_in_any_namespace_and_keys_apply_in_file_orde
         ("pick_dz: 0.1", "pick_dz 0.1 m: a lifted can's bottom must clear"),
         ("place_dz: 0.05", "place_dz 0.05 m"),
         ("release_dz: 0.2", "release_dz 0.2 m must be below place_dz"),
+        ("approach_dz: 0.2", "approach_dz 0.2 m must not exceed pick_dz 0.15 m"),
         ("attach_settle_s: .nan", "attach_settle_s must be a finite number"),
         ("side_clearance: -0.001", r"side_clearance must lie in \[0.0, 0.05\]"),
         ("update_rate_hz: 5.0", "skip_gap_s 0.5 s must be at least 3 update periods"),
