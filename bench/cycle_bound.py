@@ -7,7 +7,7 @@ Each can's cycle is the tree's sequence of motions and waits (salamander_behavio
    contact pose, 3. the cell's attach settle (`attach_settle_s`, config/cell.yaml)
    and the tree's grip confirmation (`grip_confirm_s`), 4. linear lift back above the can,
 5. the carry to place_above, a joint path (linear where the tree carries along a line:
-   `plan.joint_carry_sag`), 6. the release descent in three lines (behaviors/search.py, `RimPass`,
+   `plan.carry_path`), 6. the release descent in three lines (behaviors/search.py, `RimPass`,
    guarded_pass true and no contact): at release_speed to the top of the rim band, at guard_speed
    through it, at release_speed on to place_release, 7. the cell's release settle (`release_settle_s`)
    and the tree's `settle_s`, 8. linear rise to place_above.
@@ -54,15 +54,8 @@ from toppra.interpolator import AbstractGeometricPath
 
 from salamander_behavior.behaviors.search import rim_band
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import (
-    CARRY_SAG_TOLERANCE,
-    CanJob,
-    joint_carry_sag,
-    load_jobs,
-    transit_end,
-    transit_starts,
-)
-from salamander_behavior.ports import CartesianTarget
+from salamander_behavior.plan import CanJob, carry_path, load_jobs, transit_end, transit_starts
+from salamander_behavior.ports import CartesianTarget, MotionPath
 from salamander_behavior.tree import lift_handoff, rise_handoff
 from salamander_control.cartesian.config import MotionConfig, parse_goal
 from salamander_control.cartesian.goal import start_goal
@@ -287,8 +280,7 @@ def cycle(
     transit, approach = settings.transit_speed, settings.approach_speed
     release, guard = settings.release_speed, settings.guard_speed
     joint = joint_time(start_q, down_q, limits)  # the joint path runs at the generator's limits
-    sag = joint_carry_sag(job, cfg.arm)
-    if sag is not None and sag <= CARRY_SAG_TOLERANCE:  # the tree's carry in joint space, out of the lift
+    if carry_path(job, cfg.arm) is MotionPath.JOINT:  # the tree's carry in joint space, out of the lift
         lift_ahead = lift_handoff(job)(settings)
         (lift_full,), _ = chain_times(contact_q, [(job.above, 1.0, lift_ahead)], cfg)
         (lift_conf,), handed_q = chain_times(contact_q, [(job.above, approach, lift_ahead)], cfg)

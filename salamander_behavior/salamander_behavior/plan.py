@@ -5,7 +5,7 @@ The targets themselves (above-can, contact, place_above, place_release and their
 This module only turns them into pad-down `CartesianTarget`s (tool yaw = atan2(y, x), so wrist_yaw
 stays at zero) in the order the tree works through them, each with the box's planned centre (the mean of
 every compartment centre: the row of compartments is symmetric about it), about which the box estimate
-(box_estimate.py) turns. `joint_carry_sag` says whether a can may be carried in joint space.
+(box_estimate.py) turns. `carry_path` and `transit_end` say where the joint-space paths may go.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from salamander_behavior.ports import CartesianTarget
+from salamander_behavior.ports import CartesianTarget, MotionPath
 from salamander_control.cell.targets import CellTargets, load_cell_targets
 from salamander_control.kinematics import (
     REST_POSTURE,
@@ -76,8 +76,7 @@ def jobs_from_targets(targets: CellTargets) -> tuple[CanJob, ...]:
     centres = [place.centre for place in targets.places]
     box_centre = (
         (sum(c[0] for c in centres) / len(centres), sum(c[1] for c in centres) / len(centres))
-        if centres
-        else None
+        if centres else None
     )
     return tuple(
         CanJob(
@@ -134,6 +133,12 @@ def joint_carry_sag(job: CanJob, arm: ArmParams) -> float | None:
     Both ends clear the standing cans and the rim (`salamander_control.cell.targets`).
     """
     return joint_path_sag(job.above, job.place_above, arm)
+
+
+def carry_path(job: CanJob, arm: ArmParams) -> MotionPath:
+    """The carry's path: in joint space where it sinks at most `CARRY_SAG_TOLERANCE`, else a line."""
+    sag = joint_carry_sag(job, arm)
+    return MotionPath.JOINT if sag is not None and sag <= CARRY_SAG_TOLERANCE else MotionPath.LINEAR
 
 
 def transit_starts(jobs: Sequence[CanJob], arm: ArmParams) -> list[CartesianTarget]:

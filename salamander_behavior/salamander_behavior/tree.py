@@ -22,7 +22,7 @@ it)::
     |               |-- can_i gripped?           part-present true for grip_confirm_s; stage := gripped
     |               |-- lift can_i               linear back to above-can; hands on to the carry once
     |               |                            the can clears the standing cans (lift_handoff)
-    |               |-- carry can_i              joint path to place_above (plan.joint_carry_sag)
+    |               |-- carry can_i              joint path to place_above (plan.carry_path)
     |               |-- manual? place_can_i (Selector, memory)
     |               |   |-- manual_place off?    offset := the box estimate's (0 without one)
     |               |   `-- ManualAdjust[place_can_i]
@@ -95,13 +95,7 @@ from salamander_behavior.behaviors.vacuum import SetVacuum, StillHeld, WaitForPa
 from salamander_behavior.box_estimate import BoxEstimate
 from salamander_behavior.manual_adjust.behavior import ManualAdjust, ManualPlaceOff
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import (
-    CARRY_SAG_TOLERANCE,
-    CanJob,
-    joint_carry_sag,
-    transit_end,
-    transit_starts,
-)
+from salamander_behavior.plan import CanJob, carry_path, transit_end, transit_starts
 from salamander_behavior.ports import CartesianTarget, MotionPath
 from salamander_control.kinematics import ArmParams
 
@@ -127,7 +121,7 @@ def can_cycle(
     """The cycle of one can, without guard and fallback (approach, then carry and place).
 
     `more`: another can follows in the run, so the rise may hand on to its joint path. `carry`: the
-    carry's path (`place_steps`; `build_tree` carries in joint space where `plan.joint_carry_sag` allows).
+    carry's path (`place_steps`; `build_tree` carries in joint space where `plan.carry_path` allows).
     `transit`: where the empty pad's joint path ends and the descent onto the can begins (default: above
     the can; `build_tree` chooses the job's approach where `plan.transit_end` allows).
     """
@@ -224,7 +218,7 @@ def place_steps(
     sequence either way. `more`: another can follows in the run, so the rise hands on to its joint path.
     `carry`: the carry's path. A can's cycle carries in joint space from above its spot (the generator's
     time-optimal joint move, about 0.5 s shorter than the line; `build_tree` falls back to the line for a
-    cell where the joint path would sink, `plan.joint_carry_sag`); a can found on the pad is carried
+    cell where the joint path would sink, `plan.carry_path`); a can found on the pad is carried
     along a straight line, because the arm may stand anywhere then.
     """
     can = job.can
@@ -377,8 +371,8 @@ def build_tree(
     that confirmation alone.
     `box`: the estimate of the box the cans go into (the server keeps it across runs; None: none yet),
     put on the blackboard (``/box_estimate``) for the run's leaves to apply and update.
-    `arm`: the arm model (default: the shipped one) for `plan.joint_carry_sag`: a can whose joint-space
-    carry would sink more than `plan.CARRY_SAG_TOLERANCE` below its ends is carried along a straight line;
+    `arm`: the arm model (default: the shipped one) for `plan.carry_path`: a can whose joint-space carry
+    would sink more than `plan.CARRY_SAG_TOLERANCE` below its ends is carried along a straight line;
     and for `plan.transit_end`: a transit ends at the can's approach where no joint path to it from rest
     or a place_above sinks, else above the can.
     """
@@ -405,12 +399,9 @@ def build_tree(
     starts = transit_starts(every, arm)
     for i, job in enumerate(jobs):
         more = i + 1 < len(jobs)
-        sag = joint_carry_sag(job, arm)
-        carry = MotionPath.JOINT if sag is not None and sag <= CARRY_SAG_TOLERANCE else MotionPath.LINEAR
-        transit = transit_end(job, starts, arm)
         children += [
             pad_subtree(job, held if i == 0 else None, guard),
-            can_subtree(job, guard, more, carry, transit),
+            can_subtree(job, guard, more, carry_path(job, arm), transit_end(job, starts, arm)),
         ]
     if not jobs and held is not None:
         children.append(pad_subtree(None, held, guard))
