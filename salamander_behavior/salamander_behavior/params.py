@@ -59,7 +59,7 @@ class BehaviorSettings:
     approach_speed: float = 0.3
     release_speed: float = 0.5
     nudge_speed: float = 0.5
-    blend_m: float = 0.06
+    blend_m: float = 0.15
     attach_timeout_s: float = 2.0
     grip_confirm_s: float = 0.1
     removal_confirm_s: float = 0.5
@@ -219,11 +219,12 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "blend_m",
             _D.blend_m,
-            "m; the rise after a release bends into the next can's joint path this far before its end, "
-            "and the lift into the carry's joint path as far as leaves the held can 10 mm above the "
-            "standing cans (no stop between them); 0: both end at rest",
+            "m; the most the rise after a release and the lift bend into the joint path after them before "
+            "their end (no stop between them), each no earlier than its clearance allows: the rise's empty "
+            "pad approach_dz above the placed cans, the lift's can 10 mm above the standing cans; 0: both "
+            "end at rest",
             0.0,
-            0.1,
+            0.3,
         ),
         ParamSpec(
             "attach_timeout_s",

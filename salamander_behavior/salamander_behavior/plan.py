@@ -54,6 +54,9 @@ class CanJob:
     approach: CartesianTarget | None = None
     """Where the empty pad's transit ends and its descent onto the can begins (`PickTarget.approach`);
     None: at ``above``."""
+    depart: CartesianTarget | None = None
+    """The lowest point from which the empty pad's rise may hand on to the next transit
+    (`PlaceTarget.depart`, approach_dz above the placed cans' tops); None: not known (it never does)."""
 
     @property
     def planned_xy(self) -> tuple[float, float]:
@@ -90,6 +93,7 @@ def jobs_from_targets(targets: CellTargets) -> tuple[CanJob, ...]:
             box_centre=box_centre,
             lift_clear_z=targets.lift_clear_z,
             approach=None if pick.approach is None else CartesianTarget.pad_down(*pick.approach),
+            depart=None if place.depart is None else CartesianTarget.pad_down(*place.depart),
         )
         for pick, place in targets.pairs()
     )
@@ -142,17 +146,23 @@ def carry_path(job: CanJob, arm: ArmParams) -> MotionPath:
 
 
 def transit_starts(jobs: Sequence[CanJob], arm: ArmParams) -> list[CartesianTarget]:
-    """Where an empty pad's transit may begin: the rest posture, or any of `jobs`' place_above."""
+    """Where an empty pad's transit may begin: the rest posture, any of `jobs`' place_above or depart.
+
+    The last can's rise ends at its place_above; a rise that hands on does so no lower than its depart.
+    """
     rest = forward_kinematics(REST_POSTURE, arm)
-    return [CartesianTarget(*rest.tcp, rest.tool_pitch, rest.tool_yaw), *(job.place_above for job in jobs)]
+    departs = [job.depart for job in jobs if job.depart is not None]
+    return [CartesianTarget(*rest.tcp, rest.tool_pitch, rest.tool_yaw), *(job.place_above for job in jobs),
+            *departs]  # fmt: skip
 
 
 def transit_end(job: CanJob, starts: Sequence[CartesianTarget], arm: ArmParams) -> CartesianTarget:
     """Where the empty pad's transit to `job` ends: its approach, else above the can.
 
     The approach when the joint path to it from each of `starts` (where a transit may begin: the rest
-    pose, each compartment's place_above) sinks at most `CARRY_SAG_TOLERANCE` below its ends: every point
-    of it then stands at least approach_dz above the standing cans' tops, less the tolerance.
+    pose, each compartment's place_above and depart) sinks at most `CARRY_SAG_TOLERANCE` below its
+    ends: every point of it then stands at least approach_dz above the standing cans' tops, less the
+    tolerance.
     """
     if job.approach is None:
         return job.above

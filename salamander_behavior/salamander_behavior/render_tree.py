@@ -53,8 +53,9 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
   nothing and `place_release` is the one descent from place_above.
 - The transit (`above can_i`, a joint path) ends at the can's approach, `approach_dz` (30 mm) above its
   top, where the descent onto it begins, when the joint path to there from rest and from every
-  compartment's place_above keeps the pad at least that high (`plan.transit_end`); else `pick_dz` above
-  it. The lift still rises to `pick_dz` (the held can's bottom must clear the standing cans).
+  compartment's place_above and depart keeps the pad at least that high (`plan.transit_end`); else
+  `pick_dz` above it. The lift still rises to `pick_dz` (the held can's bottom must clear the standing
+  cans).
 - The carry is a joint path (the generator's time-optimal joint move; over the shipped cell the held can
   stays as high as at the lift's end; a cell whose joint-space carry would sink more than 1 mm below its
   ends gets a straight line at `transit_speed`, `plan.joint_carry_sag`, and so does a can found on the
@@ -62,11 +63,12 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
 - No stop between the lift and the carry, nor between the rise and the next can's joint path: `lift`
   succeeds once the measured pad is 25 mm from its end (`lift_handoff`: `blend_m` at most, and no
   earlier than with the held can's bottom 10 mm above the standing cans' tops and the rim), `rise` once
-  it is `blend_m` (60 mm) from its end; each leaves its goal running, the joint goal after it goes out
-  at once and the trajectory generator continues from the moving line. Every other move starts and ends
-  at rest; one that does not blend waits until a handed-on goal has ended; a leaf stopped by a guard, a
-  dropped can or a cancel cancels a handed-on goal with its own, and so does the run's end
-  (`behaviors/base.py`, `HandOff`; docs/design/cycle.md).
+  it is 95 mm from its end (`rise_handoff`: `blend_m` at most, and no earlier than at the compartment's
+  depart, the empty pad `approach_dz` above the placed cans' tops); each leaves its goal running, the
+  joint goal after it goes out at once and the trajectory generator continues from the moving line.
+  Every other move starts and ends at rest; one that does not blend waits until a handed-on goal has
+  ended; a leaf stopped by a guard, a dropped can or a cancel cancels a handed-on goal with its own, and
+  so does the run's end (`behaviors/base.py`, `HandOff`; docs/design/cycle.md).
 - The fallback `skip or stop can_i` skips a can that was never touched (the vacuum never came on for it,
   e.g. an IK early fail on the approach) and stops the run otherwise, with the can on the pad.
 - `manual? place_can_i` is read when the can reaches place_above: `manual_place off?` succeeds (offset

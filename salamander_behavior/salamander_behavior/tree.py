@@ -39,7 +39,8 @@ it)::
     |               |-- can_i let go?            part-present false after the valve closed; stage := let_go
     |               |-- settle                   settle_s
     |               |-- rise                     linear to place_above + offset; hands on to the next
-    |               |                            can's joint path blend_m before its end
+    |               |                            can's joint path once the pad clears the placed cans
+    |               |                            by approach_dz (rise_handoff)
     |               |-- can_i placed
     |               `-- box evidence from can_i  a ManualAdjust/search offset updates the box estimate
     `-- skip or stop can_i                      skip (never touched) / abort the run (holding)
@@ -171,17 +172,21 @@ def can_cycle(
 
 
 def rise_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:
-    """The rise's hand-off point: `blend_m` (m) before its end, to the next can's joint path.
+    """The rise's hand-off point to the next can's joint path: `blend_m` before its end at most.
 
-    The rise lifts the empty pad from the release height to place_above; the joint path bent out of it
-    starts no lower than where the measured pad was when it handed on (clear of the placed cans' tops by
-    the rise's length less `blend_m`, 85 mm with the shipped cell) and, over the shipped cell, climbs
-    from there (a joint-space path between the two poses never dips below its lower end).
+    The rise lifts the empty pad from the release height to place_above; it hands on no earlier than at
+    the job's depart (approach_dz above the placed cans' tops, 95 mm before its end with the shipped
+    cell). The joint path bent out of it starts no lower than where the measured pad was when it handed
+    on and, over the shipped cell, never dips below the lower of that and the next can's approach
+    (`plan.transit_end` checks the joint paths from each depart; `test/test_handoff_clearance.py`
+    replays the bend). 0 (never) when the job has no depart between its release and place_above.
     """
-    length = job.place_above.z - job.place_release.z
+    room = 0.0
+    if job.depart is not None and job.place_release.z < job.depart.z < job.place_above.z:
+        room = job.place_above.z - job.depart.z
 
     def at(settings: BehaviorSettings) -> float:
-        return settings.blend_m if 0.0 < settings.blend_m < length else 0.0
+        return max(0.0, min(settings.blend_m, room))
 
     return at
 

@@ -45,7 +45,7 @@ def test_a_carry_that_would_sink_in_joint_space_is_measured() -> None:
 def test_the_transit_ends_at_the_approach_unless_a_joint_path_to_it_would_sink() -> None:
     arm = ArmParams()
     starts = transit_starts(JOBS, arm)
-    assert len(starts) == 4  # rest and the three place_above
+    assert len(starts) == 7  # rest, the three place_above and the three depart
     for job in JOBS:  # the shipped cell: down to 30 mm above the can top from rest and from every compartment
         assert job.approach is not None and transit_end(job, starts, arm) == job.approach
         assert job.approach.z == pytest.approx(job.contact.z + 0.03)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import py_trees
+import pytest
 from py_trees.common import Status
 
 from salamander_behavior.active_run import ActiveRun, RunEnd
@@ -147,12 +150,18 @@ def test_the_runs_end_cancels_a_goal_left_handed_on() -> None:
     assert left.cancelled and rig.ports.handoff.live() is None
 
 
-def test_the_rise_hands_on_blend_m_before_its_end() -> None:
+def test_the_rise_hands_on_blend_m_before_its_end_and_no_lower_than_its_depart() -> None:
     job = JOBS[0]
+    room = job.place_above.z - job.depart.z
+    assert room == pytest.approx(0.095)  # shipped cell: the empty pad 30 mm above the placed cans' tops
     at = rise_handoff(job)
     assert at(BehaviorSettings(blend_m=0.06)) == 0.06
     assert at(BehaviorSettings(blend_m=0.0)) == 0.0  # never
-    assert at(BehaviorSettings(blend_m=0.2)) == 0.0  # longer than the rise: never
+    assert at(BehaviorSettings(blend_m=0.2)) == pytest.approx(room)  # no lower than the depart
+    assert at(BehaviorSettings()) == pytest.approx(room)  # the default hands on at the depart
+    assert rise_handoff(replace(job, depart=None))(BehaviorSettings(blend_m=0.06)) == 0.0  # unknown: never
+    below = replace(job, depart=replace(job.depart, z=job.place_release.z - 0.001))
+    assert rise_handoff(below)(BehaviorSettings(blend_m=0.06)) == 0.0  # a depart below the release: never
 
 
 def test_a_hand_off_is_judged_on_the_measured_distance_not_the_commanded_progress() -> None:

@@ -109,7 +109,7 @@ def test_offset_never_exceeds_bounds_and_moves_no_faster_than_allowed(steps) -> 
 
 # --- allow_z: the twist's z, within [-max_down_z, +max_offset_z] ---------------------------------------
 
-Z_LIMITS = AdjustLimits(allow_z=True, max_down_z=0.145)  # place_above 145 mm over place_release
+Z_LIMITS = AdjustLimits(allow_z=True, max_down_z=0.12)  # place_above 120 mm over place_release
 
 
 def test_without_allow_z_the_twists_z_is_not_used() -> None:

@@ -19,6 +19,9 @@ Conventions (the config's `pick_dz`, `place_dz`, `release_dz`):
 - ``place_above``: over compartment k's centre with the can bottom place_dz above the compartment
   floor: z = floor_top + place_dz + can_height, where floor_top = table_z + floor_thickness. The can
   clears the rim and the cans already placed (place_dz > can_height is enforced).
+- ``depart``: straight below place_above, the empty pad approach_dz above the placed cans' tops:
+  z = floor_top + can_height + approach_dz. The rise after a release may hand on to the next can's
+  transit from there (salamander_behavior.tree, `rise_handoff`): the pad is clear of every placed can.
 - ``place_release``: straight below place_above, the can bottom release_dz above the floor:
   z = floor_top + release_dz + can_height, i.e.
   **place_release z = place_above z + (release_dz - place_dz)**. The tree switches the vacuum off there
@@ -66,6 +69,8 @@ class PlaceTarget:
     centre: tuple[float, float]
     place_above: Point
     place_release: Point
+    depart: Point | None = None
+    """Where the empty pad's rise may hand on to the next transit (None: only near place_above)."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,8 @@ def cell_targets(lay: CellLayout) -> CellTargets:
     places = []
     for k in range(lay.compartments):
         x, y = lay.compartment_centre(k)
-        places.append(PlaceTarget(k, (x, y), (x, y, above_z), (x, y, release_z)))
+        depart = (x, y, lay.floor_top + lay.can_height + lay.approach_dz)
+        places.append(PlaceTarget(k, (x, y), (x, y, above_z), (x, y, release_z), depart))
     return CellTargets(
         picks=picks,
         places=tuple(places),

@@ -25,7 +25,7 @@ NOISE = 0.03  # N m per joint: the effort noise a guarded move must not take for
 ZERO = np.zeros(3)
 CAN = np.array([0.0, 0.0, -3.4])  # N: a held can's weight (350 g) on the pad
 R_ARM = np.zeros(5)  # N m: what the arm's links ask of the motors (constant; see the drift test)
-ABOVE = np.array([0.38, -0.18, 0.088])  # compartment 1's place_above (config/cell.yaml)
+ABOVE = np.array([0.38, -0.18, 0.063])  # compartment 1's place_above (config/cell.yaml)
 
 
 def joints_at(tcp) -> tuple[float, ...]:

@@ -24,8 +24,8 @@ from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore
 from salamander_control.trajectory.otg import MotionLimits
 
 ARM = ArmParams()
-ABOVE = np.array([0.38, -0.18, 0.088])  # compartment 1's place_above (config/cell.yaml)
-END = ABOVE - np.array([0.0, 0.0, 0.145])  # its release point
+ABOVE = np.array([0.38, -0.18, 0.063])  # compartment 1's place_above (config/cell.yaml)
+END = ABOVE - np.array([0.0, 0.0, 0.12])  # its release point
 CAN = np.array([0.0, 0.0, -3.4])  # N, a held can's weight
 NOISE = 0.03  # N m per joint
 DT = 0.002  # the generator's 500 Hz

@@ -27,7 +27,7 @@ from salamander_testing.node_process import NodeProcess
 from salamander_testing.ros_helpers import RosPeer, next_domain_id
 
 TIMEOUT = 25.0
-ABOVE = np.array([0.38, -0.18, 0.088])  # compartment 1's place_above
+ABOVE = np.array([0.38, -0.18, 0.088])  # over compartment 1, 145 mm above its release point
 RELEASE = np.array([0.38, -0.18, -0.057])  # its release point
 RIM_DROP = 0.02  # m below ABOVE the can's bottom meets the rim
 STIFFNESS = 1000.0  # N/m: the pad's compression

@@ -33,7 +33,7 @@ from salamander_testing.ros_helpers import RosPeer, next_domain_id
 TIMEOUT = 25.0
 CLIENT = "bt-streaming-test"
 NEWEST = re.compile(r"timeout: no streamed goal.*back to its newest sample \[([-\d., ]+)\]")
-ABOVE, RELEASE = (0.38, -0.18, 0.088), (0.38, -0.18, -0.057)  # compartment 1 (config/cell.yaml)
+ABOVE, RELEASE = (0.38, -0.18, 0.063), (0.38, -0.18, -0.057)  # compartment 1 (config/cell.yaml)
 pytestmark = pytest.mark.ros
 
 

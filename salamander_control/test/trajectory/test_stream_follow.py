@@ -37,8 +37,8 @@ CONFIG = TrajectoryConfig(ArmParams(), LIMITS)
 DT = 0.002
 SAMPLE_EVERY = 5  # cycles: the Cartesian node's 100 Hz against the generator's 500 Hz
 TOL = 1 + 1e-9
-# The pick-and-place descents (config/cell.yaml): pad straight down, 145 mm into each compartment.
-DESCENTS = [((x, -0.18, 0.088), (x, -0.18, -0.057)) for x in (0.3069, 0.38, 0.4531)]
+# The pick-and-place descents (config/cell.yaml): pad straight down, 120 mm into each compartment.
+DESCENTS = [((x, -0.18, 0.063), (x, -0.18, -0.057)) for x in (0.3069, 0.38, 0.4531)]
 Q_START = (0.2, 0.1, 0.6, 0.1, 0.0)
 
 

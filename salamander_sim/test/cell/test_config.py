@@ -70,6 +70,10 @@ def test_target_conventions() -> None:
         assert place.place_release[2] == pytest.approx(place.place_above[2] + (t.release_dz - t.place_dz))
         assert place.place_above[2] - lay.can_height - lay.floor_top == pytest.approx(t.place_dz)
         assert place.place_above[:2] == place.place_release[:2] == place.centre
+        # The empty pad at depart is approach_dz above the placed cans' tops, between release and above.
+        assert place.depart is not None and place.depart[:2] == place.centre
+        assert place.depart[2] - lay.can_height - lay.floor_top == pytest.approx(lay.approach_dz)
+        assert place.place_release[2] < place.depart[2] < place.place_above[2]
     assert t.travel_z >= max(p.above[2] for p in t.picks) and t.travel_z >= t.places[0].place_above[2]
     # A can lifted to travel_z clears the rim and the standing cans' tops.
     assert t.travel_z - lay.can_height > max(lay.rim_z, lay.table_z + lay.can_height)

@@ -454,7 +454,7 @@ def hold_watching(drive: Driver, seconds: float, can: str = "can_0") -> float:
 
 @pytest.mark.parametrize("gap", [0.4, 1.0, 3.0])
 def test_a_cell_not_stepped_during_a_descent_tears_nothing_off_15_mm_above_the_floor(gap: float) -> None:
-    """The cell not stepped for `gap` s while the arm took the held can from place_above (150 mm above the
+    """The cell not stepped for `gap` s while the arm took the held can from place_above (125 mm above the
     floor) to 15 mm above it: 0.4 and 1.0 s are caught up in physics steps along the line between the two
     poses, 3 s (beyond MAX_LAG_S) skipped. Before: after the skip the pad rushed from its last pose to
     the new one in 0.1 s, its filter overshot by 41 mm, and the can was "torn off the pad by floor
