@@ -287,8 +287,11 @@ def test_every_subscription_survives_extreme_field_values_and_the_arm_holds(tmp_
             return sorted({fqn for fqn in graph if graph.count(fqn) > 1})
 
         # A name listed twice is another stack in this domain (the test would be void), or the graph's
-        # memory of a participant that just went away (a node of an earlier test in this domain, seen once
-        # in the full suite): the latter leaves the graph within DDS's liveliness lease.
+        # memory of a participant that just went away (a node of an earlier test in this domain): the
+        # latter leaves the graph within DDS's liveliness lease. (Twice in the full suite, 2026-12-04, this
+        # was an operator view an earlier test had made and destroyed in this worker's own process: its run
+        # action client kept it in the graph until the worker ended. OperatorViewNode.destroy_node now
+        # destroys the client; test_operator_view_ros.py holds it to that.)
         fuzzer.spin_until(lambda: not twice(), timeout=30.0)
         shared = twice()
         assert not shared, f"another stack shares ROS_DOMAIN_ID {domain} ({shared} twice): the test is void"

@@ -443,11 +443,17 @@ class OperatorViewNode(Node):
         return status_markdown(rows)
 
     def destroy_node(self) -> Any:
-        """Stop the web server with the node."""
+        """Stop the web server with the node, and destroy the run's action client.
+
+        `Node.destroy_node` leaves an action client alone, and while one exists the node stays in the ROS
+        graph until the process ends or the garbage collector frees it: an operator view destroyed in a
+        process that goes on (a test) was still listed in its domain.
+        """
         try:
             self._server.stop()
         except Exception as exc:  # noqa: BLE001 (shutting down: best effort)
             self.get_logger().warning(f"operator view: could not stop the web server: {exc}")
+        self._run_client.destroy()
         return super().destroy_node()
 
 

@@ -89,6 +89,24 @@ def _listening(port: int) -> set[str]:
             if c.status == psutil.CONN_LISTEN and c.laddr.port == port}  # fmt: skip
 
 
+def test_a_destroyed_view_leaves_the_ros_graph_while_its_process_goes_on(
+        ros_context, make_node, ros_executor):  # fmt: skip
+    """Its run action client is destroyed with it: before, the view stayed listed in its domain (the whole
+    pytest worker's life), and a later test that got the same ROS_DOMAIN_ID saw its name twice."""
+    from salamander_view.nodes.operator_view import OperatorViewNode
+
+    args = ["--ros-args", "-r", "__ns:=/salamander", "-p", f"port:={_free_port()}"]
+    view = OperatorViewNode(context=ros_context, cli_args=args)
+    peer = make_node("operator_view_watcher")
+
+    def listed() -> bool:
+        return ("operator_view", "/salamander") in peer.get_node_names_and_namespaces()
+
+    assert spin_until(ros_executor, listed, 10.0)
+    view.destroy_node()
+    assert spin_until(ros_executor, lambda: not listed(), 10.0)
+
+
 def test_listens_on_loopback_only_by_default_and_controls_need_no_token(
         view_factory, make_node, ros_executor):  # fmt: skip
     view = view_factory()
