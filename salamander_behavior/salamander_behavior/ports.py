@@ -79,7 +79,9 @@ class MotionRequest:
     `branch` is the goal's elbow branch: "" (nearest the current joints), "up" or "down"; the IK retry
     variants pin it (`behaviors.ik_retry`). `guard_force` (N) > 0 makes it a guarded move: the Cartesian
     node stops the line at the first contact, an external force on the tool above this (estimated from
-    the joint efforts), and the outcome carries the `Contact`; 0 is an ordinary move.
+    the joint efforts), and the outcome carries the `Contact`; 0 is an ordinary move. `handoff` (m) > 0:
+    the leaf hands on to its next goal when the measured TCP is this close to the target, and the
+    Cartesian node reports that moment at once (the goal's `handoff_distance`), not at its feedback rate.
     """
 
     target: CartesianTarget
@@ -88,13 +90,16 @@ class MotionRequest:
     label: str
     branch: str = ""
     guard_force: float = 0.0
+    handoff: float = 0.0
 
     def __post_init__(self) -> None:
-        """Refuse a branch MoveCartesian does not know (it would reject the goal) and a bad guard force."""
+        """Refuse a branch MoveCartesian does not know (it would reject the goal), a bad force or distance."""
         if self.branch not in ("", *ELBOW_BRANCHES):
             raise ValueError(f"branch must be '', 'up' or 'down', got {self.branch!r}")
         if not (math.isfinite(self.guard_force) and self.guard_force >= 0.0):
             raise ValueError(f"guard_force must be a finite force >= 0 N, got {self.guard_force}")
+        if not (math.isfinite(self.handoff) and self.handoff >= 0.0):
+            raise ValueError(f"handoff must be a finite distance >= 0 m, got {self.handoff}")
 
 
 @dataclass(frozen=True)

@@ -224,8 +224,9 @@ class MoveTo(MotionLeaf):
         except ValueError as exc:
             self._problem = str(exc)
             return
-        self.request = MotionRequest(target, self.path, float(getattr(settings, self.speed)), self.name)
         self._handoff_at = self.handoff(settings) if self.handoff is not None else 0.0
+        speed = float(getattr(settings, self.speed))
+        self.request = MotionRequest(target, self.path, speed, self.name, handoff=self._handoff_at)
         self._go(ports, self.request)
 
     def step(self, ports: Ports) -> Status:

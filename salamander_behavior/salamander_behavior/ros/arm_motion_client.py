@@ -90,6 +90,7 @@ class RosMotionHandle:
         self._resend_at: float | None = None  # clock time to send a rejected goal again
         self._heard_at = core.clock()  # clock time of the acceptance or of the last feedback
         self._fed_back = False  # whether any feedback arrived for the goal
+        self._near = False  # a feedback at or inside the request's hand-off distance arrived (woke)
         if not core.action.server_is_ready():
             self._final = MotionOutcome(MotionPhase.FAILED, 0, f"no {core.move_name} action server")
             return
@@ -107,6 +108,7 @@ class RosMotionHandle:
             lease_token=self._core.lease_token(),
             branch=self.request.branch,
             guard_force=self.request.guard_force,
+            handoff_distance=self.request.handoff,
         )
         self._sent_at = self._core.clock()
         self._send_future = self._core.action.send_goal_async(goal, feedback_callback=self._on_feedback)
@@ -117,6 +119,9 @@ class RosMotionHandle:
         self._remaining = float(message.feedback.distance_remaining)
         self._heard_at = self._core.clock()
         self._fed_back = True  # the goal ran (an early fail never sends feedback)
+        if not self._near and 0.0 < self.request.handoff and self._remaining <= self.request.handoff:
+            self._near = True
+            self._core.wake()  # the leaf hands on now: tick at once, not at the next tick
 
     def poll(self) -> MotionOutcome:
         """Acceptance, then the result; never waits."""
@@ -305,10 +310,11 @@ class ArmMotionCore:
         self._timer.cancel()
         self._efforts: bool | None = None  # latched from the first joint state (`contact_sensing`)
         self.on_result: Callable[[], None] | None = None
-        """Called (from the executor) when a goal's result arrives: the server ticks the tree at once."""
+        """Called (from the executor) when a goal's result arrives, or its feedback says the measured TCP
+        reached the request's hand-off distance: the server ticks the tree at once."""
 
     def wake(self) -> None:
-        """A goal's result arrived: tell the server (`on_result`)."""
+        """A goal's result arrived, or its hand-off point: tell the server (`on_result`)."""
         if self.on_result is not None:
             self.on_result()
 

@@ -170,6 +170,7 @@ def test_a_hand_off_is_judged_on_the_measured_distance_not_the_commanded_progres
     leaf, motion, _, _ = one_leaf(rise, FakeMotion(default=Script(polls=100)))
     leaf.tick_once()
     handle = motion.handles[0]
+    assert handle.request.handoff == 0.06  # on the goal: the Cartesian node reports the moment at once
     ahead = MotionOutcome(MotionPhase.ACTIVE, progress=0.99, remaining=0.2)  # command ran on, the arm stood
     handle.poll = lambda: ahead
     leaf.tick_once()

@@ -252,3 +252,27 @@ def test_a_change_of_the_part_present_switch_wakes_the_server(make_node, ros_exe
         publisher.publish(Bool(data=value))
         assert spin_until(ros_executor, lambda v=value: gripper.part_present().value is v)
     assert len(changes) == 2  # False -> True and True -> False; the first message and repeats are none
+
+
+def test_a_feedback_at_the_requests_hand_off_distance_wakes_the_server_once(make_node, ros_executor) -> None:
+    """The leaf hands on when the measured TCP is `handoff` from the target: the feedback that says so wakes
+    the server at once (the Cartesian node sends it the cycle it happens: its `handoff_distance`)."""
+    from dataclasses import replace
+
+    server, _clock, core = _core(make_node, ros_executor, server_type=SilentServer)
+    woken: list[bool] = []
+    core.on_result = lambda: woken.append(True)
+    handle = core.send(replace(REQUEST, label="lift can_0", handoff=0.025))
+    assert spin_until(ros_executor, lambda: handle.poll().phase is MotionPhase.ACTIVE and server.handles)
+    assert server.handles[0].request.handoff_distance == pytest.approx(0.025)  # on the goal
+    for remaining, wakes in ((0.06, 0), (0.03, 0), (0.024, 1), (0.01, 1)):  # woken once, at 0.024
+        feedback = MoveCartesian.Feedback(distance_remaining=remaining)
+
+        def heard(feedback=feedback) -> bool:  # published until the client's subscription has it
+            server.handles[0].publish_feedback(feedback)
+            return handle.poll().remaining == pytest.approx(feedback.distance_remaining)
+
+        assert spin_until(ros_executor, heard)
+        assert len(woken) == wakes, (remaining, woken)
+    server.release.set_result(True)
+    assert spin_until(ros_executor, lambda: handle.poll().done)

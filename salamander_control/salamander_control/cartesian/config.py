@@ -31,6 +31,8 @@ MAX_ABS_TOOL_ANGLE = 1000.0
 yaw unwrapping allocate terabytes)."""
 MAX_GUARD_FORCE = 1000.0
 """Largest guard_force (N): the arm lifts a few newtons, so more is bad input, not a guard."""
+MAX_HANDOFF_DISTANCE = 10.0
+"""Largest handoff_distance (m): far beyond the arm's reach, so more is bad input."""
 
 
 class GoalRejected(ValueError):
@@ -44,6 +46,8 @@ class CartesianGoal:
     `branch` is the elbow branch of the end pose: "" (the solution nearest the current joints, either
     branch), "up" or "down" (`cartesian.goal.start_goal` says how each path honours it). `guard_force`
     (N): > 0 makes a guarded linear goal that stops at the first contact (`cartesian.contact`); 0: none.
+    `handoff_distance` (m): > 0: the node sends a feedback at once when the measured TCP first comes
+    this close to the target (the client hands on there); 0: only the periodic feedback.
     """
 
     pose: tuple[float, float, float, float, float]
@@ -53,6 +57,7 @@ class CartesianGoal:
     branch: str = ""
     lease_token: str = field(default="", repr=False)  # sent as the targets' frame_id; never logged
     guard_force: float = 0.0
+    handoff_distance: float = 0.0
 
     @property
     def guarded(self) -> bool:
@@ -74,6 +79,7 @@ def parse_goal(
     branch: str = "",
     lease_token: str = "",
     guard_force: float = 0.0,
+    handoff_distance: float = 0.0,
 ) -> CartesianGoal:
     """Validate a goal's fields.
 
@@ -81,7 +87,8 @@ def parse_goal(
         GoalRejected: NaN/inf or absurdly large pose, unknown path, speed_scale neither 0 (the default)
             nor in [MIN_SPEED_SCALE, 1], a branch other than "", "up" or "down", a guard_force that is
             NaN, inf or negative, or above MAX_GUARD_FORCE, a guarded joint goal (a joint move has no
-            line to brake on).
+            line to brake on), a handoff_distance that is NaN, inf, negative or above
+            MAX_HANDOFF_DISTANCE.
     """
     if branch not in BRANCHES:
         raise GoalRejected(f"branch must be '', 'up' or 'down', got {branch!r}")
@@ -119,10 +126,19 @@ def parse_goal(
             f"guard_force {guard_force:g} N on a {path!r} goal: only a linear goal can be guarded (a joint "
             f"move has no line to brake on)"
         )
+    if not (
+        isinstance(handoff_distance, (int, float))
+        and math.isfinite(handoff_distance)
+        and 0.0 <= handoff_distance <= MAX_HANDOFF_DISTANCE
+    ):
+        raise GoalRejected(
+            f"handoff_distance must lie in [0, {MAX_HANDOFF_DISTANCE:g}] m (0 = none), got {handoff_distance}"
+        )
     scale = DEFAULT_SPEED_SCALE if speed_scale == 0.0 else float(speed_scale)
     pose = tuple(float(v) for v in values)
     return CartesianGoal(
-        pose, path, scale, client_id, branch, lease_token, float(guard_force)  # type: ignore[arg-type]
+        pose, path, scale, client_id, branch, lease_token, float(guard_force),  # type: ignore[arg-type]
+        float(handoff_distance),
     )
 
 

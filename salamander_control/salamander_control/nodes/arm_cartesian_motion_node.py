@@ -113,6 +113,7 @@ class _Active:
     handle: ServerGoalHandle
     done: Future
     stepped_at: float  # time.monotonic() of the run's last cycle (its start before the first)
+    near_told: bool = False  # the feedback at the goal's handoff_distance went out
 
 
 class CartesianMotionNode(PolledNode):
@@ -509,9 +510,13 @@ class CartesianMotionNode(PolledNode):
                 self.get_logger().warning(f"MoveCartesian: {cycle.event}")
             if cycle.outcome is not None:
                 break
-        if cycle.feedback is not None and now - self._last_feedback >= 1.0 / cfg.feedback_rate_hz:
+        fb = cycle.feedback
+        due = fb is not None and now - self._last_feedback >= 1.0 / cfg.feedback_rate_hz
+        near = active.run.goal.handoff_distance  # the client hands on there: tell it the cycle it happens
+        if fb is not None and near > 0.0 and not active.near_told and fb.distance_remaining <= near:
+            active.near_told = due = True
+        if due:
             self._last_feedback = now
-            fb = cycle.feedback
             active.handle.publish_feedback(
                 MoveCartesian.Feedback(
                     tcp=tuple_to_point(fb.tcp), distance_remaining=fb.distance_remaining, progress=fb.progress
@@ -561,6 +566,7 @@ def _parse(request: MoveCartesian.Goal) -> CartesianGoal:
         request.branch,
         lease_token=request.lease_token,
         guard_force=request.guard_force,
+        handoff_distance=request.handoff_distance,
     )
 
 

@@ -469,6 +469,14 @@ def test_malformed_goals_are_rejected(args, match):
         parse_goal(*args, "bt")
 
 
+@pytest.mark.parametrize("distance", [-0.01, math.nan, math.inf, -math.inf, 1e6])
+def test_a_handoff_distance_that_is_nan_inf_negative_or_absurd_is_rejected(distance: float) -> None:
+    with pytest.raises(GoalRejected, match="handoff_distance"):
+        parse_goal((0.3, 0.0, 0.0), 0.0, 0.0, "joint", 0.5, "bt", handoff_distance=distance)
+    goal = parse_goal((0.3, 0.0, 0.0), 0.0, 0.0, "joint", 0.5, "bt", handoff_distance=0.025)
+    assert goal.handoff_distance == 0.025
+
+
 def test_speed_scale_zero_means_the_default():
     assert parse_goal((0.3, 0.0, 0.0), 0.0, 0.0, "linear", 0.0, "").speed_scale == 0.5
 

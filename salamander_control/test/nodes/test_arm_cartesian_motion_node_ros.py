@@ -217,6 +217,27 @@ def test_linear_goal_succeeds_with_feedback_along_a_straight_line(start_node):
     assert h.feedback[-1].distance_remaining < h.feedback[0].distance_remaining
 
 
+def test_a_goal_with_a_handoff_distance_gets_a_feedback_the_cycle_the_arm_gets_there(start_node):
+    """At 1 Hz the periodic feedback of this ~1.1 s line comes at its start (0.21 m to go) and near its end;
+    the one at handoff_distance (0.15 m, crossed ~0.35 s in) comes at once."""
+    h = start_node(feedback_rate_hz=1.0)
+    target, near = (0.35, -0.1, 0.0), 0.15
+    goal = h.goal(target, speed_scale=0.2)
+    goal.handoff_distance = near
+    res = h.result(h.send_accepted(goal))
+    assert res.result.success, res.result.message
+    remaining = [fb.distance_remaining for fb in h.feedback]
+    # The first at or inside it, within what the arm covers in one joint state period (20 ms at <= 0.2 m/s).
+    told = [d for d in remaining if d <= near]
+    assert told and told[0] > near - 0.01, remaining
+    assert len(remaining) <= 4, remaining  # the 1 Hz messages and the one at `near`
+    # Bad input: a NaN or negative distance rejects the goal.
+    for bad in (math.nan, -0.01):
+        goal.handoff_distance = bad
+        assert not h.send(goal).accepted
+    assert "handoff_distance must lie in" in h.stderr()
+
+
 def test_a_starved_node_first_sends_the_samples_it_missed_each_at_its_own_time(start_node):
     """The process stopped (SIGSTOP) for 0.25 s mid-line, as a starved machine would: when it runs again
     its late timer call sends the cycles it missed, each on the plan's 10 ms grid and stamped with its
