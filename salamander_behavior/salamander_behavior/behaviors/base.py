@@ -115,11 +115,17 @@ class HandOff:
             self._handle = None
 
 
+WAKE_LATE_S = 0.002
+"""s after a hold's end that its `Ports.wake_after` asks for: a timer may fire a little early."""
+
+
 @dataclass(frozen=True)
 class Ports:
     """What the leaves use instead of ROS: arm, gripper, clock, parameters, logger, run report.
 
-    `handoff` is the run's one slot for a goal handed on between motion leaves (`HandOff`).
+    `handoff` is the run's one slot for a goal handed on between motion leaves (`HandOff`). `wake_after(s)`
+    asks for a tick `s` seconds from now, besides the periodic ones (a hold that ends between two ticks);
+    without a server (tests) it does nothing.
     """
 
     motion: MotionPort
@@ -129,6 +135,7 @@ class Ports:
     log: Logger
     report: RunReport
     handoff: HandOff = field(default_factory=HandOff)
+    wake_after: Callable[[float], None] = field(default=lambda _s: None)
 
 
 class PortBehavior(py_trees.behaviour.Behaviour):

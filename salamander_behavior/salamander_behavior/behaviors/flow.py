@@ -26,6 +26,7 @@ from salamander_behavior.behaviors.base import (
     STAGE_HOLDING,
     STAGE_LOST,
     STAGE_RELEASED,
+    WAKE_LATE_S,
     PortBehavior,
     Ports,
     blackboard_client,
@@ -112,8 +113,9 @@ class Wait(PortBehavior):
         self._duration = 0.0
 
     def start(self, ports: Ports) -> None:
-        """Read the duration."""
+        """Read the duration; ask for a tick when it is up."""
         self._duration = float(getattr(ports.settings(), self.duration_field))
+        ports.wake_after(self._duration + WAKE_LATE_S)
 
     def step(self, ports: Ports) -> Status:
         """SUCCESS once the time is up."""

@@ -35,6 +35,7 @@ from salamander_behavior.behaviors.base import (
     STAGE_LET_GO,
     STAGE_LOST,
     STAGE_RELEASED,
+    WAKE_LATE_S,
     PortBehavior,
     Ports,
     blackboard_client,
@@ -143,7 +144,10 @@ class WaitForPartPresent(PortBehavior):
             return Status.FAILURE
         agrees = reading.value is self.present and (self.present or reading.received_at >= self.started_at)
         if agrees:
-            self._since = now if self._since is None else self._since
+            if self._since is None:
+                self._since = now
+                if self._confirm > 0.0:
+                    ports.wake_after(self._confirm + WAKE_LATE_S)  # the hold ends between two ticks
             if now - self._since >= self._confirm:
                 self._bb.set(self._key, STAGE_GRIPPED if self.present else STAGE_LET_GO, overwrite=True)
                 self.feedback_message = f"{self.can} {verb} (part-present {str(self.present).lower()})"

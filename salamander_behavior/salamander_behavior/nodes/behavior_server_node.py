@@ -244,6 +244,7 @@ class BehaviorServerNode(Node):
         ports = Ports(  # the leaves' ports for this run: its own report, the node's arm and gripper
             motion=self._core, gripper=self._gripper, clock=time.monotonic,
             settings=lambda: self._binding.snapshot, log=self.get_logger(), report=report,
+            wake_after=self._wake_after,
         )  # fmt: skip
         run = ActiveRun(cans, root, report, goal_handle, ports.handoff)
         run.tree.setup(node=self, ports=ports)
@@ -277,6 +278,17 @@ class BehaviorServerNode(Node):
             self._auto.stop()  # refused (the reason is logged): do not insist
 
     # Ticking ------------------------------------------------------------------------------------------
+
+    def _wake_after(self, seconds: float) -> None:
+        """A tick `seconds` from now besides the periodic ones (a leaf's hold ends between two ticks)."""
+        timer: Any = None
+
+        def once() -> None:
+            self.destroy_timer(timer)
+            if not self._destroyed:
+                self._wake.trigger()
+
+        timer = self.create_timer(max(seconds, 0.0), once)
 
     def _on_tick(self) -> None:
         if self._destroyed:
