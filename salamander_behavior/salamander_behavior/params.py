@@ -436,8 +436,8 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "tick_rate_hz",
             _D.tick_rate_hz,
-            "tree ticks per second (and a tick at once when a motion's result or a change of the "
-            "part-present switch arrives)",
+            "tree ticks per second (and a tick at once when a motion's result, its hand-off point or a "
+            "change of the part-present switch arrives, and when a hold ends)",
             1.0,
             200.0,
             read_only=True,
