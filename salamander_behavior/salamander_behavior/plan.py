@@ -139,10 +139,14 @@ def joint_carry_sag(job: CanJob, arm: ArmParams) -> float | None:
     return joint_path_sag(job.above, job.place_above, arm)
 
 
+def _keeps_height(sag: float | None) -> bool:
+    """Whether a joint path with this `joint_path_sag` may be used (IK at both ends, within tolerance)."""
+    return sag is not None and sag <= CARRY_SAG_TOLERANCE
+
+
 def carry_path(job: CanJob, arm: ArmParams) -> MotionPath:
     """The carry's path: in joint space where it sinks at most `CARRY_SAG_TOLERANCE`, else a line."""
-    sag = joint_carry_sag(job, arm)
-    return MotionPath.JOINT if sag is not None and sag <= CARRY_SAG_TOLERANCE else MotionPath.LINEAR
+    return MotionPath.JOINT if _keeps_height(joint_carry_sag(job, arm)) else MotionPath.LINEAR
 
 
 def transit_starts(jobs: Sequence[CanJob], arm: ArmParams) -> list[CartesianTarget]:
@@ -166,8 +170,6 @@ def transit_end(job: CanJob, starts: Sequence[CartesianTarget], arm: ArmParams) 
     """
     if job.approach is None:
         return job.above
-    for start in starts:
-        sag = joint_path_sag(start, job.approach, arm)
-        if sag is None or sag > CARRY_SAG_TOLERANCE:
-            return job.above
-    return job.approach
+    approach = job.approach
+    keeps = all(_keeps_height(joint_path_sag(start, approach, arm)) for start in starts)
+    return approach if keeps else job.above

@@ -184,6 +184,11 @@ def rise_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:
     room = 0.0
     if job.depart is not None and job.place_release.z < job.depart.z < job.place_above.z:
         room = job.place_above.z - job.depart.z
+    return _blend_within(room)
+
+
+def _blend_within(room: float) -> Callable[[BehaviorSettings], float]:
+    """A hand-off point: `blend_m` before the line's end, but no more than `room` (m; 0: never)."""
 
     def at(settings: BehaviorSettings) -> float:
         return max(0.0, min(settings.blend_m, room))
@@ -206,11 +211,7 @@ def lift_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:
     when the job does not know the cans' height.
     """
     room = 0.0 if job.lift_clear_z is None else job.above.z - (job.lift_clear_z + LIFT_CLEAR_M)
-
-    def at(settings: BehaviorSettings) -> float:
-        return max(0.0, min(settings.blend_m, room))
-
-    return at
+    return _blend_within(room)
 
 
 def place_steps(

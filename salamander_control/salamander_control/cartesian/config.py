@@ -69,6 +69,11 @@ BRANCHES = ("", "up", "down")
 """MoveCartesian's branch field: "" = nearest the current joints, or one elbow branch."""
 
 
+def _number_within(value: Any, high: float) -> bool:
+    """Whether `value` is a finite number in [0, `high`]."""
+    return isinstance(value, (int, float)) and math.isfinite(value) and 0.0 <= value <= high
+
+
 def parse_goal(
     tcp: Any,
     tool_pitch: float,
@@ -113,11 +118,7 @@ def parse_goal(
             f"speed_scale must lie in [{MIN_SPEED_SCALE}, 1] (0 = default {DEFAULT_SPEED_SCALE}), "
             f"got {speed_scale}"
         )
-    if not (
-        isinstance(guard_force, (int, float))
-        and math.isfinite(guard_force)
-        and 0.0 <= guard_force <= MAX_GUARD_FORCE
-    ):
+    if not _number_within(guard_force, MAX_GUARD_FORCE):
         raise GoalRejected(
             f"guard_force must lie in [0, {MAX_GUARD_FORCE:g}] N (0 = unguarded), got {guard_force}"
         )
@@ -126,11 +127,7 @@ def parse_goal(
             f"guard_force {guard_force:g} N on a {path!r} goal: only a linear goal can be guarded (a joint "
             f"move has no line to brake on)"
         )
-    if not (
-        isinstance(handoff_distance, (int, float))
-        and math.isfinite(handoff_distance)
-        and 0.0 <= handoff_distance <= MAX_HANDOFF_DISTANCE
-    ):
+    if not _number_within(handoff_distance, MAX_HANDOFF_DISTANCE):
         raise GoalRejected(
             f"handoff_distance must lie in [0, {MAX_HANDOFF_DISTANCE:g}] m (0 = none), got {handoff_distance}"
         )
