@@ -235,7 +235,8 @@ def test_a_goal_with_a_handoff_distance_gets_a_feedback_the_cycle_the_arm_gets_t
     for bad in (math.nan, -0.01):
         goal.handoff_distance = bad
         assert not h.send(goal).accepted
-    assert "handoff_distance must lie in" in h.stderr()
+    # The rejection's log line comes after the goal response.
+    assert h.wait(lambda: "handoff_distance must lie in" in h.stderr()), h.stderr()
 
 
 def test_a_starved_node_first_sends_the_samples_it_missed_each_at_its_own_time(start_node):
