@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from salamander_control.cartesian.path import PathSampling
-from salamander_control.cartesian.plan import CartesianLimits, JointRateLimits
+from salamander_control.cartesian.plan import CartesianLimits, JointRateLimits, SlowBand
 from salamander_control.kinematics import ArmParams
 from salamander_control.trajectory.otg import MotionLimits
 
@@ -33,6 +33,8 @@ MAX_GUARD_FORCE = 1000.0
 """Largest guard_force (N): the arm lifts a few newtons, so more is bad input, not a guard."""
 MAX_HANDOFF_DISTANCE = 10.0
 """Largest handoff_distance (m): far beyond the arm's reach, so more is bad input."""
+MAX_BAND = 10.0
+"""Largest band_start (m before the target) and band_speed (m/s): beyond the arm, so bad input."""
 
 
 class GoalRejected(ValueError):
@@ -47,7 +49,9 @@ class CartesianGoal:
     branch), "up" or "down" (`cartesian.goal.start_goal` says how each path honours it). `guard_force`
     (N): > 0 makes a guarded linear goal that stops at the first contact (`cartesian.contact`); 0: none.
     `handoff_distance` (m): > 0: the node sends a feedback at once when the measured TCP first comes
-    this close to the target (the client hands on there); 0: only the periodic feedback.
+    this close to the target (the client hands on there); 0: only the periodic feedback. `band`: a
+    stretch before the target crossed at its own speed, where a guarded goal feels for contact (None:
+    the whole line at `speed_scale`, guarded throughout).
     """
 
     pose: tuple[float, float, float, float, float]
@@ -58,6 +62,7 @@ class CartesianGoal:
     lease_token: str = field(default="", repr=False)  # sent as the targets' frame_id; never logged
     guard_force: float = 0.0
     handoff_distance: float = 0.0
+    band: SlowBand | None = None
 
     @property
     def guarded(self) -> bool:
@@ -85,6 +90,9 @@ def parse_goal(
     lease_token: str = "",
     guard_force: float = 0.0,
     handoff_distance: float = 0.0,
+    band_speed: float = 0.0,
+    band_start: float = 0.0,
+    band_end: float = 0.0,
 ) -> CartesianGoal:
     """Validate a goal's fields.
 
@@ -93,7 +101,7 @@ def parse_goal(
             nor in [MIN_SPEED_SCALE, 1], a branch other than "", "up" or "down", a guard_force that is
             NaN, inf or negative, or above MAX_GUARD_FORCE, a guarded joint goal (a joint move has no
             line to brake on), a handoff_distance that is NaN, inf, negative or above
-            MAX_HANDOFF_DISTANCE.
+            MAX_HANDOFF_DISTANCE, a band (`_band`) that is not finite, not ordered or on a joint goal.
     """
     if branch not in BRANCHES:
         raise GoalRejected(f"branch must be '', 'up' or 'down', got {branch!r}")
@@ -131,12 +139,31 @@ def parse_goal(
         raise GoalRejected(
             f"handoff_distance must lie in [0, {MAX_HANDOFF_DISTANCE:g}] m (0 = none), got {handoff_distance}"
         )
+    band = _band(band_speed, band_start, band_end, path)
     scale = DEFAULT_SPEED_SCALE if speed_scale == 0.0 else float(speed_scale)
     pose = tuple(float(v) for v in values)
     return CartesianGoal(
         pose, path, scale, client_id, branch, lease_token, float(guard_force),  # type: ignore[arg-type]
-        float(handoff_distance),
+        float(handoff_distance), band,
     )
+
+
+def _band(speed: float, start: float, end: float, path: str) -> SlowBand | None:
+    """The goal's band: None when `speed` is 0 (then `start` and `end` must be 0 too)."""
+    if not all(_number_within(v, MAX_BAND) for v in (speed, start, end)):
+        raise GoalRejected(
+            f"band_speed, band_start and band_end must lie in [0, {MAX_BAND:g}] (m/s, m), got "
+            f"{speed}, {start}, {end}"
+        )
+    if speed == 0.0:
+        if start or end:
+            raise GoalRejected(f"band_start {start} / band_end {end} without a band_speed: set all three")
+        return None
+    if path != PATH_LINEAR:
+        raise GoalRejected(f"a band on a {path!r} goal: only a linear goal has a line to slow down on")
+    if not start > end:
+        raise GoalRejected(f"band_start ({start} m before the target) must lie beyond band_end ({end} m)")
+    return SlowBand(float(speed), float(start), float(end))
 
 
 def _generator_defaults() -> JointRateLimits:

@@ -48,6 +48,10 @@ Decisions documented here:
   all fails early: never silently unguarded. Its command never leads the measured TCP by more than
   `GUARD_LEAD_M` + speed x `GUARD_LEAD_S` (the guard feels only the measured arm): past that it brakes and
   resumes from where the arm stands (`_check_lead`). Design: docs/design/guarded_moves.md.
+- A goal with a band (`CartesianGoal.band`) starts from rest (it never preempts a moving linear goal:
+  early fail) and crosses the band at its speed without stopping; a guarded one feels for contact only
+  while the measured TCP is inside the band (the rest of the line is fast, and an arm's inertia torques
+  there are no contact). It cannot be retargeted (the band belongs to its target).
 
 Pure Python, no rclpy.
 """
@@ -185,6 +189,7 @@ class LinearGoalRun:
         self._slow_since: float | None = None  # measurement time since which the TCP moves slowly
         self._stopped_since: float | None = None  # ... and slower than `STOPPED_SPEED` (`_stopped`)
         self._paused = ""  # why a guarded goal braked to wait for the arm (`_check_lead`); "" = not
+        self._in_band = False  # the measured TCP was inside the goal's band at the last measurement
 
     @property
     def cancelling(self) -> bool:
@@ -249,7 +254,7 @@ class LinearGoalRun:
         guard = self.guard
         if guard is None or guard.tripped or self._pending is not None:
             return
-        if self.motion.failed or self.cancelling:
+        if self.motion.failed or self.cancelling or not self._guard_armed(meas):
             return
         state = guard.update(at, measured_q, efforts if efforts is not None else Efforts(None))
         if state.tripped and meas is not None and state.force is not None:
@@ -272,6 +277,20 @@ class LinearGoalRun:
         # As hard as the unscaled limits and the joints allow: a slow goal's own limits brake softly.
         self.motion.brake(now, cfg.limits, cfg.arm, cfg.joint_rate_limits)
         self._sent_final = False
+
+    def _guard_armed(self, meas: np.ndarray | None) -> bool:
+        """Whether the guard feels now: always, or with a band while the measured TCP is inside it.
+
+        Outside the band the detector is not fed at all, so its baseline (the held load) is taken at
+        the band's speed, not while the arm decelerates into it. Without a measurement it stays as it was.
+        """
+        band = self.goal.band
+        if band is None:
+            return True
+        if meas is not None:
+            d = float(np.linalg.norm(self.target[:3] - meas[:3]))
+            self._in_band = band.end <= d <= band.start
+        return self._in_band
 
     def _check_lead(self, now: float, meas: np.ndarray | None, cfg: MotionConfig) -> str:
         """A guarded goal's command must not run far ahead of the arm it feels with; brake when it does.
@@ -329,7 +348,7 @@ class LinearGoalRun:
         try:
             plan, _ = plan_checked(
                 CartesianState.at_rest(meas), self.target, limits, cfg.arm, tuple(measured_q), cfg.sampling,
-                cfg.joint_rate_limits,
+                cfg.joint_rate_limits, self.goal.band,
             )
         except PlanningError:
             plan = None
@@ -416,6 +435,8 @@ class LinearGoalRun:
         """
         if self.motion.braking or self.motion.failed:
             return False, None, "the active goal is stopping; retarget refused"
+        if self.goal.band is not None:
+            return False, None, "a goal with a slow band keeps its target; retarget refused"
         try:
             limits = cfg.limits.scaled(self.goal.speed_scale)
             check = self.motion.retarget(pose, now, limits, cfg.arm, cfg.joint_rate_limits)
@@ -602,6 +623,12 @@ def start_goal(
         msg = f"{EARLY_FAIL}: no efforts in /joint_states: a guarded move cannot run"
         return None, Outcome("aborted", IkStatus.OK, msg, _tcp(meas))
     moving = isinstance(active, LinearGoalRun) and not active.motion.failed
+    if moving and goal.band is not None:
+        msg = (
+            f"{EARLY_FAIL}: a goal with a slow band starts from rest; the active linear goal is still "
+            f"moving (wait for its result, or cancel it)"
+        )
+        return None, Outcome("aborted", IkStatus.OK, msg, _tcp(meas))
     if moving:
         start, seed = active.motion.state(now), active.motion.joints
     elif rest is not None and meas is not None and _within_tolerance(meas, rest.pose, cfg):
@@ -630,7 +657,7 @@ def start_goal(
     limits = cfg.limits.scaled(goal.speed_scale)
     try:
         plan, check = plan_checked(
-            start, goal.pose, limits, cfg.arm, seed, cfg.sampling, cfg.joint_rate_limits
+            start, goal.pose, limits, cfg.arm, seed, cfg.sampling, cfg.joint_rate_limits, goal.band
         )
     except PlanningError as exc:
         return None, Outcome("aborted", IkStatus.OK, f"{EARLY_FAIL}: {exc}", _tcp(meas))

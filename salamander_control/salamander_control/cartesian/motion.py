@@ -29,6 +29,7 @@ from salamander_control.cartesian.plan import (
     JointRateLimits,
     LinePlan,
     PlanningError,
+    SlowBand,
     fit_to_joints,
     joint_rate_ratios,
 )
@@ -58,17 +59,19 @@ def plan_checked(
     seed: Any,
     sampling: PathSampling,
     joint_limits: JointRateLimits | None = None,
+    band: SlowBand | None = None,
 ) -> tuple[LinePlan | None, PathCheck]:
     """Plan from `start` to `goal` and check it; the plan is None when the check fails.
 
     The straight line from the start pose to the goal is checked first (the path the operator asked
     for). From a moving start the planned blend is not that line, so its own samples are checked too.
-    With `joint_limits` the plan is slowed down until the joints can follow it (`fit_to_joints`).
+    With `joint_limits` the plan is slowed down until the joints can follow it (`fit_to_joints`). A
+    `band` (from rest only) is crossed at its own speed (`cartesian.plan.SlowBand`).
     """
     check = check_line(start.pose, goal, params, seed, sampling)
     if not check.ok:
         return None, check
-    plan = fit_to_joints(start, goal, limits, params, seed, joint_limits)
+    plan = fit_to_joints(start, goal, limits, params, seed, joint_limits, band)
     if not start.is_at_rest:
         blend = check_poses(plan.sample_poses(0.0, sampling), params, seed, sampling, "along the blend")
         if not blend.ok:

@@ -8,18 +8,24 @@ commanded state in the frame of the new line (no jump; the TCP blends onto the n
 checks the blend). `fit_to_joints` slows a plan down until its joint motion fits a fraction of the
 trajectory generator's joint limits, so the generator can follow the stream of targets.
 
+A plan from rest may have a `SlowBand`: a stretch of the line it crosses at a given speed (the release
+descent's pass over the rim). It is then up to three Ruckig legs on the same line: to the band's start,
+arriving at the band's speed; through the band at that speed; from its end to the goal, at rest. The
+legs join with the same velocity and zero acceleration, so the motion never stops at the band.
+
 Pure Python + ruckig + the kinematics library, no rclpy. Why a line frame, the retarget blend and the
 fit: docs/design/cartesian_plan.md.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 import numpy as np
-from ruckig import ControlInterface, InputParameter, Result, Ruckig, Synchronization, Trajectory
+from ruckig import ControlInterface, InputParameter, Result, Ruckig, RuckigError, Synchronization, Trajectory
 
 from salamander_control.cartesian.path import PathSampling, as_pose, relaxed
 from salamander_control.kinematics import ArmParams, solve_ik_batch
@@ -169,8 +175,51 @@ def _gentle_deceleration(inp: InputParameter) -> None:
     inp.max_acceleration, inp.min_acceleration = high, low
 
 
+class SlowBand(NamedTuple):
+    """A stretch of a line crossed no faster than `speed` (m/s): from `start` to `end` m before its goal.
+
+    `start` > `end` >= 0. The part of it behind a plan's start is ignored; a plan that starts inside it
+    starts at the band's speed limit (its ramps scaled as a goal at that speed: `CartesianLimits.scaled`).
+    """
+
+    speed: float
+    start: float
+    end: float
+
+
+_LEG_MIN = 1e-5
+"""m: a leg shorter than this is left out (the band starts at the plan's start or ends at its goal)."""
+
+
+def _leg(
+    current: tuple[list[float], list[float], list[float]],
+    target: tuple[list[float], list[float]],
+    limits: CartesianLimits,
+) -> Trajectory:
+    """One Ruckig leg from (position, velocity, acceleration) to (position, velocity), acceleration 0."""
+    inp = InputParameter(DOFS)
+    inp.current_position, inp.current_velocity, inp.current_acceleration = current
+    inp.max_velocity, inp.max_acceleration, inp.max_jerk = limits.per_dof()
+    inp.target_position, inp.target_velocity = target
+    inp.target_acceleration = [0.0] * DOFS
+    inp.synchronization = Synchronization.Phase  # falls back to Time when not collinear
+    _gentle_deceleration(inp)
+    return _calculate(inp)
+
+
+def _calculate(inp: InputParameter) -> Trajectory:
+    trajectory = Trajectory(DOFS)
+    try:
+        result = Ruckig(DOFS).calculate(inp, trajectory)
+    except (ValueError, RuckigError) as exc:  # the binding raises for codes its enum lacks (e.g. -101)
+        raise PlanningError(f"Ruckig could not plan the Cartesian motion: {exc}") from exc
+    if result not in (Result.Working, Result.Finished):
+        raise PlanningError(f"Ruckig could not plan the Cartesian motion: {result}")
+    return trajectory
+
+
 class LinePlan:
-    """One Ruckig trajectory in the frame of the line from `start` to `goal`.
+    """Ruckig trajectories in the frame of the line from `start` to `goal`: one, or up to three with a band.
 
     Args:
         start: the commanded state the plan continues from.
@@ -180,9 +229,11 @@ class LinePlan:
             `goal` is ignored and `rotation` keeps the current plan's frame, so a straight motion
             brakes on its own line.
         rotation: frame to plan in (brake only).
+        band: a stretch crossed at its own speed (`SlowBand`); only from rest and not with `brake`.
 
     Raises:
         PlanningError: Ruckig rejected the input.
+        ValueError: a band with a moving start or a brake.
     """
 
     def __init__(
@@ -192,9 +243,11 @@ class LinePlan:
         limits: CartesianLimits,
         brake: bool = False,
         rotation: np.ndarray | None = None,
+        band: SlowBand | None = None,
     ) -> None:
         self.start = start
         self.limits = limits
+        self.band = band
         self.origin = start.pose[:3].copy()
         p0 = start.pose
         if brake:
@@ -206,33 +259,91 @@ class LinePlan:
             self.goal = g
             self.rotation = line_frame(g[:3] - self.origin)
         r = self.rotation
-        inp = InputParameter(DOFS)
-        inp.current_position = [0.0, 0.0, 0.0, float(p0[3]), float(p0[4])]
-        inp.current_velocity = [*(r @ start.velocity[:3]), *start.velocity[3:]]
-        inp.current_acceleration = [*(r @ start.acceleration[:3]), *start.acceleration[3:]]
-        inp.max_velocity, inp.max_acceleration, inp.max_jerk = limits.per_dof()
-        inp.target_velocity = [0.0] * DOFS
-        inp.target_acceleration = [0.0] * DOFS
+        current = (
+            [0.0, 0.0, 0.0, float(p0[3]), float(p0[4])],
+            [*(r @ start.velocity[:3]), *start.velocity[3:]],
+            [*(r @ start.acceleration[:3]), *start.acceleration[3:]],
+        )
+        self.brake = brake
+        if band is not None and (brake or not start.is_at_rest):
+            raise ValueError("a plan with a slow band starts at rest and goes to a goal")
         if brake:
+            inp = InputParameter(DOFS)
+            inp.current_position, inp.current_velocity, inp.current_acceleration = current
+            inp.max_velocity, inp.max_acceleration, inp.max_jerk = limits.per_dof()
+            inp.target_velocity = [0.0] * DOFS
+            inp.target_acceleration = [0.0] * DOFS
             inp.control_interface = ControlInterface.Velocity
             inp.synchronization = Synchronization.Time
+            self._legs = [_calculate(inp)]
         else:
-            inp.target_position = [
-                *(r @ (self.goal[:3] - self.origin)),
-                float(self.goal[3]),
-                float(self.goal[4]),
-            ]
-            inp.synchronization = Synchronization.Phase  # falls back to Time when not collinear
-            _gentle_deceleration(inp)
-        self.trajectory = Trajectory(DOFS)
-        try:
-            result = Ruckig(DOFS).calculate(inp, self.trajectory)
-        except ValueError as exc:  # the binding raises for result codes its enum lacks (e.g. -101)
-            raise PlanningError(f"Ruckig could not plan the Cartesian motion: {exc}") from exc
-        if result not in (Result.Working, Result.Finished):
-            raise PlanningError(f"Ruckig could not plan the Cartesian motion: {result}")
-        self.duration = float(self.trajectory.duration)
-        self.brake = brake
+            assert self.goal is not None
+            target = [*(r @ (self.goal[:3] - self.origin)), float(self.goal[3]), float(self.goal[4])]
+            self._legs = self._plan_legs(current, target, limits, band)
+        self._begins = list(np.cumsum([0.0] + [float(leg.duration) for leg in self._legs[:-1]]))
+        self.duration = self._begins[-1] + float(self._legs[-1].duration)
+
+    @staticmethod
+    def _plan_legs(
+        current: tuple[list[float], list[float], list[float]],
+        target: list[float],
+        limits: CartesianLimits,
+        band: SlowBand | None,
+    ) -> list[Trajectory]:
+        """The legs to `target` (line frame): one without a band, else to, through and out of the band.
+
+        Each leg must move forward only, within its stretch of the line: Ruckig reaches a join's speed
+        by backing up, or overshoots the next join, when the stretch is too short for it. Such a join's
+        speed is halved (a slower crossing is never wrong), that of the join before it when the leg
+        starts too fast, until every leg fits; a join at rest always does.
+        """
+        length = float(np.linalg.norm(target[:3]))
+        slow = None if band is None else limits.scaled(min(band.speed / limits.linear_velocity, 1.0))
+        if band is None or slow is None or slow == limits or length <= _LEG_MIN:
+            return [_leg(current, (target, [0.0] * DOFS), limits)]
+        direction = (np.asarray(target) - np.asarray(current[0])) / length  # per metre along the line
+        # The join speed along the line: within every DoF's velocity limit (the angles move in proportion).
+        v_max = np.asarray(slow.per_dof()[0])
+        moving = np.abs(direction) > 1e-12
+        speed = float(np.min(v_max[moving] / np.abs(direction[moving]))) * (1.0 - 1e-9)
+        into, out_of = length - band.start, length - band.end
+        # (where a leg ends along the line, its limits, the speed it ends at)
+        joins: list[list] = []
+        if into > _LEG_MIN:
+            joins.append([into, limits, speed])
+        if out_of > _LEG_MIN:
+            last = out_of >= length - _LEG_MIN
+            joins.append([length if last else out_of, slow, 0.0 if last else speed])
+        if not joins or joins[-1][0] < length:
+            joins.append([length, limits, 0.0])
+        legs: list[Trajectory] = []
+        i = 0
+        for _ in range(200):
+            if i == len(joins):
+                return legs
+            s0, v0 = (0.0, None) if i == 0 else (joins[i - 1][0], joins[i - 1][2])
+            state = current if v0 is None else (
+                list(np.asarray(current[0]) + direction * s0), list(direction * v0), [0.0] * DOFS
+            )
+            s1, leg_limits, v1 = joins[i]
+            end = (target, [0.0] * DOFS) if s1 >= length else (
+                list(np.asarray(current[0]) + direction * s1), list(direction * v1)
+            )
+            leg = _leg(state, end, leg_limits)
+            reach = leg.position_extrema[0]
+            if reach.min >= s0 - 1e-12 and reach.max <= s1 + 1e-12:
+                del legs[i:]
+                legs.append(leg)
+                i += 1
+            elif v1 > 0.0:
+                joins[i][2] = v1 * 0.5 if v1 > 1e-6 else 0.0
+            elif i > 0 and joins[i - 1][2] > 0.0:
+                v = joins[i - 1][2]
+                joins[i - 1][2] = v * 0.5 if v > 1e-6 else 0.0
+                i -= 1
+            else:
+                break
+        raise PlanningError(f"Ruckig could not plan the legs of a line with a slow band: {band}")
 
     def state_at(self, t: float) -> CartesianState:
         """The commanded state `t` seconds into the plan (held at the end after `duration`).
@@ -242,7 +353,9 @@ class LinePlan:
         """
         if t >= self.duration and self.goal is not None:
             return CartesianState(self.goal.copy(), np.zeros(DOFS), np.zeros(DOFS))
-        p, v, a = self.trajectory.at_time(min(max(t, 0.0), self.duration))
+        t = min(max(t, 0.0), self.duration)
+        i = bisect.bisect_right(self._begins, t) - 1
+        p, v, a = self._legs[i].at_time(min(t - self._begins[i], float(self._legs[i].duration)))
         rt = self.rotation.T
         pose = np.concatenate((self.origin + rt @ np.asarray(p[:3]), p[3:]))
         vel = np.concatenate((rt @ np.asarray(v[:3]), v[3:]))
@@ -307,6 +420,7 @@ def fit_to_joints(
     params: ArmParams,
     seed: Any,
     joint_limits: JointRateLimits | None,
+    band: SlowBand | None = None,
 ) -> LinePlan:
     """The plan to `goal` under `limits`, slowed down until the joints stay within `joint_limits`.
 
@@ -324,8 +438,10 @@ def fit_to_joints(
     From a moving start (retarget, preemption) the current velocity and acceleration cannot be scaled,
     so the fit is best effort: a few gentle rounds. A brief excess is then absorbed by the trajectory
     generator, which keeps its own joint limits (and the clamp keeps every position limit regardless).
+
+    A `band` keeps its speed; its ramps follow the fitted limits (`LinePlan`).
     """
-    plan = LinePlan(start, goal, limits)
+    plan = LinePlan(start, goal, limits, band=band)
     if joint_limits is None:
         return plan
     moving = not start.is_at_rest
@@ -341,7 +457,7 @@ def fit_to_joints(
         else:
             candidate = limits.time_scaled(worst * _FIT_MARGIN)
         try:
-            plan, limits = LinePlan(start, goal, candidate), candidate
+            plan, limits = LinePlan(start, goal, candidate, band=band), candidate
         except PlanningError:
             break  # keep the last plan Ruckig could make
     return plan

@@ -410,6 +410,12 @@ class CartesianMotionNode(PolledNode):
                 Outcome("aborted", IkStatus.OK, "preempted by a new goal", (math.nan,) * 3)
             )
         guard = f", guarded at {goal.guard_force:g} N" if goal.guarded else ""
+        if goal.band is not None:
+            b = goal.band
+            guard += (
+                f", {b.speed * 1000:g} mm/s from {b.start * 1000:g} to {b.end * 1000:g} mm before it"
+                f"{' (the guard feels there)' if goal.guarded else ''}"
+            )
         self.get_logger().info(
             f"MoveCartesian {goal.path} goal to {goal.pose[:3]} for {goal.client_id!r}{guard}"
         )
@@ -567,6 +573,9 @@ def _parse(request: MoveCartesian.Goal) -> CartesianGoal:
         lease_token=request.lease_token,
         guard_force=request.guard_force,
         handoff_distance=request.handoff_distance,
+        band_speed=request.band_speed,
+        band_start=request.band_start,
+        band_end=request.band_end,
     )
 
 

@@ -99,18 +99,21 @@ class Descent(NamedTuple):
 def guarded_descent(
     speed: float, rim_drop: float = 0.03, guard_force: float = 2.0, stiffness: float = 1000.0,
     motor_tau: float = MOTOR_TAU, seed: int = 0, rim: bool = True, freeze: tuple[float, float] | None = None,
+    band: tuple[float, float, float] = (0.0, 0.0, 0.0), push_above: tuple[float, float] = (math.inf, 0.0),
 ) -> Descent:
     """Descend from ABOVE towards END at `speed` m/s onto a rim `rim_drop` below ABOVE (N/m `stiffness`).
 
     `freeze` (from, to) s: the arm stands still meanwhile whatever the generator commands, then jumps to
     the command (a generator that stopped following the stream, then rejoined its newest sample).
+    `band`: the goal's (band_speed, band_start, band_end). `push_above` (z, N): a sideways force on the
+    tool while the TCP is above z (a load that is no contact, e.g. an arm's inertia while it brakes).
     """
     cfg = MotionConfig()
     rng = np.random.default_rng(seed)
     rim_z = ABOVE[2] - rim_drop if rim else -math.inf
     q0 = q_at(ABOVE)
     goal = parse_goal(tuple(END), 0.0, 0.0, "linear", speed / cfg.limits.linear_velocity, "bt",
-                      guard_force=guard_force)
+                      guard_force=guard_force, band_speed=band[0], band_start=band[1], band_end=band[2])
     run, early = start_goal(goal, cfg, 0.0, q0, None, efforts(q0, np.zeros(3), rng))
     assert early is None
     core_cfg = TrajectoryConfig(ARM, MotionLimits(*cfg.joint_limits))
@@ -125,6 +128,8 @@ def guarded_descent(
         z = forward_kinematics(q, ARM).tcp[2]
         force = np.array([0.0, 0.0, stiffness * max(rim_z - z, 0.0)])
         peak = max(peak, float(force[2]))
+        if z > push_above[0]:
+            force = force + np.array([push_above[1], 0.0, 0.0])
         if z < rim_z and math.isnan(t_touch):
             t_touch = t
         if force[2] > guard_force and math.isnan(t_force):
@@ -188,6 +193,50 @@ def test_a_guarded_descent_stops_at_the_rim_on_its_line_and_says_where(speed: fl
     assert d.target_past < 2.0 / 1000.0 + speed * (0.03 + 0.03 + 0.05) + 0.001
     assert np.hypot(*(d.final[:2] - ABOVE[:2])) < 1e-4  # at rest on the line
     assert d.final[2] > END[2]
+
+
+RIM_BAND = (0.01, 0.059, 0.049)
+"""10 mm/s from 4 mm above a rim 65 mm below ABOVE (55 mm before END) to 6 mm below it."""
+
+
+def test_a_descent_with_a_band_stops_at_the_rim_inside_the_band_as_a_slow_one_does() -> None:
+    """The release descent as one goal: fast (0.5 m/s) to the band, 10 mm/s through it; the rim is in it."""
+    d = guarded_descent(0.5, rim_drop=0.065, band=RIM_BAND)
+    out = d.outcome
+    assert out is not None and out.result == "aborted" and out.contact is not None, out
+    assert abs(out.contact.tcp[2] - (ABOVE[2] - 0.065)) < 0.004
+    print(f"\nbanded: joint targets {d.target_past * 1000:.2f} mm below the rim, peak {d.peak_force:.2f} N")
+    # As at 10 mm/s from rest (the test above): 2 mm to the threshold, the delays at 10 mm/s, the brake.
+    assert d.target_past < 2.0 / 1000.0 + 0.01 * (0.03 + 0.03 + 0.05) + 0.001
+    assert np.hypot(*(d.final[:2] - ABOVE[:2])) < 1e-4
+
+
+def test_a_banded_guard_feels_only_inside_the_band() -> None:
+    """A 5 N sideways load above the band (no rim) is ignored with a band, a contact without one."""
+    band_top = ABOVE[2] - (0.12 - RIM_BAND[1])
+    push = (band_top + 0.002, 5.0)  # ends 2 mm above the band: the measured TCP lags the command
+    banded = guarded_descent(0.5, rim=False, band=RIM_BAND, push_above=push)
+    assert banded.outcome.result == "succeeded", banded.outcome.message
+    assert np.linalg.norm(banded.final - END) < 0.001
+    whole = guarded_descent(0.5, rim=False, push_above=push)
+    assert whole.outcome.result == "aborted" and whole.outcome.contact is not None
+
+
+def test_a_banded_goal_never_preempts_a_moving_one_and_keeps_its_target() -> None:
+    cfg, q0 = MotionConfig(), q_at(ABOVE)
+    sample = efforts(q0, np.zeros(3), np.random.default_rng(0))
+    plain = parse_goal(tuple(END), 0.0, 0.0, "linear", 0.5, "bt")
+    moving, _ = start_goal(plain, cfg, 0.0, q0, None)
+    for k in range(1, 20):
+        moving.step(k * 0.01, cfg, q0)
+    banded = parse_goal(tuple(END), 0.0, 0.0, "linear", 0.5, "bt", guard_force=2.0, band_speed=0.01,
+                        band_start=0.059, band_end=0.049)
+    run, early = start_goal(banded, cfg, 0.2, q0, moving, sample)
+    assert run is None and early.message.startswith(EARLY_FAIL) and "starts from rest" in early.message
+    run, early = start_goal(banded, cfg, 0.0, q0, None, sample)
+    assert early is None
+    ok, status, message = run.retarget((*END[:2], END[2] + 0.01, 0.0, 0.0), 0.1, cfg)
+    assert not ok and status is None and "retarget refused" in message
 
 
 def test_an_unguarded_descent_is_unchanged_by_efforts() -> None:

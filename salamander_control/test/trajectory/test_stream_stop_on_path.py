@@ -59,11 +59,14 @@ def _descent(compartment: int) -> tuple[np.ndarray, np.ndarray, tuple[float, ...
 class Run:
     """A linear descent streamed like the Cartesian node does (100 Hz, with velocities) into the core."""
 
-    def __init__(self, compartment: int, speed_scale: float) -> None:
+    def __init__(
+        self, compartment: int, speed_scale: float, band: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    ) -> None:
         self.above, self.below, q0 = _descent(compartment)
         self.cfg = MotionConfig()
         self.core_cfg = TrajectoryConfig(self.cfg.arm, MotionLimits(*self.cfg.joint_limits))
-        goal = parse_goal(tuple(self.below), 0.0, 0.0, "linear", speed_scale, "bt")
+        goal = parse_goal(tuple(self.below), 0.0, 0.0, "linear", speed_scale, "bt", band_speed=band[0],
+                          band_start=band[1], band_end=band[2])
         self.run, early = start_goal(goal, self.cfg, 0.0, q0, None)
         assert early is None, early.message
         self.core = TrajectoryCore(self.core_cfg, q0)
@@ -199,6 +202,31 @@ def test_a_stream_stopped_at_any_moment_and_speed_stays_on_the_line_within_the_l
     assert behind_start < 1e-6 and beyond_end < MAX_BEYOND_END, (beyond_end, behind_start)
     assert run.outputs[-1].position == tuple(run.sent[-1][0])  # at rest on the newest sample
     assert run.outputs[-1].velocity == (0.0,) * 5
+    run.assert_within_limits()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    compartment=st.integers(0, 2),
+    speed_scale=st.floats(0.1, 1.0),
+    band_start=st.floats(0.0, DESCENT),
+    stop_share=st.floats(0.0, 1.0),
+)
+def test_a_descent_with_a_slow_band_stopped_at_any_moment_stays_on_the_line_short_of_its_end(
+    compartment: int, speed_scale: float, band_start: float, stop_share: float
+) -> None:
+    """The release descent as one goal (fast, 10 mm/s through a 10 mm band, fast): the same guarantee.
+
+    Its first leg decelerates into the band with `DECEL_SHARE` as a line into its end does, its last
+    leg out of it as any line; a stop anywhere stays on the line and short of its end.
+    """
+    run = Run(compartment, speed_scale, band=(0.01, band_start + 0.01, band_start))
+    stop_after = 1 + int(stop_share * (run.samples - 1))
+    run.drive(stop_after=stop_after)
+    deviation, beyond_end, behind_start = run.measure()
+    assert deviation < MAX_DEVIATION, deviation
+    assert behind_start < 1e-6 and beyond_end < MAX_BEYOND_END, (beyond_end, behind_start)
+    assert run.outputs[-1].position == tuple(run.sent[-1][0])
     run.assert_within_limits()
 
 
