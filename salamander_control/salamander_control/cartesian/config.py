@@ -34,7 +34,7 @@ MAX_GUARD_FORCE = 1000.0
 MAX_HANDOFF_DISTANCE = 10.0
 """Largest handoff_distance (m): far beyond the arm's reach, so more is bad input."""
 MAX_BAND = 10.0
-"""Largest band_start (m before the target) and band_speed (m/s): beyond the arm, so bad input."""
+"""Largest band_start and band_end (m before the target): far beyond the arm's reach, so bad input."""
 
 
 class GoalRejected(ValueError):
@@ -49,9 +49,10 @@ class CartesianGoal:
     branch), "up" or "down" (`cartesian.goal.start_goal` says how each path honours it). `guard_force`
     (N): > 0 makes a guarded linear goal that stops at the first contact (`cartesian.contact`); 0: none.
     `handoff_distance` (m): > 0: the node sends a feedback at once when the measured TCP first comes
-    this close to the target (the client hands on there); 0: only the periodic feedback. `band`: a
-    stretch before the target crossed at its own speed, where a guarded goal feels for contact (None:
-    the whole line at `speed_scale`, guarded throughout).
+    this close to the target (the client hands on there); 0: only the periodic feedback. A band
+    (`band_speed_scale` > 0): the stretch from `band_start` to `band_end` m before the target is crossed
+    as a goal at `band_speed_scale` would, and a guarded goal feels for contact only there (0: the whole
+    line at `speed_scale`, guarded throughout).
     """
 
     pose: tuple[float, float, float, float, float]
@@ -62,12 +63,25 @@ class CartesianGoal:
     lease_token: str = field(default="", repr=False)  # sent as the targets' frame_id; never logged
     guard_force: float = 0.0
     handoff_distance: float = 0.0
-    band: SlowBand | None = None
+    band_speed_scale: float = 0.0
+    band_start: float = 0.0
+    band_end: float = 0.0
 
     @property
     def guarded(self) -> bool:
         """Whether the goal stops at the first contact."""
         return self.guard_force > 0.0
+
+    @property
+    def banded(self) -> bool:
+        """Whether the goal has a slow band."""
+        return self.band_speed_scale > 0.0
+
+    def slow_band(self, limits: CartesianLimits) -> SlowBand | None:
+        """The band in m/s for the node's (unscaled) Cartesian `limits`; None without one."""
+        if not self.banded:
+            return None
+        return SlowBand(limits.linear_velocity * self.band_speed_scale, self.band_start, self.band_end)
 
 
 BRANCHES = ("", "up", "down")
@@ -90,7 +104,7 @@ def parse_goal(
     lease_token: str = "",
     guard_force: float = 0.0,
     handoff_distance: float = 0.0,
-    band_speed: float = 0.0,
+    band_speed_scale: float = 0.0,
     band_start: float = 0.0,
     band_end: float = 0.0,
 ) -> CartesianGoal:
@@ -139,31 +153,31 @@ def parse_goal(
         raise GoalRejected(
             f"handoff_distance must lie in [0, {MAX_HANDOFF_DISTANCE:g}] m (0 = none), got {handoff_distance}"
         )
-    band = _band(band_speed, band_start, band_end, path)
+    _check_band(band_speed_scale, band_start, band_end, path)
     scale = DEFAULT_SPEED_SCALE if speed_scale == 0.0 else float(speed_scale)
     pose = tuple(float(v) for v in values)
     return CartesianGoal(
         pose, path, scale, client_id, branch, lease_token, float(guard_force),  # type: ignore[arg-type]
-        float(handoff_distance), band,
+        float(handoff_distance), float(band_speed_scale), float(band_start), float(band_end),
     )
 
 
-def _band(speed: float, start: float, end: float, path: str) -> SlowBand | None:
-    """The goal's band: None when `speed` is 0 (then `start` and `end` must be 0 too)."""
-    if not all(_number_within(v, MAX_BAND) for v in (speed, start, end)):
+def _check_band(scale: float, start: float, end: float, path: str) -> None:
+    """A band's fields: all 0 (none), or a speed_scale in [MIN_SPEED_SCALE, 1] and start > end >= 0."""
+    if not (_number_within(start, MAX_BAND) and _number_within(end, MAX_BAND)):
+        raise GoalRejected(f"band_start and band_end must lie in [0, {MAX_BAND:g}] m, got {start}, {end}")
+    if not (_number_within(scale, 1.0) and (scale == 0.0 or scale >= MIN_SPEED_SCALE)):
         raise GoalRejected(
-            f"band_speed, band_start and band_end must lie in [0, {MAX_BAND:g}] (m/s, m), got "
-            f"{speed}, {start}, {end}"
+            f"band_speed_scale must lie in [{MIN_SPEED_SCALE}, 1] (0 = no band), got {scale}"
         )
-    if speed == 0.0:
+    if scale == 0.0:
         if start or end:
-            raise GoalRejected(f"band_start {start} / band_end {end} without a band_speed: set all three")
-        return None
+            raise GoalRejected(f"band_start {start} / band_end {end} without a band_speed_scale: set all 3")
+        return
     if path != PATH_LINEAR:
         raise GoalRejected(f"a band on a {path!r} goal: only a linear goal has a line to slow down on")
     if not start > end:
         raise GoalRejected(f"band_start ({start} m before the target) must lie beyond band_end ({end} m)")
-    return SlowBand(float(speed), float(start), float(end))
 
 
 def _generator_defaults() -> JointRateLimits:

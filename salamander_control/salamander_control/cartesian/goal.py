@@ -48,7 +48,7 @@ Decisions documented here:
   all fails early: never silently unguarded. Its command never leads the measured TCP by more than
   `GUARD_LEAD_M` + speed x `GUARD_LEAD_S` (the guard feels only the measured arm): past that it brakes and
   resumes from where the arm stands (`_check_lead`). Design: docs/design/guarded_moves.md.
-- A goal with a band (`CartesianGoal.band`) starts from rest (it never preempts a moving linear goal:
+- A goal with a band (`CartesianGoal.banded`) starts from rest (it never preempts a moving linear goal:
   early fail) and crosses the band at its speed without stopping; a guarded one feels for contact only
   while the measured TCP is inside the band (the rest of the line is fast, and an arm's inertia torques
   there are no contact). It cannot be retargeted (the band belongs to its target).
@@ -284,12 +284,12 @@ class LinearGoalRun:
         Outside the band the detector is not fed at all, so its baseline (the held load) is taken at
         the band's speed, not while the arm decelerates into it. Without a measurement it stays as it was.
         """
-        band = self.goal.band
-        if band is None:
+        goal = self.goal
+        if not goal.banded:
             return True
         if meas is not None:
             d = float(np.linalg.norm(self.target[:3] - meas[:3]))
-            self._in_band = band.end <= d <= band.start
+            self._in_band = goal.band_end <= d <= goal.band_start
         return self._in_band
 
     def _check_lead(self, now: float, meas: np.ndarray | None, cfg: MotionConfig) -> str:
@@ -348,7 +348,7 @@ class LinearGoalRun:
         try:
             plan, _ = plan_checked(
                 CartesianState.at_rest(meas), self.target, limits, cfg.arm, tuple(measured_q), cfg.sampling,
-                cfg.joint_rate_limits, self.goal.band,
+                cfg.joint_rate_limits, self.goal.slow_band(cfg.limits),
             )
         except PlanningError:
             plan = None
@@ -435,7 +435,7 @@ class LinearGoalRun:
         """
         if self.motion.braking or self.motion.failed:
             return False, None, "the active goal is stopping; retarget refused"
-        if self.goal.band is not None:
+        if self.goal.banded:
             return False, None, "a goal with a slow band keeps its target; retarget refused"
         try:
             limits = cfg.limits.scaled(self.goal.speed_scale)
@@ -623,7 +623,7 @@ def start_goal(
         msg = f"{EARLY_FAIL}: no efforts in /joint_states: a guarded move cannot run"
         return None, Outcome("aborted", IkStatus.OK, msg, _tcp(meas))
     moving = isinstance(active, LinearGoalRun) and not active.motion.failed
-    if moving and goal.band is not None:
+    if moving and goal.banded:
         msg = (
             f"{EARLY_FAIL}: a goal with a slow band starts from rest; the active linear goal is still "
             f"moving (wait for its result, or cancel it)"
@@ -657,7 +657,8 @@ def start_goal(
     limits = cfg.limits.scaled(goal.speed_scale)
     try:
         plan, check = plan_checked(
-            start, goal.pose, limits, cfg.arm, seed, cfg.sampling, cfg.joint_rate_limits, goal.band
+            start, goal.pose, limits, cfg.arm, seed, cfg.sampling, cfg.joint_rate_limits,
+            goal.slow_band(cfg.limits),
         )
     except PlanningError as exc:
         return None, Outcome("aborted", IkStatus.OK, f"{EARLY_FAIL}: {exc}", _tcp(meas))

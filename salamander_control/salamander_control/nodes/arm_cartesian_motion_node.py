@@ -410,11 +410,10 @@ class CartesianMotionNode(PolledNode):
                 Outcome("aborted", IkStatus.OK, "preempted by a new goal", (math.nan,) * 3)
             )
         guard = f", guarded at {goal.guard_force:g} N" if goal.guarded else ""
-        if goal.band is not None:
-            b = goal.band
+        if goal.banded:
             guard += (
-                f", {b.speed * 1000:g} mm/s from {b.start * 1000:g} to {b.end * 1000:g} mm before it"
-                f"{' (the guard feels there)' if goal.guarded else ''}"
+                f", at speed_scale {goal.band_speed_scale:g} from {goal.band_start * 1000:g} to "
+                f"{goal.band_end * 1000:g} mm before it{' (the guard feels there)' if goal.guarded else ''}"
             )
         self.get_logger().info(
             f"MoveCartesian {goal.path} goal to {goal.pose[:3]} for {goal.client_id!r}{guard}"
@@ -573,7 +572,7 @@ def _parse(request: MoveCartesian.Goal) -> CartesianGoal:
         lease_token=request.lease_token,
         guard_force=request.guard_force,
         handoff_distance=request.handoff_distance,
-        band_speed=request.band_speed,
+        band_speed_scale=request.band_speed_scale,
         band_start=request.band_start,
         band_end=request.band_end,
     )

@@ -113,7 +113,7 @@ def guarded_descent(
     rim_z = ABOVE[2] - rim_drop if rim else -math.inf
     q0 = q_at(ABOVE)
     goal = parse_goal(tuple(END), 0.0, 0.0, "linear", speed / cfg.limits.linear_velocity, "bt",
-                      guard_force=guard_force, band_speed=band[0], band_start=band[1], band_end=band[2])
+                      guard_force=guard_force, band_speed_scale=band[0], band_start=band[1], band_end=band[2])
     run, early = start_goal(goal, cfg, 0.0, q0, None, efforts(q0, np.zeros(3), rng))
     assert early is None
     core_cfg = TrajectoryConfig(ARM, MotionLimits(*cfg.joint_limits))
@@ -229,7 +229,7 @@ def test_a_banded_goal_never_preempts_a_moving_one_and_keeps_its_target() -> Non
     moving, _ = start_goal(plain, cfg, 0.0, q0, None)
     for k in range(1, 20):
         moving.step(k * 0.01, cfg, q0)
-    banded = parse_goal(tuple(END), 0.0, 0.0, "linear", 0.5, "bt", guard_force=2.0, band_speed=0.01,
+    banded = parse_goal(tuple(END), 0.0, 0.0, "linear", 0.5, "bt", guard_force=2.0, band_speed_scale=0.01,
                         band_start=0.059, band_end=0.049)
     run, early = start_goal(banded, cfg, 0.2, q0, moving, sample)
     assert run is None and early.message.startswith(EARLY_FAIL) and "starts from rest" in early.message

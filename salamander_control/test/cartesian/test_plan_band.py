@@ -135,27 +135,32 @@ def test_a_band_needs_a_plan_from_rest_to_a_goal() -> None:
 # The goal's fields -----------------------------------------------------------------------------------------
 
 
-def band_goal(speed: float, start: float, end: float, path: str = "linear"):
-    return parse_goal(tuple(RELEASE[:3]), 0.0, 0.0, path, 0.5, "bt", band_speed=speed, band_start=start,
+def band_goal(scale: float, start: float, end: float, path: str = "linear"):
+    return parse_goal(tuple(RELEASE[:3]), 0.0, 0.0, path, 0.5, "bt", band_speed_scale=scale, band_start=start,
                       band_end=end)
 
 
 def test_a_goal_with_band_fields_carries_its_band_and_zeros_mean_none() -> None:
-    assert band_goal(0.01, 0.059, 0.049).band == RIM_BAND
-    assert band_goal(0.0, 0.0, 0.0).band is None
+    goal = band_goal(0.01, 0.059, 0.049)
+    assert goal.banded and goal.slow_band(CartesianLimits()) == RIM_BAND  # 0.01 of 1 m/s
+    assert goal.slow_band(CartesianLimits(linear_velocity=0.5)).speed == pytest.approx(0.005)
+    none = band_goal(0.0, 0.0, 0.0)
+    assert not none.banded and none.slow_band(CartesianLimits()) is None
 
 
 @pytest.mark.parametrize(
     ("fields", "match"),
     [
-        ((math.nan, 0.059, 0.049), "must lie in"),
-        ((0.01, math.inf, 0.049), "must lie in"),
-        ((0.01, 0.059, -0.001), "must lie in"),
-        ((-0.01, 0.059, 0.049), "must lie in"),
-        ((0.01, 1e6, 0.049), "must lie in"),
+        ((math.nan, 0.059, 0.049), "band_speed_scale must lie in"),
+        ((0.005, 0.059, 0.049), "band_speed_scale must lie in"),
+        ((1.5, 0.059, 0.049), "band_speed_scale must lie in"),
+        ((-0.01, 0.059, 0.049), "band_speed_scale must lie in"),
+        ((0.01, math.inf, 0.049), "band_start and band_end must lie in"),
+        ((0.01, 0.059, -0.001), "band_start and band_end must lie in"),
+        ((0.01, 1e6, 0.049), "band_start and band_end must lie in"),
         ((0.01, 0.049, 0.059), "must lie beyond"),
         ((0.01, 0.05, 0.05), "must lie beyond"),
-        ((0.0, 0.059, 0.049), "without a band_speed"),
+        ((0.0, 0.059, 0.049), "without a band_speed_scale"),
     ],
 )
 def test_a_malformed_band_is_rejected(fields: tuple[float, float, float], match: str) -> None:

@@ -65,7 +65,7 @@ class Run:
         self.above, self.below, q0 = _descent(compartment)
         self.cfg = MotionConfig()
         self.core_cfg = TrajectoryConfig(self.cfg.arm, MotionLimits(*self.cfg.joint_limits))
-        goal = parse_goal(tuple(self.below), 0.0, 0.0, "linear", speed_scale, "bt", band_speed=band[0],
+        goal = parse_goal(tuple(self.below), 0.0, 0.0, "linear", speed_scale, "bt", band_speed_scale=band[0],
                           band_start=band[1], band_end=band[2])
         self.run, early = start_goal(goal, self.cfg, 0.0, q0, None)
         assert early is None, early.message
