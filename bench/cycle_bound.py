@@ -7,10 +7,10 @@ Each can's cycle is the tree's sequence of motions and waits (salamander_behavio
    contact pose, 3. the cell's attach settle (`attach_settle_s`, config/cell.yaml)
    and the tree's grip confirmation (`grip_confirm_s`), 4. linear lift back above the can,
 5. the carry to place_above, a joint path (linear where the tree carries along a line:
-   `plan.carry_path`), 6. the release descent in three lines (behaviors/search.py, `RimPass`,
-   guarded_pass true and no contact): at release_speed to the top of the rim band, at guard_speed
-   through it, at release_speed on to place_release, 7. the cell's release settle (`release_settle_s`)
-   and the tree's `settle_s`, 8. linear rise to place_above.
+   `plan.carry_path`), 6. the release descent, one line (behaviors/search.py, `RimPass`,
+   guarded_pass true and no contact) in three legs without a stop: at release_speed to the top of the
+   rim band, at guard_speed through it, at release_speed on to place_release, 7. the cell's release
+   settle (`release_settle_s`) and the tree's `settle_s`, 8. linear rise to place_above.
 
 - **As configured** plans every motion exactly as the stack does (the Cartesian node's `start_goal` for
   the lines, the generator's Ruckig for the joint paths) at the shipped speed scales (config/behavior.yaml),
@@ -123,12 +123,22 @@ def _at_z(target: CartesianTarget, z: float) -> CartesianTarget:
 
 def line_time(start_q: tuple[float, ...], target: CartesianTarget, scale: float, cfg: MotionConfig) -> float:
     """Seconds of the Cartesian node's linear plan from `start_q` (at rest) to `target` at `scale`."""
+    return sum(line_legs(start_q, target, scale, cfg))
+
+
+def line_legs(
+    start_q: tuple[float, ...], target: CartesianTarget, scale: float, cfg: MotionConfig,
+    band: tuple[float, float, float] = (0.0, 0.0, 0.0),
+) -> list[float]:
+    """Seconds of each leg of that plan; with `band` (speed_scale, start, end: MoveCartesian's band) up to
+    three: to the band, through it, out of it (`cartesian.plan.SlowBand`)."""
     tcp = (target.x, target.y, target.z)
-    goal = parse_goal(tcp, target.tool_pitch, target.tool_yaw, "linear", scale, "cycle_bound")
+    goal = parse_goal(tcp, target.tool_pitch, target.tool_yaw, "linear", scale, "cycle_bound",
+                      band_speed_scale=band[0], band_start=band[1], band_end=band[2])  # fmt: skip
     run, early = start_goal(goal, cfg, 0.0, start_q, None)
     if early is not None:
         raise ValueError(f"linear goal to {target}: {early.message}")
-    return float(run.motion.plan.duration)
+    return [float(leg.duration) for leg in run.motion.plan._legs]
 
 
 def joint_time(start_q: tuple[float, ...], goal_q: tuple[float, ...], limits: MotionLimits) -> float:
@@ -295,18 +305,18 @@ def cycle(
     if band is None:  # one descent from place_above
         full, conf = (line_time(place_q, job.place_release, s, cfg) for s in (RELEASE_SPEED, release))
         descent = [Segment("release descent (0.5 fixed)", full, conf)]
-    else:
-        top, bottom = _at_z(job.place_release, band.top), _at_z(job.place_release, band.bottom)
-        top_q = _ik(top, place_q, cfg)
-        bottom_q = _ik(bottom, top_q, cfg)
-        through = line_time(top_q, bottom, guard, cfg)
+    else:  # one goal, slow through the band without stopping (the tree's `RimPass`)
+        z = job.place_release.z
+        slow = (guard, band.top - z, band.bottom - z)
+        full = line_legs(place_q, job.place_release, RELEASE_SPEED, cfg, slow)
+        conf = line_legs(place_q, job.place_release, release, cfg, slow)
+        if len(full) != 3 or len(conf) != 3:
+            raise ValueError(f"{job.can}: no rim band between place_above and the release")
         descent = [
-            Segment("release descent to the band (0.5 fixed)", line_time(place_q, top, RELEASE_SPEED, cfg),
-                    line_time(place_q, top, release, cfg)),
-            Segment("through the rim band (guard_speed)", through, through),
-            Segment("release descent (0.5 fixed)", line_time(bottom_q, job.place_release, RELEASE_SPEED, cfg),
-                    line_time(bottom_q, job.place_release, release, cfg)),
-        ]  # fmt: skip
+            Segment("release descent to the band (0.5 fixed)", full[0], conf[0]),
+            Segment("through the rim band (guard_speed)", full[1], conf[1]),
+            Segment("release descent (0.5 fixed)", full[2], conf[2]),
+        ]
     grip = cell["attach_settle_s"] + settings.grip_confirm_s
     let_go = cell["release_settle_s"] + settings.settle_s
     ahead = rise_handoff(job)(settings) if more else 0.0

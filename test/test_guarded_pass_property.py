@@ -11,10 +11,12 @@ off the believed one, and hypothesis draws the placement errors (derandomized, a
   the arm's dynamics, `physics.PAD_BANDWIDTH`), the cell's tool wrench goes through the arm's Jacobian
   with the simulator's noise (`hardware.EffortSensor`, 0.03 N m) and `read_efforts` into a real
   `ContactDetector` (guard_force_n 5 N, debounce 2, baseline 5 samples), as the Cartesian node does;
-- the tree's pass (`RimPass`): fast to the band's top (`rim_band` of the believed targets with the
-  shipped `BehaviorSettings`), a guarded descent at guard_speed (10 mm/s) to the band's bottom; on a
-  trip the pad brakes, is lifted back to the band's top (vacuum on), and the search's `probe_offsets`
-  follow, each a move at the band's top and a guarded descent; the first one that passes goes down to
+- the tree's pass (`RimPass`, one goal with a band): from place_above fast (release_speed, braking at
+  `DECEL_SHARE` of its acceleration) into the band's top (`rim_band` of the believed targets with the
+  shipped `BehaviorSettings`) at guard_speed (10 mm/s) without stopping, on through the band at that
+  speed, guarded from where the pad enters it (the detector's baseline is taken there); on a trip the
+  pad brakes, is lifted back to the band's top (vacuum on), and the search's `probe_offsets` follow,
+  each a move at the band's top and a guarded descent from rest; the first one that passes goes down to
   the release height, the vacuum goes off and the can settles; no probe passes: the can is held there.
 
 Simplified relative to the real stack: the pad's commanded pose is the measured TCP (no trajectory
@@ -45,7 +47,7 @@ from hypothesis import strategies as st
 from salamander_behavior.behaviors.search import probe_offsets
 from salamander_behavior.params import BehaviorSettings
 from salamander_control.cartesian.contact import ContactDetector, read_efforts
-from salamander_control.cartesian.plan import RAMP_FLOOR
+from salamander_control.cartesian.plan import DECEL_SHARE, RAMP_FLOOR
 from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import JOINT_NAMES, ArmParams, ToolPose, solve_ik_pitched
 from salamander_sim.cell import load_cell_config
@@ -67,6 +69,9 @@ CARTESIAN_MAX_ACCEL = 4.0
 """m/s^2: its acceleration at speed_scale 1; a slow goal's at max(speed_scale, RAMP_FLOOR) (0.4 m/s^2)."""
 GUARD_SPEED = SETTINGS.guard_speed * CARTESIAN_MAX_SPEED
 GUARD_ACCEL = max(SETTINGS.guard_speed, RAMP_FLOOR) * CARTESIAN_MAX_ACCEL
+RELEASE_SPEED = SETTINGS.release_speed * CARTESIAN_MAX_SPEED
+RELEASE_DECEL = DECEL_SHARE * SETTINGS.release_speed * CARTESIAN_MAX_ACCEL
+"""m/s^2: how the release descent brakes into the band (the plan's `DECEL_SHARE` of its acceleration)."""
 RUN_ON_S = 0.15
 """s: after the trip the arm runs on at full speed this long (0.08 s lead of the command in simulation,
 a late control cycle or two on a loaded machine: the real runs' worst was 4.9 mm past the 2 N point)."""
@@ -145,12 +150,14 @@ class Harness:
             s = 10 * s**3 - 15 * s**4 + 6 * s**5
             self.tick(tuple(a + s * (b - a) for a, b in zip(start, to, strict=True)))  # type: ignore[arg-type]
 
-    def line(self, to: Point, speed: float, accel: float) -> None:
-        """A straight move with a trapezoidal speed profile (the Cartesian node's linear goal at a scale)."""
+    def line(self, to: Point, speed: float, accel: float, end_speed: float = 0.0) -> None:
+        """A straight move with a trapezoidal speed profile (the Cartesian node's linear goal at a scale),
+        arriving at `end_speed` (the start of a band crossed without stopping) or at rest."""
         start, length = self.p, math.dist(self.p, to)
         done, v = 0.0, 0.0
         while length - done > 1e-9:
-            v = min(v + accel * TICK, speed, math.sqrt(2.0 * accel * (length - done)) + accel * TICK)
+            brake = math.sqrt(end_speed**2 + 2.0 * accel * (length - done)) + accel * TICK
+            v = max(min(v + accel * TICK, speed, brake), end_speed if v >= end_speed else 0.0)
             done = min(length, done + v * TICK)
             s = done / length
             self.tick(tuple(a + s * (b - a) for a, b in zip(start, to, strict=True)))  # type: ignore[arg-type]
@@ -159,12 +166,12 @@ class Harness:
         for _ in range(round(seconds / TICK)):
             self.tick()
 
-    def guarded_descent(self, bottom: float) -> tuple[Point, float] | None:
-        """Down the vertical line to `bottom` at guard speed; None if it got there, else (TCP, |F|) at the
-        trip, after braking (run on `RUN_ON_S`, then `BRAKE_DECEL`)."""
+    def guarded_descent(self, bottom: float, v0: float = 0.0) -> tuple[Point, float] | None:
+        """Down the vertical line to `bottom` at guard speed (from `v0`); None if it got there, else (TCP,
+        |F|) at the trip, after braking (run on `RUN_ON_S`, then `BRAKE_DECEL`)."""
         detector = ContactDetector(SETTINGS.guard_force_n, ARM, self.t)
         x, y, z = self.p
-        v = 0.0
+        v = v0
         while z > bottom:
             v = min(v + GUARD_ACCEL * TICK, GUARD_SPEED)
             z = max(bottom, z - v * TICK)
@@ -206,15 +213,18 @@ def guarded_release(box: tuple[float, float, float], grip: tuple[float, float], 
     top = min(TARGETS.rim_pass_z + SETTINGS.guard_band_above_m, place.place_above[2])
     bottom = max(TARGETS.rim_pass_z - SETTINGS.guard_band_below_m, place.place_release[2])
     run.move((cx, cy, TARGETS.travel_z), 0.4)
-    run.move((cx, cy, top), 0.15)
+    run.move((cx, cy, place.place_above[2]), 0.15)
     probes = [(0.0, 0.0)] + probe_offsets(
         SETTINGS.search_step_m, SETTINGS.search_reach_m, SETTINGS.search_probes
     )
     for i, (px, py) in enumerate(probes):
         out.probes = i
-        run.line((cx + px, cy + py, top), GUARD_SPEED, GUARD_ACCEL)
+        if i == 0:  # into the band at its speed, without stopping
+            run.line((cx, cy, top), RELEASE_SPEED, RELEASE_DECEL, end_speed=GUARD_SPEED)
+        else:
+            run.line((cx + px, cy + py, top), GUARD_SPEED, GUARD_ACCEL)
         run.peak_stroke = run.peak_seal_use = 0.0
-        trip = run.guarded_descent(bottom)
+        trip = run.guarded_descent(bottom, GUARD_SPEED if i == 0 else 0.0)
         if trip is None:
             release = place.place_release
             run.move((cx + px, cy + py, release[2]), 0.15)

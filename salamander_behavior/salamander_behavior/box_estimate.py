@@ -28,8 +28,8 @@ Invariants:
 - `to_dict` / `from_dict` round-trip (the run's progress keeps it, progress.py); bad input raises
   ValueError.
 
-Where it is used: `manual_adjust.behavior` (ManualPlaceOff applies it, ManualAdjust starts from it),
-`behaviors.flow.BoxEvidence` (updates it after a placed can), the behaviour server (keeps, shows and
+Where it is used: `behaviors.box` (PlaceOffset applies it before the carry, BoxEvidence updates it after
+a placed can), `manual_adjust.behavior` (ManualAdjust starts from it), the behaviour server (keeps, shows and
 resets it: docs/interfaces.md, "Box estimate").
 """
 

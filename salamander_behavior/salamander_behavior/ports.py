@@ -82,6 +82,8 @@ class MotionRequest:
     the joint efforts), and the outcome carries the `Contact`; 0 is an ordinary move. `handoff` (m) > 0:
     the leaf hands on to its next goal when the measured TCP is this close to the target, and the
     Cartesian node reports that moment at once (the goal's `handoff_distance`), not at its feedback rate.
+    `band`: a stretch of a linear goal crossed slowly without stopping (`SlowBand`); a guarded goal with
+    a band feels for contact only there.
     """
 
     target: CartesianTarget
@@ -91,6 +93,7 @@ class MotionRequest:
     branch: str = ""
     guard_force: float = 0.0
     handoff: float = 0.0
+    band: SlowBand | None = None
 
     def __post_init__(self) -> None:
         """Refuse a branch MoveCartesian does not know (it would reject the goal), a bad force or distance."""
@@ -100,6 +103,22 @@ class MotionRequest:
             raise ValueError(f"guard_force must be a finite force >= 0 N, got {self.guard_force}")
         if not (math.isfinite(self.handoff) and self.handoff >= 0.0):
             raise ValueError(f"handoff must be a finite distance >= 0 m, got {self.handoff}")
+        if self.band is not None and self.path is not MotionPath.LINEAR:
+            raise ValueError("only a linear goal can have a band")
+
+
+@dataclass(frozen=True)
+class SlowBand:
+    """MoveCartesian's band: from `start` to `end` m before the target at `speed_scale` (start > end >= 0)."""
+
+    speed_scale: float
+    start: float
+    end: float
+
+    def __post_init__(self) -> None:
+        """Refuse what MoveCartesian would reject."""
+        if not (0.0 < self.speed_scale <= 1.0 and math.isfinite(self.start) and self.start > self.end >= 0.0):
+            raise ValueError(f"a band needs 0 < speed_scale <= 1 and start > end >= 0, got {self}")
 
 
 @dataclass(frozen=True)

@@ -71,9 +71,10 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
   so does the run's end (`behaviors/base.py`, `HandOff`; docs/design/cycle.md).
 - The fallback `skip or stop can_i` skips a can that was never touched (the vacuum never came on for it,
   e.g. an IK early fail on the approach) and stops the run otherwise, with the can on the pad.
-- `manual? place_can_i` is read when the can reaches place_above: `manual_place off?` succeeds (offset
-  the box estimate's, zero without one) or, with `manual_place` true, fails and
-  `ManualAdjust[place_can_i]` waits for the operator, starting from the box estimate's offset.
+- `offset can_i` (before the carry) sets the can's offset to the box estimate's (zero without one); the
+  carry ends over it. `manual? place_can_i` is read when the can reaches place_above: `manual_place
+  off?` succeeds (the offset stands) or, with `manual_place` true, fails and `ManualAdjust[place_can_i]`
+  waits for the operator, starting from the box estimate's offset.
 - `box evidence from can_i` (after `can_i placed`): a can placed with a ManualAdjust or search offset
   updates the box estimate (one log line `box estimate: ...`); it always succeeds.
 

@@ -22,19 +22,20 @@ it)::
     |               |-- can_i gripped?           part-present true for grip_confirm_s; stage := gripped
     |               |-- lift can_i               linear back to above-can; hands on to the carry once
     |               |                            the can clears the standing cans (lift_handoff)
-    |               |-- carry can_i              joint path to place_above (plan.carry_path)
+    |               |-- offset can_i             offset := the box estimate's (0 without one)
+    |               |-- carry can_i              joint path to place_above + offset (plan.carry_path)
     |               |-- manual? place_can_i (Selector, memory)
-    |               |   |-- manual_place off?    offset := the box estimate's (0 without one)
+    |               |   |-- manual_place off?    the offset stands
     |               |   `-- ManualAdjust[place_can_i]
     |               |-- over the rim can_i? (Selector, memory)
-    |               |   |-- over the rim can_i   fast to the rim band, guarded through it; a contact:
+    |               |   |-- over the rim can_i   one line down to place_release + offset: release_speed,
+    |               |   |                        guard_speed and guarded through the rim band; a contact:
     |               |   |                        lift clear, search (behaviors/search.py)
     |               |   `-- after the search can_i (Sequence, memory)
     |               |       |-- operator after the search can_i?   no probe passed and the operator
     |               |       |                                      is there (search_fallback manual)
     |               |       |-- ManualAdjust[place_can_i after the search]
     |               |       `-- over the rim can_i after ManualAdjust   guarded, no search
-    |               |-- place_release            linear, release_speed (0.5), place_release + offset
     |               |-- vacuum off               stage := released; ONLY reachable from here
     |               |-- can_i let go?            part-present false after the valve closed; stage := let_go
     |               |-- settle                   settle_s
@@ -48,22 +49,22 @@ it)::
 The tree decides from the gripper's hardware contract only (the valve it commands, the part-present
 switch it hears, each reading's age; behaviors/vacuum.py); can and box positions come from the cell
 config (plan.py). `can_i still on the pad?` watches the lift, the carry, the manual placement and the
-place_release descent: the tick the switch drops or goes stale, the running motion is cancelled.
+release descent: the tick the switch drops or goes stale, the running motion is cancelled.
 
-The release descent has three parts: fast (release_speed) from place_above to just above the rim band,
-slow and guarded (guard_speed, guard_force_n) through the band where the can's bottom passes the rim and
-the divider tops, then release_speed again down to place_release once the can is inside (the first two
-are `over the rim can_i`, behaviors/search.py; without joint efforts or with ``guarded_pass`` false it
-moves nothing and place_release is the one descent from place_above, as before). A contact in the band
-lifts the can clear of the rim, vacuum on, and a search probes offsets around the one that met the rim;
-the first that passes becomes the can's offset (source "search"). No probe passes: the can is held
-above its compartment and the run stops, or, with ``search_fallback`` manual (or ``manual_place`` true),
-ManualAdjust follows and then one guarded pass without a search (a contact then stops the run, holding).
+The release descent (`over the rim can_i`, behaviors/search.py) is one linear goal from place_above to
+place_release: release_speed, except through the band where the can's bottom passes the rim and the
+divider tops, which it crosses slowly (guard_speed) and guarded (guard_force_n) without stopping at
+either end (without joint efforts or with ``guarded_pass`` false: release_speed all the way, unguarded).
+A contact in the band lifts the can clear of the rim, vacuum on, and a search probes offsets around the
+one that met the rim; the first that passes goes on to the release height and becomes the can's offset
+(source "search"). No probe passes: the can is held above its compartment and the run stops, or, with
+``search_fallback`` manual (or ``manual_place`` true), ManualAdjust follows and then one guarded pass
+without a search (a contact then stops the run, holding).
 
-The release is safe by structure: "vacuum off" is the next sibling of the place_release descent, whose
-previous sibling is the rim pass, in a memory sequence whose ancestors up to the can's selector are
-sequences, so it is ticked only after the whole descent (the rim pass or its fallback, then
-place_release) SUCCEEDED; the selector's fallback (the outcome leaf) never switches the vacuum. A failure
+The release is safe by structure: "vacuum off" is the next sibling of `over the rim can_i?`, which
+succeeds only with the can at its release height (a rim pass that ended there), in a memory sequence
+whose ancestors up to the can's selector are sequences, so it is ticked only after the whole descent
+SUCCEEDED; the selector's fallback (the outcome leaf) never switches the vacuum. A failure
 anywhere after "vacuum on" (including ManualAdjust's abort or timeout and a guard trip) therefore ends
 with the can still on the pad, and the outcome leaf stops the run there. The guard (limit conditions
 of `behaviors/guard.py`) wraps the whole cycle of a can, so every motion in it, ManualAdjust's
@@ -85,7 +86,7 @@ from salamander_behavior.behaviors.base import (
     pad_key,
     stage_key,
 )
-from salamander_behavior.behaviors.box import BoxEvidence
+from salamander_behavior.behaviors.box import BoxEvidence, PlaceOffset
 from salamander_behavior.behaviors.flow import CanOutcome, CanPlaced, Wait, WaitUntilReady
 from salamander_behavior.behaviors.ik_retry import IkRetry
 from salamander_behavior.behaviors.lost import CellCleared
@@ -104,7 +105,6 @@ Guard = Callable[[py_trees.behaviour.Behaviour, str], py_trees.behaviour.Behavio
 """Wraps a can's cycle (the behaviour, the can's name) in limit conditions; see `guard.guarded`."""
 
 ROOT_NAME = "pick and place"
-ROLE_PLACE_RELEASE = "place_release"
 
 
 PICK = IkRetry.PICK
@@ -217,22 +217,22 @@ def lift_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:
 def place_steps(
     job: CanJob, more: bool = False, carry: MotionPath = MotionPath.LINEAR
 ) -> list[py_trees.behaviour.Behaviour]:
-    """From the carry on: carry, manual?, over the rim?, place_release, vacuum off, let go?, settle, rise.
+    """From the carry on: carry, manual?, over the rim? (down to the release), vacuum off, let go?, rise...
 
     Shared by a can's cycle and the placement of a can found on the pad (`held_subtree`); the vacuum
-    off stays the next sibling of a place_release descent, preceded by the rim pass, in a memory
-    sequence either way. `more`: another can follows in the run, so the rise hands on to its joint path.
-    `carry`: the carry's path. A can's cycle carries in joint space from above its spot (the generator's
-    time-optimal joint move, about 0.5 s shorter than the line; `build_tree` falls back to the line for a
-    cell where the joint path would sink, `plan.carry_path`); a can found on the pad is carried
-    along a straight line, because the arm may stand anywhere then.
+    off stays the next sibling of the release descent in a memory sequence either way. `more`: another
+    can follows in the run, so the rise hands on to its joint path. `carry`: the carry's path. A can's
+    cycle carries in joint space from above its spot (the generator's time-optimal joint move, about
+    0.5 s shorter than the line; `build_tree` falls back to the line for a cell where the joint path
+    would sink, `plan.carry_path`); a can found on the pad is carried along a straight line, because
+    the arm may stand anywhere then.
     """
     can = job.can
     manual = Selector(
         f"manual? {job.adjust_name}",
         memory=True,
         children=[
-            ManualPlaceOff("manual_place off?", can, job.planned_xy),
+            ManualPlaceOff("manual_place off?"),
             ManualAdjust(
                 f"ManualAdjust[{job.adjust_name}]", job.adjust_name, can, job.place_above, job.place_release
             ),
@@ -256,9 +256,10 @@ def place_steps(
     )
     over_the_rim = Selector(f"over the rim {can}?", memory=True, children=[rim, after_search])
     return [
+        PlaceOffset(f"offset {can}", can, job.planned_xy),
         MoveTo(
             f"carry {can}",
-            FixedTarget(job.place_above),
+            OffsetTarget(job.place_above, can),  # the release descent below it is then vertical
             carry,
             "transit_speed",
             "carry",
@@ -267,14 +268,6 @@ def place_steps(
         ),
         manual,
         over_the_rim,
-        MoveTo(
-            "place_release",
-            OffsetTarget(job.place_release, can),
-            MotionPath.LINEAR,
-            "release_speed",
-            ROLE_PLACE_RELEASE,
-            PLACE,  # the elbow branch only: the straight line and the pad attitude stay as planned
-        ),
         SetVacuum("vacuum off", can, on=False),
         WaitForPartPresent(f"{can} let go?", can, False, "release_timeout_s"),
         Wait("settle", "settle_s"),

@@ -38,7 +38,7 @@ def test_snapshot_shows_every_behavior_with_its_status() -> None:
     rig.run(until=lambda: len(rig.motion.labels) == 3)
     text = snapshot_text(rig.root, rig.report)
     assert text.splitlines()[0] == "run: RUNNING (0 placed, 0 missed, 0 skipped, 0 aborted)"
-    assert "above can_0 [✓]" in text and "lift can_0 [*]" in text and "place_release [-]" in text
+    assert "above can_0 [✓]" in text and "lift can_0 [*]" in text and "over the rim can_0 [-]" in text
     assert "ManualAdjust[place_can_0]" in text
 
 

@@ -1,8 +1,8 @@
 """The pick-and-place tree without ROS: structure, full runs on fakes, skips, aborts, guard trips.
 
 The safety rule under test throughout: a can is let go only over the box, i.e. the vacuum goes off only
-right after a successful place_release descent of that can; any failure after the vacuum came on ends
-the run with the can still on the pad.
+right after a successful release descent of that can (the rim pass's goal to place_release); any failure
+after the vacuum came on ends the run with the can still on the pad.
 """
 
 from __future__ import annotations
@@ -23,19 +23,19 @@ from salamander_behavior.behaviors.motion import MoveTo
 from salamander_behavior.behaviors.search import AfterSearch, RimPass
 from salamander_behavior.behaviors.vacuum import SetVacuum
 from salamander_behavior.limits.cache import JointStateCache
-from salamander_behavior.mock.ports import FakeClock, Rig, Script
+from salamander_behavior.mock.ports import FakeClock, Rig, Script, release_descent
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
 from salamander_behavior.ports import CartesianTarget, MotionPath, MotionPhase
 from salamander_behavior.report import CanResult
-from salamander_behavior.tree import ROLE_PLACE_RELEASE, build_tree, walk
+from salamander_behavior.tree import build_tree, walk
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, IkStatus
 from salamander_testing import REPO as REPO_ROOT
 
 REPO = REPO_ROOT
 JOBS = load_jobs(REPO / "config" / "cell.yaml")
-RIM_LABELS = ("over the rim {c}: to the rim", "over the rim {c}: through the rim")
-CAN_LABELS = ("above {c}", "descend to {c}", "lift {c}", "carry {c}", *RIM_LABELS, "place_release", "rise")
+RIM_LABELS = ("over the rim {c}: through the rim",)
+CAN_LABELS = ("above {c}", "descend to {c}", "lift {c}", "carry {c}", *RIM_LABELS, "rise")
 
 
 def labels(can: str) -> list[str]:
@@ -43,7 +43,7 @@ def labels(can: str) -> list[str]:
 
 
 def released_only_over_the_box(rig: Rig) -> None:
-    """Every release happened at the can's place_release (+ at most 30 mm in XY), right after that goal."""
+    """Every release happened at the can's place_release (+ at most 30 mm in XY), right after a descent."""
     by_can = {job.can: job for job in rig.jobs}
     for release in rig.gripper.releases:
         job = by_can[release.can]
@@ -51,22 +51,20 @@ def released_only_over_the_box(rig: Rig) -> None:
         dx, dy = release.at.x - job.place_release.x, release.at.y - job.place_release.y
         assert math.hypot(dx, dy) <= 0.030 + 1e-9
         assert release.at.z == pytest.approx(job.place_release.z)
-    assert all(after == ("place_release", MotionPhase.SUCCEEDED) for after in rig.gripper.off_after)
-    # A guarded pass before a release passed, at the XY of that release: never released where the rim
-    # was felt.
-    last_guarded = None
-    for request, outcome in rig.motion.finished:
-        if request.label.startswith("carry "):
-            last_guarded = None
-        elif request.guard_force > 0:
-            last_guarded = (request, outcome)
-        elif request.label == "place_release" and outcome.phase is MotionPhase.SUCCEEDED and last_guarded:
-            passed, end = last_guarded
-            assert end.phase is MotionPhase.SUCCEEDED and end.contact is None
-            assert (passed.target.x, passed.target.y) == pytest.approx((request.target.x, request.target.y))
+    assert all(after is not None and release_descent(after[0]) for after in rig.gripper.off_after)
+    assert all(after[1] is MotionPhase.SUCCEEDED for after in rig.gripper.off_after)
+    # The descent before each release ended there, and a guarded one crossed the band without a contact.
+    ends = {r.label: (r, o) for r, o in rig.motion.finished if release_descent(r.label)}
+    for release, (label, _) in zip(rig.gripper.releases, rig.gripper.off_after, strict=True):
+        request, outcome = ends[label]
+        assert outcome.contact is None
+        assert (request.target.x, request.target.y, request.target.z) == pytest.approx(
+            (release.at.x, release.at.y, release.at.z)
+        )
+        assert (request.guard_force > 0) == (request.band is not None)
 
 
-def test_vacuum_off_is_only_reachable_right_after_place_release() -> None:
+def test_vacuum_off_is_only_reachable_right_after_the_release_descent() -> None:
     root = build_tree(JOBS)
     offs = [b for b in walk(root) if isinstance(b, SetVacuum) and not b.on]
     assert len(offs) == len(JOBS)
@@ -74,11 +72,8 @@ def test_vacuum_off_is_only_reachable_right_after_place_release() -> None:
         parent = off.parent
         assert isinstance(parent, py_trees.composites.Sequence) and parent.memory
         siblings = parent.children
-        previous = siblings[siblings.index(off) - 1]
-        assert isinstance(previous, MoveTo) and previous.role == ROLE_PLACE_RELEASE
-        assert previous.path is MotionPath.LINEAR and previous.speed == "release_speed"
-        # Before the place_release descent: the rim pass (or its fallback), in a memory selector.
-        rim = siblings[siblings.index(off) - 2]
+        # Right before it: the rim pass (or its fallback), in a memory selector; each ends at the release.
+        rim = siblings[siblings.index(off) - 1]
         assert isinstance(rim, py_trees.composites.Selector) and rim.memory
         assert isinstance(rim.children[0], RimPass) and rim.children[0].search
         fallback = rim.children[1]
@@ -109,8 +104,9 @@ def test_every_can_is_placed_in_order_with_the_planned_targets() -> None:
     assert [r.can for r in rig.gripper.releases] == ["can_0", "can_1", "can_2"]
     for release, job in zip(rig.gripper.releases, JOBS, strict=True):
         assert release.at == job.place_release
-    releases = [h.request for h in rig.motion.handles if h.request.label == "place_release"]
-    assert all(r.path is MotionPath.LINEAR and r.speed_scale == 0.5 for r in releases)
+    releases = [h.request for h in rig.motion.handles if release_descent(h.request.label)]
+    assert len(releases) == 3
+    assert all(r.path is MotionPath.LINEAR and r.speed_scale == 0.5 and r.band is not None for r in releases)
     carries = [h.request for h in rig.motion.handles if h.request.label.startswith("carry ")]
     assert [r.path for r in carries] == [MotionPath.JOINT] * 3  # the shipped cell's carries stay level
     transits = [h.request for h in rig.motion.handles if h.request.label.startswith("above ")]
@@ -189,8 +185,9 @@ def test_ik_early_fail_with_the_can_on_the_pad_stops_the_run_holding_it() -> Non
     assert any(m.startswith("can_0: aborted, run stopped") and "vacuum on" in m for m in errors)
 
 
-def test_failed_place_release_never_switches_the_vacuum_off() -> None:
-    rig = Rig(JOBS, scripts={"place_release": Script(polls=3, succeed=False, message="timeout: not arrived")})
+def test_a_failed_release_descent_never_switches_the_vacuum_off() -> None:
+    failed = Script(polls=3, succeed=False, message="timeout: not arrived")
+    rig = Rig(JOBS, scripts={"over the rim can_0: through the rim": failed})
     assert rig.run() == "FAILURE"
     assert rig.gripper.commands == [True]
     assert rig.gripper.holding == "can_0"
@@ -287,7 +284,7 @@ def test_a_stale_switch_while_carrying_stops_the_motion_and_holds_with_the_vacuu
     carry = rig.motion.handles[-1]
     rig.gripper.fall_silent()
     rig.run(until=lambda: carry.cancelled, max_ticks=12)  # 0.5 s bound at 0.05 s a tick
-    assert carry.cancelled and "place_release" not in rig.motion.labels
+    assert carry.cancelled and not any(release_descent(label) for label in rig.motion.labels)
     assert rig.run() == "FAILURE"
     assert rig.gripper.commands == [True] and rig.gripper.vacuum and rig.gripper.releases == []
     record = rig.report.records()[0]
@@ -298,9 +295,9 @@ def test_a_stale_switch_while_carrying_stops_the_motion_and_holds_with_the_vacuu
     assert "let go over" not in text and "vacuum on" in text
 
 
-def test_a_can_dropping_during_the_place_release_descent_stops_it_without_a_release() -> None:
+def test_a_can_dropping_during_the_release_descent_stops_it_without_a_release() -> None:
     rig = Rig(JOBS[:1], default=Script(polls=40))
-    rig.run(until=lambda: "place_release" in rig.motion.labels)
+    rig.run(until=lambda: "over the rim can_0: through the rim" in rig.motion.labels)
     descent = rig.motion.handles[-1]
     rig.gripper.holding = None  # the switch drops half-way down into the box
     rig.tick()
@@ -325,8 +322,8 @@ def test_a_stale_switch_while_waiting_for_the_grip_fails_holding() -> None:
 
 
 def test_a_stale_switch_after_the_valve_closed_is_not_reported_as_let_go() -> None:
-    rig = Rig(JOBS[:1])  # the place_release descent takes 0.15 s, well inside the 0.5 s bound
-    rig.run(until=lambda: "place_release" in rig.motion.labels)
+    rig = Rig(JOBS[:1])  # the release descent takes 0.15 s, well inside the 0.5 s bound
+    rig.run(until=lambda: "over the rim can_0: through the rim" in rig.motion.labels)
     rig.gripper.fall_silent()  # the last thing heard: "present", from before the valve closed
     assert rig.run() == "FAILURE"
     assert "rise" not in rig.motion.labels and rig.gripper.commands == [True, False]
@@ -434,9 +431,9 @@ def test_failure_reason_names_the_failed_leaf() -> None:
 # --- property: random failures never release a can outside the box -------------------------------------
 
 GOALS = [
-    "above", "descend to", "lift", "carry", "over the rim {c}: to the rim",
+    "above", "descend to", "lift", "carry", "over the rim {c}: to the release",
     "over the rim {c}: through the rim", "over the rim {c}: probe 1 through the rim",
-    "over the rim {c}: lift clear", "place_release", "rise",
+    "over the rim {c}: lift clear", "rise",
 ]
 
 
@@ -445,7 +442,7 @@ def failure_plans(draw):
     scripts = {}
     for job in JOBS[:2]:
         for goal in GOALS:
-            label = goal if goal in ("place_release", "rise") else f"{goal} {job.can}"
+            label = goal if goal == "rise" else f"{goal} {job.can}"
             label = goal.format(c=job.can) if "{c}" in goal else label
             if draw(st.integers(0, 7)) == 0:
                 status = draw(st.sampled_from(list(IkStatus)))

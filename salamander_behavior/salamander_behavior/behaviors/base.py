@@ -8,15 +8,15 @@ arrives through ``__init__``; ``BehaviourTree.setup(node=node, ports=ports)`` pa
 Blackboard keys shared between leaves of one can (both absolute, one per can):
 
 - ``/place_offset/<can>``: the offset (dx, dy, dz) (m) from the planned place target (a 2-tuple means
-  dz = 0). ManualAdjust writes the operator's offset (dz only with ``allow_z``); `ManualPlaceOff` writes
-  the box estimate's offset at the can's compartment ((0, 0, 0) without one); a search probe that
-  passed the rim writes the start offset plus the probe's (`behaviors.search`); the release descent and
-  the rise read it, using dz only upwards.
+  dz = 0). ManualAdjust writes the operator's offset (dz only with ``allow_z``); `box.PlaceOffset`
+  writes the box estimate's offset at the can's compartment ((0, 0, 0) without one) before the carry;
+  a search probe that passed the rim writes the start offset plus the probe's (`behaviors.search`);
+  the carry, the release descent and the rise read it, using dz only upwards.
 - ``/place_offset_source/<can>``: where that offset came from: "plan" (none), "estimate" (the box
   estimate), "manual" (ManualAdjust, confirmed) or "search" (a search probe that passed the rim). A
   "manual" or "search" offset of a placed can is evidence of where the box stands.
 - ``/box_estimate``: the `box_estimate.BoxEstimate` of the box the cans go into (absolute, one for the
-  run): `tree.build_tree` puts the one the server keeps; `ManualPlaceOff` applies it and ManualAdjust
+  run): `tree.build_tree` puts the one the server keeps; `box.PlaceOffset` applies it and ManualAdjust
   starts from it; `behaviors.box.BoxEvidence` replaces it after a can placed with a "manual" or "search"
   offset; the server reads it back after every tick and keeps it with the run's progress.
 - ``/can_stage/<can>``: what the tree knows of the can, from its own commands and the part-present

@@ -1,9 +1,10 @@
 """The box estimate in the tree: the offset it gives a can, and the evidence a placed can gives it.
 
-`estimated_offset` is what `ManualPlaceOff` writes as a can's place offset and where ManualAdjust starts
-(manual_adjust/behavior.py): the estimate's offset at the can's compartment, within ManualAdjust's
-30 mm, with source "estimate"; the plan (0, 0) with source "plan" when ``box_estimate`` is off or
-the estimate has no evidence yet.
+`estimated_offset` is what `PlaceOffset` writes as a can's place offset before the carry (so the can is
+carried to place_above + that offset and the release descent is straight down) and where ManualAdjust
+starts (manual_adjust/behavior.py): the estimate's offset at the can's compartment, within
+ManualAdjust's 30 mm, with source "estimate"; the plan (0, 0) with source "plan" when ``box_estimate``
+is off or the estimate has no evidence yet.
 
 `BoxEvidence` follows `CanPlaced` in a can's place steps: a can placed with a "manual" (ManualAdjust
 confirmed) or "search" (a probe passed the rim) offset is evidence of where the box stands; the leaf
@@ -37,6 +38,7 @@ from salamander_behavior.behaviors.base import (
 from salamander_behavior.box_estimate import BoxEstimate, Evidence
 from salamander_behavior.manual_adjust.core import AdjustLimits, within_radius
 from salamander_behavior.params import BehaviorSettings
+from salamander_behavior.report import offset_mm
 
 NO_OFFSET_M = 1e-6
 """m; an estimated offset shorter than this is the plan."""
@@ -54,6 +56,49 @@ def estimated_offset(
     if math.hypot(*offset) < NO_OFFSET_M:
         return (0.0, 0.0), OFFSET_PLAN
     return offset, OFFSET_ESTIMATE
+
+
+class PlaceOffset(PortBehavior):
+    """Write the can's place offset: the box estimate's at its compartment (zero without one); SUCCESS.
+
+    Ticked before the carry, so the carry ends over the offset and the release descent that follows is
+    vertical through the rim band (a line from place_above to an offset release would cross the rim
+    short of the offset). Read each time a can gets here, so a live ``ros2 param set`` applies from the
+    next can on. With ``manual_place`` false it logs the offset (ManualAdjust logs its own start).
+
+    Args:
+        name: leaf name.
+        can: whose offset to write.
+        planned: the can's planned place point (compartment centre) in base_link, m.
+    """
+
+    def __init__(self, name: str, can: str, planned: tuple[float, float]) -> None:
+        super().__init__(name)
+        self.can = can
+        self.planned = planned
+        self._key, self._source = offset_key(can), offset_source_key(can)
+        self._bb = blackboard_client(
+            f"PlaceOffset[{can}]",
+            {self._key: Access.WRITE, self._source: Access.WRITE, BOX_ESTIMATE_KEY: Access.READ},
+        )
+
+    def step(self, ports: Ports) -> Status:
+        """Decide from the estimate and the current parameter snapshot."""
+        settings = ports.settings()
+        estimate = read_estimate(self._bb)
+        (dx, dy), source = estimated_offset(estimate, settings, self.planned)
+        self._bb.set(self._key, (dx, dy, 0.0), overwrite=True)
+        self._bb.set(self._source, source, overwrite=True)
+        if source == OFFSET_ESTIMATE and estimate is not None:
+            self.feedback_message = f"the box estimate's offset {offset_mm((dx, dy))}"
+            if not settings.manual_place:
+                ports.log.info(
+                    f"{self.can}: placed at the box estimate's offset {offset_mm((dx, dy, 0.0))} "
+                    f"(from {estimate.count} can{'s' if estimate.count != 1 else ''})"
+                )
+        else:
+            self.feedback_message = "the planned place target"
+        return Status.SUCCESS
 
 
 def read_estimate(client: py_trees.blackboard.Client) -> BoxEstimate | None:

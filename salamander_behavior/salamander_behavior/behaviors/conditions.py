@@ -24,7 +24,7 @@ A hysteresis latched before a data gap is still latched after it.
 
 Guarding a motion (details in `salamander_behavior.behaviors.guard`)::
 
-    move = MoveTo("place_release", target, MotionPath.LINEAR, "release_speed")  # behaviors/motion.py
+    move = MoveTo("rise", target, MotionPath.LINEAR, "approach_speed")  # behaviors/motion.py
     root = guarded(move, settings=GuardSettings(), arm=lambda: arm_snapshot)
     tree = py_trees.trees.BehaviourTree(root)
     tree.setup(node=node, timeout=5.0)     # the conditions subscribe /joint_states here, once per node

@@ -1,10 +1,10 @@
-"""The guarded pass of a held can over the rim, and the search that follows a contact.
+"""The release descent of a held can over the rim, guarded, and the search that follows a contact.
 
-The release descent runs in three parts (tree.py, `place_steps`): `RimPass` moves the can fast
-(release_speed) from place_above to just above the rim band, then slowly (guard_speed) through the band
-with a guarded move (`MotionRequest.guard_force`: the Cartesian node stops at the first contact, an
-external force on the tool above `guard_force_n`, estimated from the joint efforts); the place_release
-MoveTo that follows goes on at release_speed once the can is inside its compartment.
+`RimPass` moves the can from where it stands (place_above, or where ManualAdjust left it) down to its
+release height in one linear goal (tree.py, `place_steps`): at release_speed, except through the rim
+band, which it crosses at guard_speed without stopping at either end (`MotionRequest.band`), guarded
+(`MotionRequest.guard_force`: the Cartesian node feels for contact inside the band only, and stops at
+the first one, an external force on the tool above `guard_force_n`, estimated from the joint efforts).
 
 The band (`rim_band`) is where the can's bottom passes the rim and the divider tops (one height, the cell
 description: `CanJob.rim_pass_z`): from `guard_band_above_m` above to `guard_band_below_m` below, never
@@ -14,20 +14,22 @@ A contact in the band: one line says where (TCP, force, can, compartment, offset
 the can is lifted clear of the rim (vacuum on: nothing here touches the valve), then the search probes
 `probe_offsets` around the offset the descent started from (the blackboard's ``/place_offset/<can>``
 then: the plan's, the estimate's or the operator's): for each, a move above the band at the probe
-offset and a guarded descent through it. The first probe that passes writes its offset (the start
-offset plus the probe's) to ``/place_offset/<can>`` with source "search" and `RimPass` succeeds. No
+offset and a guarded descent through it to the release height. The first probe that passes writes its
+offset (the start offset plus the probe's) to ``/place_offset/<can>`` with source "search" and
+`RimPass` succeeds, the can at its release height. No
 probe passes: the can is lifted clear and held above its compartment, ``/rim_search/<can>`` says
 "exhausted" and `RimPass` fails; `AfterSearch` then lets ManualAdjust follow (``search_fallback``
 manual, or ``manual_place`` true: the operator is there) or fails, and the can's outcome leaf stops the
 run with the can held.
 
-Unguarded (the pass succeeds at once, nothing moves, and the place_release descent is the one move from
-place_above as before): ``guarded_pass`` false, no joint efforts in the joint states
-(`MotionPort.contact_sensing`), or no rim height known.
+Unguarded (one descent at release_speed, no band): ``guarded_pass`` false, no joint efforts in the
+joint states (`MotionPort.contact_sensing`), or no rim height known.
 
-Invariants: the can never goes below the band's bottom here; every probe offset stays within
-`search_reach_m` of the start offset and the total within the pinned 30 mm (`motion.OFFSET_BOUND`);
-a failure of any move other than a contact fails the pass with its reason (never retried).
+Invariants: the can goes below the band's bottom only in a goal that crossed the band without a
+contact; every probe offset stays within `search_reach_m` of the start offset and the total within the
+pinned 30 mm (`motion.OFFSET_BOUND`); a failure of any move other than a contact fails the pass with its
+reason (never retried). `RimPass` succeeds only with the can at its release height, so the vacuum's
+release, its next step, never happens anywhere else.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from salamander_behavior.ports import (
     MotionPath,
     MotionPhase,
     MotionRequest,
+    SlowBand,
 )
 from salamander_behavior.report import offset_mm
 
@@ -144,14 +147,14 @@ def contact_sensing_line(efforts: bool, settings: BehaviorSettings, topic: str) 
 class _Leg(Enum):
     """What the move in flight is for."""
 
-    TO_BAND = "to the rim"  # fast, to the band's top at the start offset
-    THROUGH = "through the rim"  # guarded, to the band's bottom
+    DOWN = "to the release"  # unguarded, to the release height
+    THROUGH = "through the rim"  # guarded, slow through the band, to the release height
     LIFT = "lift clear"  # back to the band's top after a contact
     ABOVE_PROBE = "above the rim"  # at the band's top, to the next probe's offset
 
 
 class RimPass(MotionLeaf):
-    """The guarded pass of `job`'s can through the rim band, with the search after a contact.
+    """The release descent of `job`'s can through the rim band, with the search after a contact.
 
     Args:
         name: the leaf's name; its moves are labelled ``<name>: <leg>`` (e.g. ``over the rim can_0:
@@ -173,7 +176,7 @@ class RimPass(MotionLeaf):
         self._release = OffsetTarget(job.place_release, can)
         self.requests: list[MotionRequest] = []
         """Every goal this pass sent (in order), for tests and the benchmark's probe count."""
-        self._leg = _Leg.TO_BAND
+        self._leg = _Leg.THROUGH
         self._band: RimBand | None = None
         self._start_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
         self._probes: list[tuple[float, float]] = []
@@ -203,15 +206,11 @@ class RimPass(MotionLeaf):
     # PortBehavior -----------------------------------------------------------------------------------
 
     def start(self, ports: Ports) -> None:
-        """Decide guarded or not, read the start offset, send the first move (to the band's top)."""
+        """Read the start offset, decide guarded or not, send the descent to the release height."""
         settings = ports.settings()
         self._handle, self._queued, self._problem, self._band = None, None, "", None
         self._probe, self.probes_tried, self.requests = 0, 0, []
         self._bb.unset(self._keys["search"])
-        unguarded = self._unguarded(ports, settings)
-        if unguarded:
-            self.feedback_message = f"unguarded: {unguarded}"
-            return
         try:
             target = self._release()  # the start offset as the release would use it (checked)
         except ValueError as exc:
@@ -219,35 +218,52 @@ class RimPass(MotionLeaf):
             return
         base = self.job.place_release
         self._start_offset = (target.x - base.x, target.y - base.y, target.z - base.z)
-        self._band = rim_band(self.job, settings, self._start_offset[2])
-        if self._band is None:
-            self.feedback_message = "unguarded: no rim band between place_above and the release height"
+        unguarded = self._unguarded(ports, settings)
+        if not unguarded:
+            self._band = rim_band(self.job, settings, self._start_offset[2])
+            unguarded = "" if self._band else "no rim band between place_above and the release height"
+        if unguarded:
+            self._send(ports, _Leg.DOWN)
+            self.feedback_message = f"unguarded ({unguarded}): {self.feedback_message}"
             return
         reach = settings.search_reach_m
         probes = probe_offsets(settings.search_step_m, reach, settings.search_probes) if self.search else []
         dx, dy, _ = self._start_offset
         self._probes = [p for p in probes if math.hypot(dx + p[0], dy + p[1]) <= OFFSET_BOUND]
-        self._send(ports, _Leg.TO_BAND)
+        self._send(ports, _Leg.THROUGH)
 
     def _unguarded(self, ports: Ports, settings: BehaviorSettings) -> str:
         """Why the pass is not guarded ("" when it is)."""
         if not settings.guarded_pass:
-            return "guarded_pass is false: one descent at release_speed"
+            return "guarded_pass is false"
         if ports.motion.contact_sensing() is not True:
-            return "no joint efforts in the joint states: one descent at release_speed, no contact sensing"
+            return "no joint efforts in the joint states: no contact sensing"
         if self.job.rim_pass_z is None:
-            return "no rim height known for this can: one descent at release_speed"
+            return "no rim height known for this can"
         return ""
 
-    def _send(self, ports: Ports, leg: _Leg) -> None:
-        settings = ports.settings()
+    def _request(self, settings: BehaviorSettings, leg: _Leg, label: str) -> MotionRequest:
+        """The goal of `leg`: to the release height (through the band slow and guarded), or the band's top."""
+        release_z = self.job.place_release.z + self._start_offset[2]
+        if leg is _Leg.DOWN:
+            return MotionRequest(self._at(release_z), MotionPath.LINEAR, settings.release_speed, label)
         assert self._band is not None
-        z = self._band.bottom if leg is _Leg.THROUGH else self._band.top
-        speed = settings.release_speed if leg is _Leg.TO_BAND else settings.guard_speed
-        force = settings.guard_force_n if leg is _Leg.THROUGH else 0.0
+        if leg is _Leg.THROUGH:
+            top, bottom = self._band.top - release_z, self._band.bottom - release_z
+            return MotionRequest(
+                self._at(release_z),
+                MotionPath.LINEAR,
+                settings.release_speed,
+                label,
+                guard_force=settings.guard_force_n,
+                band=SlowBand(settings.guard_speed, top, bottom),
+            )
+        return MotionRequest(self._at(self._band.top), MotionPath.LINEAR, settings.guard_speed, label)
+
+    def _send(self, ports: Ports, leg: _Leg) -> None:
         probe = f" probe {self._probe}" if self._probe else ""
         label = f"{self.name}:{probe} {leg.value}"
-        request = MotionRequest(self._at(z), MotionPath.LINEAR, speed, label, guard_force=force)
+        request = self._request(ports.settings(), leg, label)
         self._leg, self._leg_started = leg, ports.clock()
         self.requests.append(request)
         self._go(ports, request)
@@ -255,8 +271,6 @@ class RimPass(MotionLeaf):
 
     def step(self, ports: Ports) -> Status:
         """Poll the move in flight and go on to the next leg (see the module docstring)."""
-        if self._band is None and not self._problem and self._handle is None and self._queued is None:
-            return Status.SUCCESS  # unguarded: the place_release descent does it all
         if self._handle is None and self._queued is None:
             return self._fail(ports, self._problem or "no goal was sent")
         if not ports.motion.lease_held():
@@ -274,7 +288,10 @@ class RimPass(MotionLeaf):
         return Status.RUNNING
 
     def _arrived(self, ports: Ports) -> Status:
-        if self._leg is _Leg.TO_BAND or self._leg is _Leg.ABOVE_PROBE:
+        if self._leg is _Leg.DOWN:
+            self.feedback_message = "at the release height (unguarded)"
+            return Status.SUCCESS
+        if self._leg is _Leg.ABOVE_PROBE:
             self._send(ports, _Leg.THROUGH)
             return Status.RUNNING
         if self._leg is _Leg.THROUGH:
@@ -290,7 +307,7 @@ class RimPass(MotionLeaf):
     def _passed(self, ports: Ports) -> Status:
         self._bb.set(self._keys["search"], SEARCH_PASSED, overwrite=True)
         if not self._probe:
-            self.feedback_message = "the can passed the rim"
+            self.feedback_message = "the can passed the rim: at the release height"
             return Status.SUCCESS
         offset = self._offset()
         px, py = self._probes[self._probe - 1]

@@ -1,8 +1,8 @@
 """Manual placement (docs/interfaces.md): the operator nudges the can over its compartment.
 
-`ManualPlaceOff` is read when a can reaches place_above: with ``manual_place`` false it fixes the
-offset at the box estimate's (zero without one; behaviors/box.py) and succeeds; with true it fails, and
-its selector runs `ManualAdjust`:
+`ManualPlaceOff` is read when a can reaches place_above (carried there at the box estimate's offset,
+`behaviors.box.PlaceOffset`): with ``manual_place`` false it succeeds and that offset stands; with true
+it fails, and its selector runs `ManualAdjust`:
 
 - the wait begins in ``initialise`` (a `ManualAdjustIntegrator` started at that instant: earlier
   confirmations do not count, and the inbox is emptied), from the box estimate's offset (the arm goes
@@ -33,7 +33,6 @@ from salamander_behavior.behaviors.base import (
     BOX_ESTIMATE_KEY,
     OFFSET_ESTIMATE,
     OFFSET_MANUAL,
-    OFFSET_PLAN,
     PortBehavior,
     Ports,
     blackboard_client,
@@ -55,49 +54,17 @@ from salamander_control.ros.log import LOG_THROTTLE_S
 
 
 class ManualPlaceOff(PortBehavior):
-    """SUCCESS (offset fixed) while ``manual_place`` is false; FAILURE when it is true.
+    """SUCCESS while ``manual_place`` is false (the offset `PlaceOffset` wrote stands); FAILURE when true.
 
-    The offset is the box estimate's at the can's compartment (source "estimate", one log line), or
-    zero (source "plan") without one (`behaviors.box.estimated_offset`). Read each time a can gets
-    here, so a live ``ros2 param set`` applies from the next can on.
-
-    Args:
-        name: leaf name.
-        can: whose offset to write.
-        planned: the can's planned place point (compartment centre) in base_link, m (None: the plan).
+    Read each time a can gets here, so a live ``ros2 param set`` applies from the next can on.
     """
-
-    def __init__(self, name: str, can: str, planned: tuple[float, float] | None = None) -> None:
-        super().__init__(name)
-        self.can = can
-        self.planned = planned
-        self._key, self._source = offset_key(can), offset_source_key(can)
-        self._bb = blackboard_client(
-            f"ManualPlaceOff[{can}]",
-            {self._key: Access.WRITE, self._source: Access.WRITE, BOX_ESTIMATE_KEY: Access.READ},
-        )
 
     def step(self, ports: Ports) -> Status:
         """Decide from the current parameter snapshot."""
-        settings = ports.settings()
-        if settings.manual_place:
+        if ports.settings().manual_place:
             self.feedback_message = "manual_place is true: the operator places this can"
             return Status.FAILURE
-        estimate = read_estimate(self._bb)
-        (dx, dy), source = (
-            estimated_offset(estimate, settings, self.planned) if self.planned is not None
-            else ((0.0, 0.0), OFFSET_PLAN)
-        )
-        self._bb.set(self._key, (dx, dy, 0.0), overwrite=True)
-        self._bb.set(self._source, source, overwrite=True)
-        if source == OFFSET_ESTIMATE and estimate is not None:
-            self.feedback_message = f"manual_place is false: the box estimate's offset {offset_mm((dx, dy))}"
-            ports.log.info(
-                f"{self.can}: placed at the box estimate's offset {offset_mm((dx, dy, 0.0))} "
-                f"(from {estimate.count} can{'s' if estimate.count != 1 else ''})"
-            )
-        else:
-            self.feedback_message = "manual_place is false: planned place target"
+        self.feedback_message = "manual_place is false: placed at the offset decided before the carry"
         return Status.SUCCESS
 
 

@@ -269,6 +269,11 @@ class FakeMotion:
         return [h.request.label for h in self.handles]
 
 
+def release_descent(label: str) -> bool:
+    """Whether a goal's `label` names a release descent (a rim pass's goal down to the release height)."""
+    return label.startswith("over the rim ") and label.endswith((" through the rim", ": to the release"))
+
+
 @dataclass
 class Release:
     """A release the fake gripper saw: which can, where the pad was."""

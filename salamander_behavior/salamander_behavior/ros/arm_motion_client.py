@@ -8,9 +8,10 @@
 - Goals: `send` starts a MoveCartesian goal with ActionClient futures and returns a handle that the
   leaf polls each tick (acceptance, feedback progress, result). Nothing waits on a future.
 - Retargets: RetargetCartesian calls, one in flight per handle, polled the same way.
-- Guarded moves: a request's `guard_force` goes out on the goal; a result with ``contact`` true comes
-  back as a FAILED outcome carrying the `Contact` (TCP and force). `contact_sensing()` says whether the
-  joint states carry efforts, decided by the first joint state heard (the tree's start-up answer).
+- Guarded moves: a request's `guard_force` (and its `band`) go out on the goal; a result with
+  ``contact`` true comes back as a FAILED outcome carrying the `Contact` (TCP and force).
+  `contact_sensing()` says whether the joint states carry efforts, decided by the first joint state
+  heard (the tree's start-up answer).
 
 Every call returns at once; the futures are completed by the node's executor between ticks.
 """
@@ -110,6 +111,9 @@ class RosMotionHandle:
             guard_force=self.request.guard_force,
             handoff_distance=self.request.handoff,
         )
+        if self.request.band is not None:
+            band = self.request.band
+            goal.band_speed_scale, goal.band_start, goal.band_end = band.speed_scale, band.start, band.end
         self._sent_at = self._core.clock()
         self._send_future = self._core.action.send_goal_async(goal, feedback_callback=self._on_feedback)
 

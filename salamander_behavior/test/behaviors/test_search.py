@@ -135,22 +135,21 @@ def test_the_band_spans_where_the_cans_bottom_passes_the_rim_and_divider_tops() 
 # --- the pass and the search in the tree (fakes) --------------------------------------------------------
 
 
-def test_a_pass_without_contact_goes_fast_to_the_band_slow_and_guarded_through_it_then_to_the_release() -> (
-    None
-):
+def test_a_pass_without_contact_is_one_descent_to_the_release_slow_and_guarded_through_the_band() -> None:
     rig = Rig(JOBS[:1])
     box_shifted(rig, 0.0, 0.0)
     assert rig.run() == "SUCCESS"
     job = JOBS[0]
     band = rim_band(job, BehaviorSettings())
     assert band is not None
-    moves = {h.request.label: h.request for h in rig.motion.handles}
-    fast, slow = moves["over the rim can_0: to the rim"], moves["over the rim can_0: through the rim"]
-    final = moves["place_release"]
-    assert (fast.speed_scale, fast.guard_force, fast.target.z) == (0.5, 0.0, pytest.approx(band.top))
-    slow_z, guard_speed = pytest.approx(band.bottom), BehaviorSettings().guard_speed
-    assert (slow.speed_scale, slow.guard_force, slow.target.z) == (guard_speed, 5.0, slow_z)
-    assert (final.speed_scale, final.guard_force, final.target) == (0.5, 0.0, job.place_release)
+    assert rig.motion.labels == ["above can_0", "descend to can_0", "lift can_0", "carry can_0",
+                                 "over the rim can_0: through the rim", "rise"]  # fmt: skip
+    descent = rig.motion.handles[4].request
+    assert (descent.speed_scale, descent.guard_force, descent.target) == (0.5, 5.0, job.place_release)
+    top, bottom = band.top - job.place_release.z, band.bottom - job.place_release.z
+    band_of = descent.band  # 10 mm/s from 4 mm above to 6 mm below the rim, without stopping
+    assert band_of is not None and band_of.speed_scale == BehaviorSettings().guard_speed
+    assert (band_of.start, band_of.end) == (pytest.approx(top), pytest.approx(bottom))
     assert [h.request.guard_force > 0 for h in rig.motion.handles].count(True) == 1
     assert rig.gripper.releases[0].at == job.place_release
     assert not [m for level, m in rig.log.lines if level in ("warning", "error")]
@@ -177,15 +176,17 @@ def test_a_contact_lifts_the_can_clear_and_the_search_releases_at_the_first_prob
         assert f"over the rim can_0: probe {k} lift clear" in labels
     assert "over the rim can_0: probe 6 lift clear" not in labels
     assert "over the rim can_0: probe 7 above the rim" not in labels
-    assert labels[labels.index("over the rim can_0: probe 6 through the rim") + 1] == "place_release"
-    # Every lateral move happens above the band; every guarded descent ends at the band's bottom.
+    assert labels[labels.index("over the rim can_0: probe 6 through the rim") + 1] == "rise"
+    # Every lateral move happens above the band; every guarded descent goes to the release height, slow
+    # through the band (a probe starts at its top: slow from its start).
     for handle in rig.motion.handles:
         request = handle.request
         if "above the rim" in request.label or "lift clear" in request.label:
             assert request.target.z == pytest.approx(band.top) and request.guard_force == 0.0
         if "through the rim" in request.label:
-            assert request.target.z == pytest.approx(band.bottom) and request.guard_force == 5.0
-            assert request.speed_scale == BehaviorSettings().guard_speed
+            assert request.target.z == pytest.approx(job.place_release.z) and request.guard_force == 5.0
+            assert request.band is not None and request.band.speed_scale == BehaviorSettings().guard_speed
+            assert request.band.start == pytest.approx(band.top - job.place_release.z)
     offset = py_trees.blackboard.Blackboard.get(offset_key("can_0"))
     assert offset == pytest.approx((-s, s, 0.0))
     assert py_trees.blackboard.Blackboard.get(offset_source_key("can_0")) == OFFSET_SEARCH
@@ -219,7 +220,7 @@ def test_no_probe_passing_holds_the_can_above_its_compartment_and_stops_the_run(
     assert band is not None
     assert rig.gripper.commands == [True]  # the vacuum never went off
     assert rig.gripper.holding == "can_0" and rig.gripper.releases == []
-    assert "place_release" not in rig.motion.labels and "above can_1" not in rig.motion.labels
+    assert "rise" not in rig.motion.labels and "above can_1" not in rig.motion.labels
     assert rig.motion.labels[-1] == "over the rim can_0: probe 12 lift clear"
     assert rig.motion.position is not None and rig.motion.position.z == pytest.approx(band.top)
     errors = [m for level, m in rig.log.lines if level == "error"]
@@ -243,10 +244,11 @@ def test_unguarded_the_release_descent_is_one_move_from_place_above_as_before(wh
     guarded = box_shifted(rig, 0.005, 0.0, passes=False)  # would meet the rim, if it were felt
     assert rig.run() == "SUCCESS"
     assert rig.motion.labels == ["above can_0", "descend to can_0", "lift can_0", "carry can_0",
-                                 "place_release", "rise"]
-    assert all(h.request.guard_force == 0.0 for h in rig.motion.handles) and guarded == []
+                                 "over the rim can_0: to the release", "rise"]
+    assert all(h.request.guard_force == 0.0 and h.request.band is None for h in rig.motion.handles)
+    assert guarded == [] and rig.motion.handles[4].request.speed_scale == 0.5
     assert rig.gripper.releases[0].at == JOBS[0].place_release
-    assert rig.leaf("over the rim can_0").feedback_message.startswith("unguarded: ")
+    assert "unguarded" in rig.leaf("over the rim can_0").feedback_message
 
 
 def test_the_search_adds_its_probe_on_top_of_the_offset_the_descent_started_from() -> None:
@@ -288,7 +290,7 @@ def test_search_fallback_manual_asks_the_operator_then_passes_once_more_guarded_
     assert rig.run() == "SUCCESS"
     labels = rig.motion.labels
     after = labels.index("over the rim can_0 after ManualAdjust: through the rim")
-    assert labels[after + 1] == "place_release"
+    assert labels[after + 1] == "rise"
     assert rig.motion.handles[after].request.guard_force == 5.0
     assert len(guarded) == 3  # the first descent and the two probes
     assert rig.gripper.commands == [True, False]
@@ -314,7 +316,7 @@ def test_a_guarded_move_that_fails_without_a_contact_stops_the_run_holding_with_
     refused = Script(succeed=False, message="early fail: no efforts in /joint_states")
     rig = Rig(JOBS[:1], scripts={"over the rim can_0: through the rim": refused})
     assert rig.run() == "FAILURE"
-    assert rig.gripper.commands == [True] and "place_release" not in rig.motion.labels
+    assert rig.gripper.commands == [True] and "rise" not in rig.motion.labels
     detail = rig.report.records()[0].detail
     assert "through the rim: early fail: no efforts in /joint_states" in detail
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from rclpy.action import ActionServer, GoalResponse
 
-from salamander_behavior.ports import CartesianTarget, MotionPath, MotionPhase, MotionRequest
+from salamander_behavior.ports import CartesianTarget, MotionPath, MotionPhase, MotionRequest, SlowBand
 from salamander_behavior.ros.arm_motion_client import (
     ANSWER_LOSS_S,
     FEEDBACK_LOSS_S,
@@ -213,10 +213,13 @@ def test_a_guarded_goal_carries_its_force_and_comes_back_with_the_contact(make_n
     plain = core.send(REQUEST)
     assert spin_until(ros_executor, lambda: plain.poll().done)
     assert plain.poll().phase is MotionPhase.SUCCEEDED and plain.poll().contact is None
-    guarded = core.send(replace(REQUEST, label="through the rim", guard_force=5.0))
+    band = SlowBand(0.01, 0.059, 0.049)
+    guarded = core.send(replace(REQUEST, label="through the rim", guard_force=5.0, band=band))
     assert spin_until(ros_executor, lambda: guarded.poll().done)
     outcome = guarded.poll()
     assert [g.guard_force for g in server.received] == [0.0, 5.0]
+    sent = [(g.band_speed_scale, g.band_start, g.band_end) for g in server.received]
+    assert sent == [(0.0, 0.0, 0.0), (0.01, 0.059, 0.049)]  # the band goes out with the goal
     assert outcome.phase is MotionPhase.FAILED and not outcome.early and outcome.status == 0
     assert outcome.contact is not None
     assert outcome.contact.tcp == pytest.approx((0.38, -0.18, -0.002))
