@@ -239,6 +239,30 @@ def test_a_goal_with_a_handoff_distance_gets_a_feedback_the_cycle_the_arm_gets_t
     assert h.wait(lambda: "handoff_distance must lie in" in h.stderr()), h.stderr()
 
 
+def test_a_goal_with_a_band_crosses_it_at_its_speed_without_stopping(start_node):
+    """The stretch 80 to 40 mm before the target at speed_scale 0.05 (50 mm/s of the node's 1 m/s): the
+    joint targets' TCP moves that fast there and no slower than 80 % of it, fast before and after."""
+    h = start_node()
+    target = np.array((0.35, -0.1, 0.0))
+    goal = h.goal(tuple(target))
+    goal.band_speed_scale, goal.band_start, goal.band_end = 0.05, 0.08, 0.04
+    res = h.result(h.send_accepted(goal))
+    assert res.result.success, res.result.message
+    assert h.wait(lambda: "at speed_scale 0.05 from 80 to 40 mm before it" in h.stderr()), h.stderr()
+    stamps = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in h.arm.targets])
+    tcps = np.array([tcp_of(m.position) for m in h.arm.targets])
+    speed = np.linalg.norm(np.diff(tcps, axis=0), axis=1) / np.diff(stamps)
+    to_go = np.linalg.norm(tcps[1:] - target, axis=1)
+    inside = (to_go < 0.078) & (to_go > 0.042)
+    assert inside.sum() > 30  # ~0.7 s of 100 Hz targets
+    assert 0.04 < speed[inside].min() and speed[inside].max() < 0.0505, speed[inside]
+    assert speed[to_go > 0.09].max() > 0.1  # fast before the band
+    # A band the node cannot use is refused with the reason.
+    goal.band_start, goal.band_end = 0.04, 0.08
+    assert not h.send(goal).accepted
+    assert h.wait(lambda: "must lie beyond band_end" in h.stderr()), h.stderr()
+
+
 def test_a_starved_node_first_sends_the_samples_it_missed_each_at_its_own_time(start_node):
     """The process stopped (SIGSTOP) for 0.25 s mid-line, as a starved machine would: when it runs again
     its late timer call sends the cycles it missed, each on the plan's 10 ms grid and stamped with its
