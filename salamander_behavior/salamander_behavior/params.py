@@ -213,7 +213,11 @@ def param_specs() -> list[ParamSpec]:
             1.0,
         ),
         ParamSpec(
-            "release_speed", _D.release_speed, "speed_scale of the linear place_release descent", 0.01, 1.0
+            "release_speed",
+            _D.release_speed,
+            "speed_scale of the linear release descent (outside the rim band)",
+            0.01,
+            1.0,
         ),
         ParamSpec("nudge_speed", _D.nudge_speed, "speed_scale of ManualAdjust's nudges", 0.01, 1.0),
         ParamSpec(
@@ -288,9 +292,9 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "guarded_pass",
             _D.guarded_pass,
-            "true: the release descent passes the rim band slowly with a guarded move (a contact stops it, "
-            "the can is lifted clear, vacuum on, and a search follows); false, or no joint efforts in the "
-            "joint states: one unguarded descent at release_speed",
+            "true: the release descent crosses the rim band slowly and guarded, without stopping (a contact "
+            "stops it, the can is lifted clear, vacuum on, and a search follows); false, or no joint efforts "
+            "in the joint states: one unguarded descent at release_speed",
         ),
         ParamSpec(
             "guard_speed",
@@ -303,7 +307,7 @@ def param_specs() -> list[ParamSpec]:
             "guard_force_n",
             _D.guard_force_n,
             "N; the guarded pass stops at an external force on the tool above this (the held can's weight "
-            "is not counted: the Cartesian node measures from the load at the move's start)",
+            "is not counted: the Cartesian node measures from the load as the can enters the band)",
             0.5,
             50.0,
         ),
@@ -317,7 +321,7 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "guard_band_below_m",
             _D.guard_band_below_m,
-            "m; the guarded band ends with the can's bottom this far below the rim (then release_speed to "
+            "m; the guarded band ends with the can's bottom this far below the rim (then release_speed on to "
             "place_release)",
             0.001,
             0.05,
