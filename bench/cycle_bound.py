@@ -60,6 +60,7 @@ from salamander_behavior.tree import lift_handoff, rise_handoff
 from salamander_control.cartesian.config import MotionConfig, parse_goal
 from salamander_control.cartesian.goal import start_goal
 from salamander_control.cartesian.params import build_config, param_specs
+from salamander_control.cartesian.plan import LinePlan
 from salamander_control.kinematics import REST_POSTURE, forward_kinematics, solve_ik_pitched
 from salamander_control.params_file import node_values
 from salamander_control.trajectory.otg import MotionLimits, Otg
@@ -121,9 +122,17 @@ def _at_z(target: CartesianTarget, z: float) -> CartesianTarget:
     return replace(target, z=z)
 
 
-def line_time(start_q: tuple[float, ...], target: CartesianTarget, scale: float, cfg: MotionConfig) -> float:
-    """Seconds of the Cartesian node's linear plan from `start_q` (at rest) to `target` at `scale`."""
-    return sum(line_legs(start_q, target, scale, cfg))
+def line_time(
+    start_q: tuple[float, ...], target: CartesianTarget, scale: float, cfg: MotionConfig, before: float = 0.0
+) -> float:
+    """Seconds of the Cartesian node's linear plan from `start_q` (at rest) to `target` at `scale`; with
+    `before` (m) > 0 until the TCP is that close to the target (where the tree hands on: `vacuum_early`)."""
+    plan = _line_plan(start_q, target, scale, cfg)
+    tcp = np.array([target.x, target.y, target.z])
+    for t in np.arange(0.0, plan.duration, 1e-3) if before > 0.0 else ():
+        if np.linalg.norm(plan.state_at(t).pose[:3] - tcp) <= before:
+            return float(t)
+    return float(plan.duration)
 
 
 def line_legs(
@@ -132,13 +141,21 @@ def line_legs(
 ) -> list[float]:
     """Seconds of each leg of that plan; with `band` (speed_scale, start, end: MoveCartesian's band) up to
     three: to the band, through it, out of it (`cartesian.plan.SlowBand`)."""
+    return [float(leg.duration) for leg in _line_plan(start_q, target, scale, cfg, band)._legs]
+
+
+def _line_plan(
+    start_q: tuple[float, ...], target: CartesianTarget, scale: float, cfg: MotionConfig,
+    band: tuple[float, float, float] = (0.0, 0.0, 0.0),
+) -> LinePlan:
+    """The Cartesian node's plan of that goal (`start_goal`)."""
     tcp = (target.x, target.y, target.z)
     goal = parse_goal(tcp, target.tool_pitch, target.tool_yaw, "linear", scale, "cycle_bound",
                       band_speed_scale=band[0], band_start=band[1], band_end=band[2])  # fmt: skip
     run, early = start_goal(goal, cfg, 0.0, start_q, None)
     if early is not None:
         raise ValueError(f"linear goal to {target}: {early.message}")
-    return [float(leg.duration) for leg in run.motion.plan._legs]
+    return run.motion.plan
 
 
 def joint_time(start_q: tuple[float, ...], goal_q: tuple[float, ...], limits: MotionLimits) -> float:
@@ -324,8 +341,9 @@ def cycle(
     (rise_conf,), _ = chain_times(release_q, [(job.place_above, approach, ahead)], cfg)
     segments = [s.capped() for s in [
         Segment("joint path to " + ("above the can" if down is job.above else "the approach"), joint, joint),
-        Segment("descent to the can", line_time(down_q, job.contact, 1.0, cfg),
-                line_time(down_q, job.contact, approach, cfg)),
+        Segment("descent to the can (to vacuum_early_m)" if settings.vacuum_early_m else "descent to the can",
+                line_time(down_q, job.contact, 1.0, cfg, settings.vacuum_early_m),
+                line_time(down_q, job.contact, approach, cfg, settings.vacuum_early_m)),
         Segment("attach settle + grip confirm", grip, grip),
         lift,
         carry,

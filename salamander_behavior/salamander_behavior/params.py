@@ -60,6 +60,7 @@ class BehaviorSettings:
     release_speed: float = 0.5
     nudge_speed: float = 0.5
     blend_m: float = 0.15
+    vacuum_early_m: float = 0.002
     attach_timeout_s: float = 2.0
     grip_confirm_s: float = 0.1
     removal_confirm_s: float = 0.5
@@ -229,6 +230,15 @@ def param_specs() -> list[ParamSpec]:
             "end at rest",
             0.0,
             0.3,
+        ),
+        ParamSpec(
+            "vacuum_early_m",
+            _D.vacuum_early_m,
+            "m; the vacuum comes on when the empty pad's descent onto a can is this close to the can top "
+            "(measured), the descent finishing meanwhile, so the seal forms as the pad arrives; 0: once "
+            "the descent has ended",
+            0.0,
+            0.01,
         ),
         ParamSpec(
             "attach_timeout_s",

@@ -16,7 +16,8 @@ it)::
     |           |-- approach can_i (Sequence, memory)
     |           |   |-- above can_i              joint path to approach_dz above the can top
     |           |   |                            (plan.transit_end; else pick_dz above it)
-    |           |   `-- descend to can_i         linear, approach_speed, pad on the can top
+    |           |   `-- descend to can_i         linear, approach_speed, pad on the can top; hands on
+    |           |                                to "vacuum on" vacuum_early_m before it (vacuum_early)
     |           `-- carry and place can_i (Sequence, memory)
     |               |-- vacuum on                stage := holding
     |               |-- can_i gripped?           part-present true for grip_confirm_s; stage := gripped
@@ -147,6 +148,7 @@ def can_cycle(
                 "approach_speed",
                 "contact",
                 PICK,
+                handoff=vacuum_early,  # the vacuum comes on as the pad arrives; the lift waits for it
             ),
         ],
     )
@@ -169,6 +171,17 @@ def can_cycle(
         ],
     )
     return Seq(f"pick and place {can}", memory=True, children=[approach, place])
+
+
+def vacuum_early(settings: BehaviorSettings) -> float:
+    """The descent onto a can hands on to "vacuum on" `vacuum_early_m` before its end (measured pad).
+
+    The goal runs on to the can top meanwhile; the lift, which does not blend, starts from rest once it
+    has ended. Nothing moves the pad sideways after it: the seal forms as the pad arrives, not a goal's
+    end (the settle check, the result) later. A descent that fails after the hand-off leaves no grip,
+    and the grip check fails the can with the vacuum on, as any failure after "vacuum on" does.
+    """
+    return settings.vacuum_early_m
 
 
 def rise_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:

@@ -286,6 +286,8 @@ class Release:
 class FakeGripper:
     """A fake `GripperPort`: grips the can whose contact the pad is at when the vacuum comes on.
 
+    Or the one it reaches first while the vacuum stays on (it may come on before the descent arrives).
+
     The part-present reading is `holding is not None`, heard "now" on every call, until `fall_silent()`
     freezes it (value and arrival time) as a dead driver or a lost topic would.
 
@@ -311,10 +313,19 @@ class FakeGripper:
     off_after: list[tuple[str, MotionPhase] | None] = field(default_factory=list)
     """For each vacuum-off command: the label and end of the last goal that had finished before it."""
     _last: PartReading = field(default_factory=PartReading)
+    _sealing: bool = False  # the vacuum came on over no can: the first contact the pad reaches seals
 
     def ready(self) -> tuple[bool, str]:
         """As set by the test."""
         return (True, "") if self.is_ready else (False, "waiting for the fake gripper")
+
+    def _seal(self) -> None:
+        pad = self.motion.position
+        if not (self._sealing and self.vacuum and self.grip and self.holding is None and pad is not None):
+            return
+        for can, contact in self.contacts.items():
+            if math.dist(contact.position, pad.position) < 1e-9:
+                self.holding, self._sealing = can, False
 
     def set_vacuum(self, on: bool) -> PendingCall:
         """Switch at once; gripping and releasing happen immediately."""
@@ -322,12 +333,9 @@ class FakeGripper:
         if not on:
             last = self.motion.finished[-1] if self.motion.finished else None
             self.off_after.append((last[0].label, last[1].phase) if last else None)
-        self.vacuum = on
+        self.vacuum, self._sealing = on, on
         pad = self.motion.position
-        if on and self.grip and self.holding is None and pad is not None:
-            for can, contact in self.contacts.items():
-                if math.dist(contact.position, pad.position) < 1e-9:
-                    self.holding = can
+        self._seal()
         if not on and self.holding is not None:
             self.releases.append(Release(self.holding, pad))
             self.holding = None if self.let_go else self.holding
@@ -342,6 +350,7 @@ class FakeGripper:
         """`holding is not None`, heard now (or the last reading, once silent)."""
         if self.silent_since is not None:
             return self._last
+        self._seal()
         now = self.clock()
         value = self.holding is not None
         changed = self._last.changed_at if self._last.value is value else now
@@ -404,7 +413,8 @@ class Rig:
         self.ticks = 0
 
     def tick(self, dt: float = 0.05) -> None:
-        """One tick, then time moves on by `dt`."""
+        """One tick, then time moves on by `dt`; a goal handed on runs by itself (one poll a tick)."""
+        self.ports.handoff.live()
         self.tree.tick()
         self.ticks += 1
         self.clock.advance(dt)

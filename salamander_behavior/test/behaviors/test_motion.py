@@ -107,6 +107,27 @@ def test_the_lift_hands_on_to_the_carrys_joint_path_while_still_rising() -> None
     assert rig.run() == "SUCCESS" and rig.motion.cancels == 0
 
 
+@pytest.mark.parametrize("early", [0.002, 0.0])
+def test_the_vacuum_comes_on_before_the_descent_onto_the_can_has_ended(early: float) -> None:
+    """`vacuum_early_m` before the can top (60 polls over 30 mm: 0.5 mm a poll) the descent hands on to
+    "vacuum on"; the pad seals as it arrives, and the lift starts from rest once the descent has ended.
+    0: the vacuum comes on after the descent, as a goal's end."""
+    slow = {"descend to can_0": Script(polls=60)}
+    rig = Rig(JOBS[:1], BehaviorSettings(vacuum_early_m=early), scripts=slow)
+    rig.run(until=lambda: rig.gripper.commands == [True])
+    descent = handle(rig, "descend to can_0")
+    running = descent.polls <= descent.script.polls  # not ended yet (read without polling it)
+    if early:
+        assert running and rig.gripper.holding is None  # the pad is still on its way: not sealed yet
+    else:
+        assert not running and rig.gripper.holding == "can_0"
+    assert descent.request.handoff == early
+    rig.run(until=lambda: "lift can_0" in rig.motion.labels)
+    done = [request.label for request, _ in rig.motion.finished]
+    assert "descend to can_0" in done and rig.gripper.holding == "can_0"
+    assert rig.run() == "SUCCESS" and rig.motion.cancels == 0
+
+
 def test_a_move_that_does_not_blend_starts_only_once_the_handed_on_goal_ended() -> None:
     rig = Rig(JOBS[:1], default=SLOW)
     leaf = MoveTo("m", FixedTarget(JOBS[0].contact), MotionPath.LINEAR, "approach_speed")
