@@ -96,7 +96,7 @@ def test_bands_at_either_end_of_the_line(band: SlowBand, legs: int) -> None:
         assert plan.duration == pytest.approx(plain.duration)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     length=st.floats(0.002, 0.3),
     start=st.floats(0.0, 1.2),

@@ -205,7 +205,7 @@ def test_a_stream_stopped_at_any_moment_and_speed_stays_on_the_line_within_the_l
     run.assert_within_limits()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     compartment=st.integers(0, 2),
     speed_scale=st.floats(0.1, 1.0),
