@@ -191,17 +191,23 @@ _LEG_MIN = 1e-5
 """m: a leg shorter than this is left out (the band starts at the plan's start or ends at its goal)."""
 
 
+def _input(current: tuple[list[float], list[float], list[float]], limits: CartesianLimits) -> InputParameter:
+    """Ruckig's input from (position, velocity, acceleration) under `limits`, ending at acceleration 0."""
+    inp = InputParameter(DOFS)
+    inp.current_position, inp.current_velocity, inp.current_acceleration = current
+    inp.max_velocity, inp.max_acceleration, inp.max_jerk = limits.per_dof()
+    inp.target_acceleration = [0.0] * DOFS
+    return inp
+
+
 def _leg(
     current: tuple[list[float], list[float], list[float]],
     target: tuple[list[float], list[float]],
     limits: CartesianLimits,
 ) -> Trajectory:
     """One Ruckig leg from (position, velocity, acceleration) to (position, velocity), acceleration 0."""
-    inp = InputParameter(DOFS)
-    inp.current_position, inp.current_velocity, inp.current_acceleration = current
-    inp.max_velocity, inp.max_acceleration, inp.max_jerk = limits.per_dof()
+    inp = _input(current, limits)
     inp.target_position, inp.target_velocity = target
-    inp.target_acceleration = [0.0] * DOFS
     inp.synchronization = Synchronization.Phase  # falls back to Time when not collinear
     _gentle_deceleration(inp)
     return _calculate(inp)
@@ -268,11 +274,8 @@ class LinePlan:
         if band is not None and (brake or not start.is_at_rest):
             raise ValueError("a plan with a slow band starts at rest and goes to a goal")
         if brake:
-            inp = InputParameter(DOFS)
-            inp.current_position, inp.current_velocity, inp.current_acceleration = current
-            inp.max_velocity, inp.max_acceleration, inp.max_jerk = limits.per_dof()
+            inp = _input(current, limits)
             inp.target_velocity = [0.0] * DOFS
-            inp.target_acceleration = [0.0] * DOFS
             inp.control_interface = ControlInterface.Velocity
             inp.synchronization = Synchronization.Time
             self._legs = [_calculate(inp)]
@@ -298,8 +301,8 @@ class LinePlan:
         starts too fast, until every leg fits; a join at rest always does.
         """
         length = float(np.linalg.norm(target[:3]))
-        slow = None if band is None else limits.scaled(min(band.speed / limits.linear_velocity, 1.0))
-        if band is None or slow is None or slow == limits or length <= _LEG_MIN:
+        slow = limits if band is None else limits.scaled(min(band.speed / limits.linear_velocity, 1.0))
+        if band is None or slow == limits or length <= _LEG_MIN:  # no band, or none slower than the line
             return [_leg(current, (target, [0.0] * DOFS), limits)]
         direction = (np.asarray(target) - np.asarray(current[0])) / length  # per metre along the line
         # The join speed along the line: within every DoF's velocity limit (the angles move in proportion).
