@@ -82,7 +82,7 @@ class MotionRequest:
     the joint efforts), and the outcome carries the `Contact`; 0 is an ordinary move. `handoff` (m) > 0:
     the leaf hands on to its next goal when the measured TCP is this close to the target, and the
     Cartesian node reports that moment at once (the goal's `handoff_distance`), not at its feedback rate.
-    `band`: a stretch of a linear goal crossed slowly without stopping (`SlowBand`); a guarded goal with
+    `band`: a stretch of a linear goal crossed slowly without stopping (`MotionBand`); a guarded goal with
     a band feels for contact only there.
     """
 
@@ -93,7 +93,7 @@ class MotionRequest:
     branch: str = ""
     guard_force: float = 0.0
     handoff: float = 0.0
-    band: SlowBand | None = None
+    band: MotionBand | None = None
 
     def __post_init__(self) -> None:
         """Refuse a branch MoveCartesian does not know (it would reject the goal), a bad force or distance."""
@@ -108,8 +108,12 @@ class MotionRequest:
 
 
 @dataclass(frozen=True)
-class SlowBand:
-    """MoveCartesian's band: from `start` to `end` m before the target at `speed_scale` (start > end >= 0)."""
+class MotionBand:
+    """MoveCartesian's band: from `start` to `end` m before the target at `speed_scale` (start > end >= 0).
+
+    In speed scales, as the tree knows its speeds; the Cartesian node turns it into its own
+    `cartesian.plan.SlowBand` (m/s) with its limits.
+    """
 
     speed_scale: float
     start: float

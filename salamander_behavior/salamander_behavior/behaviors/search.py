@@ -54,10 +54,10 @@ from salamander_behavior.plan import CanJob
 from salamander_behavior.ports import (
     CartesianTarget,
     Contact,
+    MotionBand,
     MotionPath,
     MotionPhase,
     MotionRequest,
-    SlowBand,
 )
 from salamander_behavior.report import offset_mm
 
@@ -256,7 +256,7 @@ class RimPass(MotionLeaf):
                 settings.release_speed,
                 label,
                 guard_force=settings.guard_force_n,
-                band=SlowBand(settings.guard_speed, top, bottom),
+                band=MotionBand(settings.guard_speed, top, bottom),
             )
         return MotionRequest(self._at(self._band.top), MotionPath.LINEAR, settings.guard_speed, label)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from rclpy.action import ActionServer, GoalResponse
 
-from salamander_behavior.ports import CartesianTarget, MotionPath, MotionPhase, MotionRequest, SlowBand
+from salamander_behavior.ports import CartesianTarget, MotionBand, MotionPath, MotionPhase, MotionRequest
 from salamander_behavior.ros.arm_motion_client import (
     ANSWER_LOSS_S,
     FEEDBACK_LOSS_S,
@@ -213,7 +213,7 @@ def test_a_guarded_goal_carries_its_force_and_comes_back_with_the_contact(make_n
     plain = core.send(REQUEST)
     assert spin_until(ros_executor, lambda: plain.poll().done)
     assert plain.poll().phase is MotionPhase.SUCCEEDED and plain.poll().contact is None
-    band = SlowBand(0.01, 0.059, 0.049)
+    band = MotionBand(0.01, 0.059, 0.049)
     guarded = core.send(replace(REQUEST, label="through the rim", guard_force=5.0, band=band))
     assert spin_until(ros_executor, lambda: guarded.poll().done)
     outcome = guarded.poll()
