@@ -46,7 +46,8 @@ Decisions documented here:
   y, z) mm after <d> mm of the line``). Without a usable effort sample for `joint_state_timeout_s` it brakes
   the same way and aborts ("guard blind"). A guarded goal whose first measured sample carries no efforts at
   all fails early: never silently unguarded. Its command never leads the measured TCP by more than
-  `GUARD_LEAD_M` + speed x `GUARD_LEAD_S` (the guard feels only the measured arm): past that it brakes and
+  `GUARD_LEAD_M` + what the command covered in the last `GUARD_LEAD_S` (the guard feels only the measured
+  arm): past that it brakes and
   resumes from where the arm stands (`_check_lead`). Design: docs/design/guarded_moves.md.
 - A goal with a band (`CartesianGoal.banded`) starts from rest (it never preempts a moving linear goal:
   early fail) and crosses the band at its speed without stopping; a guarded one feels for contact only
@@ -84,10 +85,11 @@ STOPPED_SPEED = 0.002
 MAX_RESUMES = 3
 """How often a goal resumes from where the arm stopped short (`LinearGoalRun`, `JointGoalRun`)."""
 GUARD_LEAD_M = 0.003
-"""m a guarded goal's command may run ahead of the measured TCP, plus its speed times `GUARD_LEAD_S`."""
+"""m a guarded goal's command may run ahead of the measured TCP, plus what it covered in `GUARD_LEAD_S`."""
 GUARD_LEAD_S = 0.15
-"""s: the normal lead is the speed times the generator's stream delay (30 ms) and the motors' lag (50 ms
-in simulation), plus the sample's age."""
+"""s: the normal lead is what the command covered in the generator's stream delay (30 ms) and the
+motors' lag (50 ms in simulation), plus the sample's age: at a steady speed that speed times them; while
+the command slows down (into a band) more than its present speed times them."""
 
 EARLY_FAIL = "early fail, no joint target sent for this goal"
 """The start of every early-fail message (nothing was sent: the arm did not move for this goal)."""
@@ -298,9 +300,9 @@ class LinearGoalRun:
         The plan runs on time, not on the arm: a stream the generator stopped following (its sender
         starved past `stream_timeout`) leaves the arm standing while the command goes on, and the
         generator may later jump to the newest sample. The guard feels only the measured arm, so a
-        command `GUARD_LEAD_M` + speed x `GUARD_LEAD_S` ahead of it brakes on the line (a pause, not an
-        outcome); once the arm stands still, `_resume_if_stopped_short` plans the rest from where it
-        stands. Returns the line to log, or "".
+        command `GUARD_LEAD_M` + its path over the last `GUARD_LEAD_S` ahead of it brakes on the line (a
+        pause, not an outcome); once the arm stands still, `_resume_if_stopped_short` plans the rest from
+        where it stands. Returns the line to log, or "".
         """
         if self.guard is None or meas is None or self.motion.braking or self._pending is not None:
             return ""
@@ -308,7 +310,10 @@ class LinearGoalRun:
             return ""
         cmd = self.motion.state(now)
         lead = float(np.linalg.norm(cmd.pose[:3] - meas[:3]))
-        bound = GUARD_LEAD_M + float(np.linalg.norm(cmd.velocity[:3])) * GUARD_LEAD_S
+        # What the command covered in the lag window (on a line, the distance between its two ends):
+        # its present speed alone under-counts while it slows down, and a decelerating arm is no stall.
+        covered = float(np.linalg.norm(cmd.pose[:3] - self.motion.state(now - GUARD_LEAD_S).pose[:3]))
+        bound = GUARD_LEAD_M + covered
         if lead <= bound:
             return ""
         self.motion.brake(now, cfg.limits, cfg.arm, cfg.joint_rate_limits)
