@@ -15,7 +15,8 @@ off the believed one, and hypothesis draws the placement errors (derandomized, a
   `DECEL_SHARE` of its acceleration) into the band's top (`rim_band` of the believed targets with the
   shipped `BehaviorSettings`) at guard_speed (10 mm/s) without stopping, on through the band at that
   speed, guarded from where the pad enters it (the detector's baseline is taken there); on a trip the
-  pad brakes, is lifted back to the band's top (vacuum on), and the search's `probe_offsets` follow,
+  pad brakes, is lifted back to the band's top (vacuum on), and the search's `probe_offsets` follow in
+  the tree's order (`next_probe`: where the detector's force at the trip pushed the can sideways),
   each a move at the band's top and a guarded descent from rest; the first one that passes goes down to
   the release height, the vacuum goes off and the can settles; no probe passes: the can is held there.
 
@@ -44,7 +45,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from salamander_behavior.behaviors.search import probe_offsets
+from salamander_behavior.behaviors.search import next_probe, probe_offsets
 from salamander_behavior.params import BehaviorSettings
 from salamander_control.cartesian.contact import ContactDetector, read_efforts
 from salamander_control.cartesian.plan import DECEL_SHARE, RAMP_FLOOR
@@ -95,6 +96,8 @@ class Contact:
     held_after_lift: bool
     stroke: float
     seal_use: float
+    push: Point = (0.0, 0.0, 0.0)
+    """The estimated force at the trip (N, base_link): its sideways part steers the search."""
 
 
 @dataclass
@@ -166,9 +169,9 @@ class Harness:
         for _ in range(round(seconds / TICK)):
             self.tick()
 
-    def guarded_descent(self, bottom: float, v0: float = 0.0) -> tuple[Point, float] | None:
+    def guarded_descent(self, bottom: float, v0: float = 0.0) -> tuple[Point, Point] | None:
         """Down the vertical line to `bottom` at guard speed (from `v0`); None if it got there, else (TCP,
-        |F|) at the trip, after braking (run on `RUN_ON_S`, then `BRAKE_DECEL`)."""
+        the estimated force F) at the trip, after braking (run on `RUN_ON_S`, then `BRAKE_DECEL`)."""
         detector = ContactDetector(SETTINGS.guard_force_n, ARM, self.t)
         x, y, z = self.p
         v = v0
@@ -181,7 +184,7 @@ class Harness:
             state = detector.update(self.t, q, read_efforts(JOINT_NAMES, tau))
             if state.tripped:
                 assert state.force is not None
-                trip = (self.p, math.hypot(*state.force))
+                trip = (self.p, state.force)
                 for _ in range(round(RUN_ON_S / TICK)):
                     z = max(bottom, z - v * TICK)
                     self.tick((x, y, z))
@@ -214,11 +217,17 @@ def guarded_release(box: tuple[float, float, float], grip: tuple[float, float], 
     bottom = max(TARGETS.rim_pass_z - SETTINGS.guard_band_below_m, place.place_release[2])
     run.move((cx, cy, TARGETS.travel_z), 0.4)
     run.move((cx, cy, place.place_above[2]), 0.15)
-    probes = [(0.0, 0.0)] + probe_offsets(
-        SETTINGS.search_step_m, SETTINGS.search_reach_m, SETTINGS.search_probes
-    )
-    for i, (px, py) in enumerate(probes):
+    step = SETTINGS.search_step_m
+    probes = probe_offsets(step, SETTINGS.search_reach_m, SETTINGS.search_probes)
+    tried: list[int] = []
+    px = py = 0.0
+    for i in range(len(probes) + 1):
         out.probes = i
+        if i:  # the search's next probe (RimPass: where the last contact pushed the can, else the spiral)
+            index = next_probe(probes, tried, (px, py), out.contacts[-1].push, step)
+            assert index is not None  # one probe per pass of the loop: never all tried here
+            tried.append(index)
+            px, py = probes[index]
         if i == 0:  # into the band at its speed, without stopping
             run.line((cx, cy, top), RELEASE_SPEED, RELEASE_DECEL, end_speed=GUARD_SPEED)
         else:
@@ -238,7 +247,8 @@ def guarded_release(box: tuple[float, float, float], grip: tuple[float, float], 
         run.line((cx + px, cy + py, top), GUARD_SPEED, GUARD_ACCEL)
         out.contacts.append(
             Contact(
-                i, trip[0], trip[1], held_after_stop, cell.held == can, run.peak_stroke, run.peak_seal_use
+                i, trip[0], math.hypot(*trip[1]), held_after_stop, cell.held == can, run.peak_stroke,
+                run.peak_seal_use, trip[1],
             )
         )
         if not held_after_stop:
@@ -302,9 +312,11 @@ def check_property(box: tuple[float, float, float], grip: tuple[float, float], k
     [
         ((0.0, 0.0, 0.0), (0.0005, -0.0005), 0, 0, False),  # in directly
         ((0.0035, 0.0, 0.0), (0.0, 0.0), 0, 1, False),  # the e2e test's box: meets the rim, probe 1 passes
-        ((0.0, -0.0035, 0.0), (0.0005, -0.0005), 1, 4, False),  # between two dividers
-        ((-0.0038, 0.0, 0.0112), (0.0, 0.0012), 0, 3, False),  # far out along x, turned
-        ((-0.00269, 0.00249, -0.0068), (-0.00023, -0.00141), 0, 6, False),  # diagonal: the 2.8 mm probe
+        # The rim pushes each of these back toward the compartment: the first probe goes there and passes
+        # (in the square spiral they took 4, 3 and 6 probes).
+        ((0.0, -0.0035, 0.0), (0.0005, -0.0005), 1, 1, False),  # between two dividers: pushed -y
+        ((-0.0038, 0.0, 0.0112), (0.0, 0.0012), 0, 1, False),  # far out along x, turned: pushed -x
+        ((-0.00269, 0.00249, -0.0068), (-0.00023, -0.00141), 0, 1, False),  # diagonal: pushed -x +y
         ((-0.0042, 0.0042, 0.0), (0.0, 0.0), 0, 12, True),  # 5.9 mm diagonal: the search ends, held
     ],
 )

@@ -81,6 +81,7 @@ class BehaviorSettings:
     search_step_m: float = 0.002
     search_reach_m: float = 0.006
     search_probes: int = 12
+    search_follow_push: bool = True
     search_fallback: str = "stop"
     box_estimate: bool = True
     box_sigma_xy: float = 0.003
@@ -356,6 +357,12 @@ def param_specs() -> list[ParamSpec]:
             "most probes of one search (each: above the band at the probe offset, guarded descent)",
             1,
             100,
+        ),
+        ParamSpec(
+            "search_follow_push",
+            _D.search_follow_push,
+            "true: after a contact, probe first where the rim pushed the can (the contact force's sideways "
+            "part points toward the compartment); false: the fixed square spiral",
         ),
         ParamSpec(
             "search_fallback",

@@ -39,18 +39,20 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
 - `Carried[can_i]` re-ticks `can_i still on the pad?` before the cycle on every tick: from the confirmed
   grip until the valve closes, the part-present switch must be fresh (`part_present_timeout_s`) and
   true, or the running motion is cancelled and the run stops holding (lost in transit, or a stale signal).
-- `vacuum off` is reachable only right after `place_release` succeeded, which follows `over the rim
-  can_i?` (memory sequences up to the can's selector; the selector's fallback never touches the vacuum):
-  the whole descent succeeded first.
-- The release descent: `over the rim can_i` moves the can fast (release_speed) to just above the rim
-  band, then slowly and guarded (guard_speed, guard_force_n) through the band where the can's bottom
-  passes the rim and the divider tops; `place_release` goes on at release_speed. A contact lifts the can
-  clear (vacuum on) and a search probes a square spiral of offsets (search_step_m, search_reach_m,
-  search_probes) around the offset the descent started from; the first that passes becomes the can's
-  offset (source "search"). No probe passes: the can is held above its compartment and the run stops,
-  or (search_fallback manual, or manual_place true) `ManualAdjust[place_can_i after the search]`, then
-  one guarded pass without a search. Without joint efforts (or guarded_pass false) the rim pass moves
-  nothing and `place_release` is the one descent from place_above.
+- `vacuum off` is reachable only right after `over the rim can_i?` succeeded, which it does only with
+  the can at its release height (memory sequences up to the can's selector; the selector's fallback
+  never touches the vacuum): the whole descent succeeded first.
+- The release descent: `over the rim can_i` is one line from place_above to the release height: fast
+  (release_speed) to just above the rim band, slowly and guarded (guard_speed, guard_force_n) through
+  the band where the can's bottom passes the rim and the divider tops, fast again below it, without
+  stopping at either end. A contact lifts the can clear (vacuum on) and a search probes offsets
+  (search_step_m, search_reach_m, search_probes) around the offset the descent started from: first a
+  step where the rim pushed the can sideways (search_follow_push; the contact force's sideways part),
+  else a square spiral; the first that passes becomes the can's offset (source "search"). No probe
+  passes: the can is held above its compartment and the run stops, or (search_fallback manual, or
+  manual_place true) `ManualAdjust[place_can_i after the search]`, then one guarded pass without a
+  search. Without joint efforts (or guarded_pass false) the descent is one unguarded line at
+  release_speed.
 - The transit (`above can_i`, a joint path) ends at the can's approach, `approach_dz` (30 mm) above its
   top, where the descent onto it begins, when the joint path to there from rest and from every
   compartment's place_above and depart keeps the pad at least that high (`plan.transit_end`); else
@@ -107,7 +109,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     root = example_tree(args.cell)
     (args.out / "tree.md").write_text(tree_markdown(root), encoding="utf-8")
     with tempfile.TemporaryDirectory() as tmp:
-        files = py_trees.display.render_dot_tree(root, name="tree", target_directory=tmp)
+        try:
+            files = py_trees.display.render_dot_tree(root, name="tree", target_directory=tmp)
+        except OSError as exc:  # pydot without graphviz's `dot`
+            print(f"docs/tree.png not redrawn: {exc}")
+            return
         Path(files["png"]).replace(args.out / "tree.png")
 
 

@@ -14,22 +14,23 @@ A contact in the band: one line says where (TCP, force, can, compartment, offset
 the can is lifted clear of the rim (vacuum on: nothing here touches the valve), then the search probes
 `probe_offsets` around the offset the descent started from (the blackboard's ``/place_offset/<can>``
 then: the plan's, the estimate's or the operator's): for each, a move above the band at the probe
-offset and a guarded descent through it to the release height. The first probe that passes writes its
-offset (the start offset plus the probe's) to ``/place_offset/<can>`` with source "search" and
-`RimPass` succeeds, the can at its release height. No
-probe passes: the can is lifted clear and held above its compartment, ``/rim_search/<can>`` says
-"exhausted" and `RimPass` fails; `AfterSearch` then lets ManualAdjust follow (``search_fallback``
-manual, or ``manual_place`` true: the operator is there) or fails, and the can's outcome leaf stops the
-run with the can held.
+offset and a guarded descent through it to the release height. Which probe comes next (`next_probe`):
+the one nearest a step from the contact in the direction the rim pushed the can sideways (the rim's
+edge pushes it back toward the compartment; ``search_follow_push``), else the next of the spiral. The
+first probe that passes writes its offset (the start offset plus the probe's) to ``/place_offset/<can>``
+with source "search" and `RimPass` succeeds, the can at its release height. No probe passes: the can is
+lifted clear and held above its compartment, ``/rim_search/<can>`` says "exhausted" and `RimPass`
+fails; `AfterSearch` then lets ManualAdjust follow (``search_fallback`` manual, or ``manual_place``
+true: the operator is there) or fails, and the can's outcome leaf stops the run with the can held.
 
 Unguarded (one descent at release_speed, no band): ``guarded_pass`` false, no joint efforts in the
 joint states (`MotionPort.contact_sensing`), or no rim height known.
 
 Invariants: the can goes below the band's bottom only in a goal that crossed the band without a
-contact; every probe offset stays within `search_reach_m` of the start offset and the total within the
-pinned 30 mm (`motion.OFFSET_BOUND`); a failure of any move other than a contact fails the pass with its
-reason (never retried). `RimPass` succeeds only with the can at its release height, so the vacuum's
-release, its next step, never happens anywhere else.
+contact; each probe offset is tried at most once, every one within `search_reach_m` of the start
+offset and the total within the pinned 30 mm (`motion.OFFSET_BOUND`); a failure of any move other than
+a contact fails the pass with its reason (never retried). `RimPass` succeeds only with the can at its
+release height, so the vacuum's release, its next step, never happens anywhere else.
 """
 
 from __future__ import annotations
@@ -98,6 +99,65 @@ def probe_offsets(step: float, reach: float, probes: int) -> list[tuple[float, f
     return [(i * step, j * step) for i, j in found[:probes]]
 
 
+PUSH_MIN_N = 0.5
+"""N: a contact's sideways force below this tells no direction (effort noise gives ~0.1 N): spiral order."""
+PUSH_AXIS_SHARE = 0.4
+"""An axis (base_link x, y) holding at least this share of the sideways force is one the can is pushed
+along (within ~66 degrees of it); a diagonal push moves the aim along both."""
+
+
+def push_axes(force: tuple[float, float, float] | None) -> tuple[int, int]:
+    """Where a contact pushed the can sideways, per base_link axis: -1, 0 or +1 (0, 0: no direction).
+
+    Meeting the rim's or a divider's top edge with its bottom edge, the can is pushed back toward the
+    compartment as well as up (the edges meet at a slant); over the physics cell the sideways part was
+    1.1-1.7 N at a 5 N trip, along each axis on which the can stood beyond the clearance, and under
+    0.3 N along one within it (docs/design/guarded_moves.md, "Following the push").
+    """
+    if force is None:
+        return (0, 0)
+    fx, fy = force[0], force[1]
+    side = math.hypot(fx, fy)
+    if not (math.isfinite(side) and side >= PUSH_MIN_N):
+        return (0, 0)
+    return tuple(  # type: ignore[return-value]
+        int(math.copysign(1.0, f)) if abs(f) >= PUSH_AXIS_SHARE * side else 0 for f in (fx, fy)
+    )
+
+
+def next_probe(
+    probes: list[tuple[float, float]],
+    tried: list[int],
+    at: tuple[float, float],
+    force: tuple[float, float, float] | None,
+    step: float,
+) -> int | None:
+    """The index in `probes` of the probe to try after a contact at `at` (offsets from the start, m).
+
+    With a sideways push (`push_axes` of the contact's `force`): the untried probe nearest to one `step`
+    from `at` along each pushed axis, the nearer to the start first on a tie. Without one (or `force`
+    None: ``search_follow_push`` false): the first untried probe, i.e. the spiral's order. None: every
+    probe has been tried.
+    """
+    left = [i for i in range(len(probes)) if i not in tried]
+    if not left:
+        return None
+    sx, sy = push_axes(force)
+    if (sx, sy) == (0, 0):
+        return left[0]
+    aim = (at[0] + sx * step, at[1] + sy * step)
+    return min(left, key=lambda i: (round(math.dist(probes[i], aim), 9), i))
+
+
+def push_text(force: tuple[float, float, float] | None) -> str:
+    """E.g. "pushed toward +x -y (1.4 N sideways)", or "no sideways push" (`push_axes`)."""
+    axes = push_axes(force)
+    if axes == (0, 0) or force is None:
+        return "no sideways push"
+    names = " ".join(f"{'+' if v > 0 else '-'}{n}" for v, n in zip(axes, "xy", strict=True) if v)
+    return f"pushed toward {names} ({math.hypot(force[0], force[1]):.1f} N sideways)"
+
+
 @dataclass(frozen=True)
 class RimBand:
     """The TCP heights (m, base_link) between which the guarded pass runs: `top` > `bottom`."""
@@ -139,8 +199,8 @@ def contact_sensing_line(efforts: bool, settings: BehaviorSettings, topic: str) 
         f"joint efforts in {topic}: the release descent passes the rim guarded (guard_force_n "
         f"{settings.guard_force_n:g} N at guard_speed {settings.guard_speed:g}); a contact lifts the can "
         f"clear and searches (search_probes {settings.search_probes}, search_step_m "
-        f"{settings.search_step_m:g}, search_reach_m {settings.search_reach_m:g}), then search_fallback "
-        f"{settings.search_fallback}"
+        f"{settings.search_step_m:g}, search_reach_m {settings.search_reach_m:g}, search_follow_push "
+        f"{str(settings.search_follow_push).lower()}), then search_fallback {settings.search_fallback}"
     )
 
 
@@ -180,7 +240,9 @@ class RimPass(MotionLeaf):
         self._band: RimBand | None = None
         self._start_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
         self._probes: list[tuple[float, float]] = []
-        self._probe = 0  # 0: the start offset; k: probe k (1-based) of `_probes`
+        self._tried: list[int] = []  # indices into `_probes`, in the order tried; the last is in flight
+        self._push: tuple[float, float, float] | None = None  # the last contact's force
+        self._probe = 0  # 0: the start offset; k: the k-th probe tried (`_tried[k - 1]`)
         self._problem = ""
         self._leg_started = 0.0
         self.probes_tried = 0
@@ -190,10 +252,12 @@ class RimPass(MotionLeaf):
     def _offset(self) -> tuple[float, float, float]:
         """The XY offset (and upward dz) of the current probe (0: the start offset)."""
         dx, dy, dz = self._start_offset
-        if self._probe:
-            px, py = self._probes[self._probe - 1]
-            dx, dy = dx + px, dy + py
-        return (dx, dy, dz)
+        px, py = self._probe_at()
+        return (dx + px, dy + py, dz)
+
+    def _probe_at(self) -> tuple[float, float]:
+        """The current probe's offset from the start offset ((0, 0) before the first probe)."""
+        return self._probes[self._tried[-1]] if self._probe else (0.0, 0.0)
 
     def _at(self, z: float) -> CartesianTarget:
         dx, dy, _ = self._offset()
@@ -210,6 +274,7 @@ class RimPass(MotionLeaf):
         settings = ports.settings()
         self._handle, self._queued, self._problem, self._band = None, None, "", None
         self._probe, self.probes_tried, self.requests = 0, 0, []
+        self._tried, self._push = [], None
         self._bb.unset(self._keys["search"])
         try:
             target = self._release()  # the start offset as the release would use it (checked)
@@ -297,12 +362,18 @@ class RimPass(MotionLeaf):
         if self._leg is _Leg.THROUGH:
             return self._passed(ports)
         # LIFT done: the next probe, or hold here
-        if self._probe < len(self._probes):
-            self._probe += 1
-            self.probes_tried = self._probe
+        index = self._next(ports.settings())
+        if index is not None:
+            self._tried.append(index)
+            self._probe = self.probes_tried = len(self._tried)
             self._send(ports, _Leg.ABOVE_PROBE)
             return Status.RUNNING
         return self._exhausted(ports)
+
+    def _next(self, settings: BehaviorSettings) -> int | None:
+        """The next probe's index (`next_probe`), None when none is left."""
+        push = self._push if settings.search_follow_push else None
+        return next_probe(self._probes, self._tried, self._probe_at(), push, settings.search_step_m)
 
     def _passed(self, ports: Ports) -> Status:
         self._bb.set(self._keys["search"], SEARCH_PASSED, overwrite=True)
@@ -310,7 +381,7 @@ class RimPass(MotionLeaf):
             self.feedback_message = "the can passed the rim: at the release height"
             return Status.SUCCESS
         offset = self._offset()
-        px, py = self._probes[self._probe - 1]
+        px, py = self._probe_at()
         self._bb.set(self._keys["offset"], offset, overwrite=True)
         self._bb.set(self._keys["source"], OFFSET_SEARCH, overwrite=True)
         self.feedback_message = f"probe {self._probe} passed the rim at offset {offset_mm(offset)}"
@@ -324,13 +395,19 @@ class RimPass(MotionLeaf):
         """Log where it met resistance and what comes next; lift clear (the next leg decides the rest)."""
         can, offset = self.job.can, offset_mm(self._offset())
         where = f"{contact.describe()}, {self._where()} at offset {offset}"
+        settings = ports.settings()
+        self._push = contact.force
+        push = push_text(contact.force)
+        follow = settings.search_follow_push and push_axes(contact.force) != (0, 0)
+        order = "first where the rim pushed it" if follow else "in a square spiral"
         if not self._probe:
             if self._probes:
-                step = ports.settings().search_step_m
+                step = settings.search_step_m
                 reach = max(math.hypot(*p) for p in self._probes)
                 ports.log.warning(
-                    f"{can}: met the rim: {where}: lifting it clear (vacuum on), then searching "
-                    f"({len(self._probes)} probes, step {step * 1000:.1f} mm, within {reach * 1000:.1f} mm)"
+                    f"{can}: met the rim: {where}, {push}: lifting it clear (vacuum on), then searching "
+                    f"({len(self._probes)} probes, step {step * 1000:.1f} mm, within {reach * 1000:.1f} mm) "
+                    f"{order}"
                 )
             else:
                 ports.log.warning(
@@ -338,11 +415,10 @@ class RimPass(MotionLeaf):
                     f"({'no search after ManualAdjust' if not self.search else 'no probe to try'})"
                 )
         else:
-            more = (
-                f"probe {self._probe + 1} next" if self._probe < len(self._probes) else "no probe left"
-            )
+            more = f"probe {self._probe + 1} next" if self._probe < len(self._probes) else "no probe left"
             ports.log.info(
-                f"{can}: probe {self._probe}/{len(self._probes)} met the rim: {where}: lifting clear, {more}"
+                f"{can}: probe {self._probe}/{len(self._probes)} met the rim: {where}, {push}: lifting "
+                f"clear, {more}"
             )
         self._send(ports, _Leg.LIFT)
         return Status.RUNNING

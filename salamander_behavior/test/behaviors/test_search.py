@@ -20,7 +20,10 @@ from salamander_behavior.behaviors.search import (
     SEARCH_EXHAUSTED,
     RimBand,
     RimPass,
+    next_probe,
     probe_offsets,
+    push_axes,
+    push_text,
     rim_band,
     search_key,
 )
@@ -38,11 +41,19 @@ LAYOUT = load_cell_layout(CELL)
 CLEARANCE = LAYOUT.side_clearance
 
 
-def box_shifted(rig: Rig, dx: float, dy: float, passes: bool = True) -> list[MotionRequest]:
+PUSH_N = 1.4
+"""N: the sideways push of the rim's edge the fake reports along an axis the can stands beyond the
+clearance on (the physics cell gave 1.1-1.7 N at a 5 N trip)."""
+
+
+def box_shifted(
+    rig: Rig, dx: float, dy: float, passes: bool = True, push: bool = False
+) -> list[MotionRequest]:
     """Play a box standing (dx, dy) off its planned place: guarded descents farther off meet the rim.
 
     Returns the list the guarded requests are recorded in. `passes` False: every guarded descent meets
-    the rim.
+    the rim. `push`: a contact's force pushes the can back toward the compartment along each axis on
+    which it stands beyond the clearance, as the rim's edge does (else straight up: no direction).
     """
     guarded: list[MotionRequest] = []
     by_can = {job.can: job for job in rig.jobs}
@@ -55,6 +66,10 @@ def box_shifted(rig: Rig, dx: float, dy: float, passes: bool = True) -> list[Mot
         if passes and off <= CLEARANCE:
             return None
         assert job.rim_pass_z is not None
+        if push:
+            ex, ey = request.target.x - true_x, request.target.y - true_y
+            side = [-math.copysign(PUSH_N, e) if abs(e) > CLEARANCE else 0.0 for e in (ex, ey)]
+            rig.motion.contact_force = (side[0], side[1], 6.0)
         return (request.target.x, request.target.y, job.rim_pass_z)
 
     rig.motion.obstacle = obstacle
@@ -106,6 +121,58 @@ def test_the_default_search_finds_every_box_offset_up_to_twice_the_clearance(
     box = (radius * math.cos(angle), radius * math.sin(angle))
     candidates = [(0.0, 0.0), *probe_offsets(settings.search_step_m, settings.search_reach_m, 12)]
     assert any(math.dist(box, p) <= CLEARANCE for p in candidates)
+
+
+def test_a_push_names_the_axes_the_rim_pushed_the_can_along() -> None:
+    assert push_axes((1.4, 0.1, 6.0)) == (1, 0)
+    assert push_axes((-1.0, 1.2, 6.0)) == (-1, 1)  # diagonal: both axes hold over 0.4 of it
+    assert push_axes((0.3, -0.2, 6.0)) == (0, 0)  # under 0.5 N sideways: no direction
+    assert push_axes((math.nan, 1.0, 6.0)) == (0, 0)
+    assert push_axes(None) == (0, 0)
+    assert push_text((-1.0, 1.2, 6.0)) == "pushed toward -x +y (1.6 N sideways)"
+    assert push_text((0.0, 0.0, 6.0)) == "no sideways push"
+
+
+def test_the_next_probe_is_a_step_where_the_rim_pushed_else_the_spiral() -> None:
+    s = 0.002
+    probes = probe_offsets(s, 0.006, 12)
+    index = {p: i for i, p in enumerate(probes)}
+
+    def near(p: tuple[float, float]) -> int:
+        return min(range(len(probes)), key=lambda i: math.dist(probes[i], p))
+
+    assert next_probe(probes, [], (0.0, 0.0), (0.0, 0.0, 6.0), s) == 0  # no push: the spiral's first
+    assert next_probe(probes, [], (0.0, 0.0), None, s) == 0  # search_follow_push false
+    assert next_probe(probes, [], (0.0, 0.0), (-1.4, 0.0, 6.0), s) == near((-s, 0.0))
+    assert next_probe(probes, [], (0.0, 0.0), (1.2, -1.1, 6.0), s) == near((s, -s))
+    # From a probe at +x that met the rim again, pushed +y: one step on in y from it.
+    first = near((s, 0.0))
+    assert next_probe(probes, [first], (s, 0.0), (0.0, 1.3, 6.0), s) == near((s, s))
+    # The aim tried already: the nearest untried, the nearer the start on a tie; all tried: None.
+    assert next_probe(probes, [first], (0.0, 0.0), (1.4, 0.0, 6.0), s) in {near((s, s)), near((s, -s))}
+    assert next_probe(probes, list(index.values()), (0.0, 0.0), (1.4, 0.0, 6.0), s) is None
+
+
+@given(
+    pushes=st.lists(
+        st.tuples(st.floats(-3.0, 3.0), st.floats(-3.0, 3.0), st.floats(0.0, 10.0)), min_size=1, max_size=60
+    )
+)
+def test_a_search_following_any_pushes_tries_every_probe_once(
+    pushes: list[tuple[float, float, float]],
+) -> None:
+    s = 0.002
+    probes = probe_offsets(s, 0.006, 12)
+    tried: list[int] = []
+    at = (0.0, 0.0)
+    for k in range(len(probes) + 1):
+        index = next_probe(probes, tried, at, pushes[k % len(pushes)], s)
+        if index is None:
+            break
+        assert index not in tried and 0 <= index < len(probes)
+        tried.append(index)
+        at = probes[index]
+    assert sorted(tried) == list(range(len(probes)))
 
 
 def test_the_probe_pattern_refuses_a_step_or_reach_that_is_not_positive() -> None:
@@ -196,9 +263,11 @@ def test_a_contact_lifts_the_can_clear_and_the_search_releases_at_the_first_prob
     warnings = [m for level, m in rig.log.lines if level == "warning"]
     assert len(warnings) == 1
     assert warnings[0].startswith("can_0: met the rim: TCP (")
-    assert "N, over compartment 0 at offset [0.0, 0.0, 0.0] mm: lifting it clear (vacuum on), then " in (
-        warnings[0]
+    assert (
+        "N, over compartment 0 at offset [0.0, 0.0, 0.0] mm, no sideways push: lifting it clear (vacuum on), "
+        "then " in warnings[0]
     )
+    assert warnings[0].endswith("in a square spiral")  # the fake's contact pushes straight up
     reach = max(math.hypot(*p) for p in probe_offsets(s, BehaviorSettings().search_reach_m, 12))
     assert f"searching (12 probes, step {s * 1000:.1f} mm, within {reach * 1000:.1f} mm)" in warnings[0]
     infos = rig.log.text()
@@ -209,6 +278,39 @@ def test_a_contact_lifts_the_can_clear_and_the_search_releases_at_the_first_prob
     ) in infos
     assert rig.report.records()[0].result is CanResult.PLACED
     assert f"offset [-{mm}, {mm}, 0.0] mm" in rig.report.records()[0].detail
+
+
+def test_a_search_following_the_push_goes_in_at_its_first_probe() -> None:
+    dx, dy = -0.0026, 0.0026  # as above: beyond the clearance in x and y; the rim pushes -x, +y
+    rig = Rig(JOBS[:1])
+    box_shifted(rig, dx, dy, push=True)
+    assert rig.run() == "SUCCESS"
+    s = BehaviorSettings().search_step_m
+    labels = rig.motion.labels
+    assert "over the rim can_0: probe 1 through the rim" in labels
+    assert "over the rim can_0: probe 1 lift clear" not in labels  # it passed
+    assert rig.gripper.releases[0].at == JOBS[0].place_release.shifted(-s, s)
+    warning = next(m for level, m in rig.log.lines if level == "warning")
+    assert "pushed toward -x +y (2.0 N sideways)" in warning
+    assert warning.endswith("first where the rim pushed it")
+    assert "can_0: probe 1/12 passed the rim" in rig.log.text()
+    # The same box with search_follow_push false: the spiral, probe 6 (as above).
+    rig = Rig(JOBS[:1], settings=BehaviorSettings(search_follow_push=False))
+    box_shifted(rig, dx, dy, push=True)
+    assert rig.run() == "SUCCESS"
+    assert "can_0: probe 6/12 passed the rim" in rig.log.text()
+    assert next(m for level, m in rig.log.lines if level == "warning").endswith("in a square spiral")
+
+
+def test_a_push_along_one_axis_walks_the_search_along_it() -> None:
+    rig = Rig(JOBS[:1])
+    box_shifted(rig, 0.0045, 0.0, push=True)  # 4.5 mm in +x: +2 mm still meets the rim, +4 mm passes
+    assert rig.run() == "SUCCESS"
+    s = BehaviorSettings().search_step_m
+    assert rig.gripper.releases[0].at == JOBS[0].place_release.shifted(2 * s, 0.0)
+    text = rig.log.text()
+    assert "can_0: probe 1/12 met the rim" in text and "pushed toward +x" in text
+    assert "can_0: probe 2/12 passed the rim over compartment 0 at offset [4.0, 0.0, 0.0] mm" in text
 
 
 def test_no_probe_passing_holds_the_can_above_its_compartment_and_stops_the_run() -> None:
