@@ -6,6 +6,7 @@ Run from the repository root inside scripts/env.sh::
     python bench/bench_placement.py                    # 20 seeds x 3 cans, 3 modes, 2 levels: 120+ starts
     python bench/bench_placement.py --seeds 2          # 12 stack starts
     python bench/bench_placement.py --quick            # 1 seed, 1 can per mode, level 1: 3 starts
+    python bench/bench_placement.py --modes shipped --levels 1 --one-run   # a run of 3 cans per start
 
 Time, measured on 2 cores (2026-12-04): a stack start costs ~5 s beyond its cans (start-up, stop); a can
 8-11 s plain, 10-14 s shipped without a contact and 20-50 s with a search, 13-18 s with ManualAdjust.
@@ -38,7 +39,10 @@ cell) and records per can (`placement_metrics.Cycle`): the outcome class (clear 
 touching a wall, on the rim, torn off the pad, held above the box with the run stopped, astray: the
 cell's ground truth once the can rests off the pad, and its log line of a tear-off), the cycle time
 (goal accepted to result), the operator's time (the ManualAdjust wait, the server's pinned line), the
-probes of the rim search (0 without a contact).
+probes of the rim search (0 without a contact). With ``--one-run`` the start's cans go in one goal, as a
+production run and the README demo send them (the rise hands on to the next can's transit, the lease
+is taken once): a can's cycle time then runs from the previous can's ``placed`` line (the first can's
+from ``run started``) to its own, the behaviour server's log stamps.
 
 A can still on the pad when its goal ended (a search that ran out: "no probe of the search passed"; a
 contact after ManualAdjust; an abort), a can lost in transit (torn off by an unguarded descent at the
@@ -205,21 +209,26 @@ class Peer:
 
     def run(self, can: str, timeout: float) -> tuple[str, float | None]:
         """One RunPickPlace goal of `can`: (the tree's outcome for it, seconds from acceptance to result)."""
+        outcomes, seconds = self.run_all([can], timeout)
+        return outcomes.get(can, "not_run"), seconds
+
+    def run_all(self, cans: Sequence[str], timeout: float) -> tuple[dict[str, str], float | None]:
+        """One RunPickPlace goal of every can of `cans`: (the tree's outcome by can, seconds from
+        acceptance to result). Without a result: every can's outcome is why, and None."""
         if not self.spin_until(self.action.server_is_ready, 30.0):
-            return "no action server", None
-        sent = self.action.send_goal_async(self.goal_type(cans=[can]))
+            return dict.fromkeys(cans, "no action server"), None
+        sent = self.action.send_goal_async(self.goal_type(cans=list(cans)))
         if not self.spin_until(sent.done, 30.0) or not sent.result().accepted:
-            return "rejected", None
+            return dict.fromkeys(cans, "rejected"), None
         start = time.monotonic()
         result = sent.result().get_result_async()
         if not self.spin_until(result.done, timeout):
             sent.result().cancel_goal_async()
             self.spin_until(result.done, 20.0)
-            return "timeout", None
+            return dict.fromkeys(cans, "timeout"), None
         seconds = time.monotonic() - start
         answer = result.result().result
-        outcomes = dict(zip(answer.cans, answer.outcomes, strict=True))
-        return outcomes.get(can, "not_run"), seconds
+        return dict(zip(answer.cans, answer.outcomes, strict=True)), seconds
 
     def landed(self, can: str, tree: str) -> str:
         """The cell's outcome of `can` once it rests off the pad; "on the pad" while held, "untouched"
@@ -336,8 +345,17 @@ def run_start(
                       f"lines:\n{tail}", flush=True)
                 return [], "n/a (no start)"
             box = box_error(peer.state, layout)
+            if args.one_run:
+                outcomes, run_s = peer.run_all(cans, args.run_timeout * len(cans))
+                in_run = run_times(stack.text(), cans, time.time())
             for can in cans:
-                tree, seconds = peer.run(can, args.run_timeout)
+                if args.one_run:
+                    tree = outcomes.get(can, "not_run")
+                    if tree == "not_run":
+                        break  # the run stopped before it: the next start places it
+                    seconds = in_run.get(can) if run_s is not None else None
+                else:
+                    tree, seconds = peer.run(can, args.run_timeout)
                 # A goal refused or never sent tried nothing: the can counts as skipped unless the cell
                 # saw it move; one that timed out is judged where it rests (on the pad: held).
                 cell = peer.landed(can, tree if seconds is not None or tree == "timeout" else "skipped")
@@ -355,6 +373,31 @@ def run_start(
             peer.close()
             stack.stop()
     return cycles, box
+
+
+RUN_STARTED = re.compile(r"\[(?P<t>\d+\.\d+)\] \[[^\]]*behavior_server_node\]: run started: ")
+CAN_PLACED = re.compile(r"\[(?P<t>\d+\.\d+)\] \[[^\]]*behavior_server_node\]: (?P<can>can_\d+): placed ")
+
+
+def run_times(lines: Sequence[str], cans: Sequence[str], ended: float) -> dict[str, float]:
+    """`--one-run`: each can's seconds within the run, from the behaviour server's log stamps.
+
+    A can's time runs from the previous can's ``placed`` line (the first can's from ``run started``) to
+    its own; the can that ended the run without a ``placed`` line runs to `ended` (wall clock, s: the
+    result's arrival; the stamps are the nodes' wall clock too). Cans after it are left out.
+    """
+    begun = [float(m["t"]) for line in lines if (m := RUN_STARTED.search(line))]
+    placed = {m["can"]: float(m["t"]) for line in lines if (m := CAN_PLACED.search(line))}
+    if not begun:
+        return {}
+    times, previous = {}, begun[-1]
+    for can in cans:
+        end = placed.get(can, ended)
+        times[can] = end - previous
+        if can not in placed:
+            break
+        previous = end
+    return times
 
 
 def run_mode(
@@ -421,6 +464,10 @@ def main() -> int:
     parser.add_argument("--logs", type=Path, default=Path("/tmp/bench_placement"),
                         help="one runner log per seed, level and mode")  # fmt: skip
     parser.add_argument("--launch-arg", action="append", default=[], metavar="NAME:=VALUE")
+    parser.add_argument("--one-run", action="store_true",
+                        help="one RunPickPlace goal of a start's cans (as a production run and the README "
+                             "demo), each can timed from the previous can's placed line; default: one goal "
+                             "per can, timed from acceptance to result")  # fmt: skip
     args = parser.parse_args()
     seeds_n, cans_n, levels = (1, 1, [1.0]) if args.quick else (args.seeds, args.cans, args.levels)
     layout = load_cell_config(CELL_CONFIG).layout

@@ -169,3 +169,22 @@ def test_the_launch_copy_gives_the_cell_its_seed_and_sigmas_and_the_tree_its_mod
     for node in plan.nodes:  # the repository's parameter files, through the link beside the copy
         assert all(f.startswith(str(tmp_path / "copy")) for f in node.param_files)
         assert all((REPO / "config" / f.rsplit("/", 1)[1]).is_file() for f in node.param_files)
+
+
+def test_one_run_times_each_can_from_the_previous_cans_placed_line():
+    import bench_placement as bench
+
+    def line(t: float, text: str) -> str:
+        return f"[behavior_server_node] [INFO] [{t}] [salamander.behavior_server_node]: {text}"
+
+    lines = [
+        line(99.0, "run started: can_9 (arm lease requested)"),  # an earlier run's: the last one counts
+        line(100.0, "run started: can_0, can_1, can_2 (arm lease requested)"),
+        line(108.5, "can_0: placed (released over compartment 0 at offset [0.0, 0.0, 0.0] mm; ...)"),
+        line(109.0, "box estimate: offset (1.8, -1.8) mm ..."),
+        line(115.0, "can_1: placed (released over compartment 1 at offset [2.0, -2.0, 0.0] mm; ...)"),
+    ]
+    # can_2 never placed: it ended the run, timed to the result; nothing after it.
+    times = bench.run_times(lines, ["can_0", "can_1", "can_2", "can_3"], ended=121.0)
+    assert times == pytest.approx({"can_0": 8.5, "can_1": 6.5, "can_2": 6.0})
+    assert bench.run_times(lines[2:], ["can_0"], ended=121.0) == {}  # no run started: nothing to time
