@@ -10,7 +10,8 @@ Each can's cycle is the tree's sequence of motions and waits (salamander_behavio
    `plan.carry_path`), 6. the release descent, one line (behaviors/search.py, `RimPass`,
    guarded_pass true and no contact) in three legs without a stop: at release_speed to the top of the
    rim band, at guard_speed through it, at release_speed on to place_release, 7. the cell's release
-   settle (`release_settle_s`) and the tree's `settle_s`, 8. linear rise to place_above.
+   settle (`release_settle_s`; the vacuum goes off `release_early_m` before the release height, so only
+   what is left of it after the descent counts) and the tree's `settle_s`, 8. linear rise to place_above.
 
 - **As configured** plans every motion exactly as the stack does (the Cartesian node's `start_goal` for
   the lines, the generator's Ruckig for the joint paths) at the shipped speed scales (config/behavior.yaml),
@@ -123,11 +124,13 @@ def _at_z(target: CartesianTarget, z: float) -> CartesianTarget:
 
 
 def line_time(
-    start_q: tuple[float, ...], target: CartesianTarget, scale: float, cfg: MotionConfig, before: float = 0.0
+    start_q: tuple[float, ...], target: CartesianTarget, scale: float, cfg: MotionConfig, before: float = 0.0,
+    band: tuple[float, float, float] = (0.0, 0.0, 0.0),
 ) -> float:
-    """Seconds of the Cartesian node's linear plan from `start_q` (at rest) to `target` at `scale`; with
-    `before` (m) > 0 until the TCP is that close to the target (where the tree hands on: `vacuum_early`)."""
-    plan = _line_plan(start_q, target, scale, cfg)
+    """Seconds of the Cartesian node's linear plan from `start_q` (at rest) to `target` at `scale` (with
+    `band` as in `line_legs`); with `before` (m) > 0 until the TCP is that close to the target (where the
+    tree hands on: `vacuum_early`, `release_early_m`)."""
+    plan = _line_plan(start_q, target, scale, cfg, band)
     tcp = np.array([target.x, target.y, target.z])
     for t in np.arange(0.0, plan.duration, 1e-3) if before > 0.0 else ():
         if np.linalg.norm(plan.state_at(t).pose[:3] - tcp) <= before:
@@ -319,6 +322,8 @@ def cycle(
         carry = Segment("carry to place_above", line_time(above_q, job.place_above, 1.0, cfg),
                         line_time(above_q, job.place_above, transit, cfg))  # fmt: skip
     band = rim_band(job, settings) if settings.guarded_pass else None
+    valve = cell["release_settle_s"]
+    let_go = (valve + settings.settle_s,) * 2
     if band is None:  # one descent from place_above
         full, conf = (line_time(place_q, job.place_release, s, cfg) for s in (RELEASE_SPEED, release))
         descent = [Segment("release descent (0.5 fixed)", full, conf)]
@@ -334,8 +339,14 @@ def cycle(
             Segment("through the rim band (guard_speed)", full[1], conf[1]),
             Segment("release descent (0.5 fixed)", full[2], conf[2]),
         ]
+        early = min(settings.release_early_m, band.bottom - z)
+        if early > 0.0:  # the vacuum goes off that far up; the valve vents while the descent finishes
+            let_go = tuple(
+                max(0.0, line_time(place_q, job.place_release, scale, cfg, early, slow) + valve - sum(legs))
+                + settings.settle_s
+                for scale, legs in ((RELEASE_SPEED, full), (release, conf))
+            )
     grip = cell["attach_settle_s"] + settings.grip_confirm_s
-    let_go = cell["release_settle_s"] + settings.settle_s
     ahead = rise_handoff(job)(settings) if more else 0.0
     (rise_full,), end_q = chain_times(release_q, [(job.place_above, 1.0, ahead)], cfg)
     (rise_conf,), _ = chain_times(release_q, [(job.place_above, approach, ahead)], cfg)
@@ -348,7 +359,8 @@ def cycle(
         lift,
         carry,
         *descent,
-        Segment("release settle + settle", let_go, let_go),
+        Segment("let go (vented from release_early_m)" if let_go[0] < valve else "release settle + settle",
+                *let_go),
         Segment("rise" + (" (hands on)" if more else ""), rise_full, rise_conf),
     ]]  # fmt: skip
     return segments, end_q if more else place_q

@@ -14,7 +14,8 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import cycle_bound as cb  # noqa: E402
 
-WAITS = ("attach settle + grip confirm", "release settle + settle")
+VENTED = "let go (vented from release_early_m)"
+WAITS = ("attach settle + grip confirm", "release settle + settle", VENTED)
 BAND = "through the rim band (guard_speed)"
 
 
@@ -32,11 +33,14 @@ def test_the_bound_is_the_configured_cycle_at_full_speed_with_the_release_descen
     assert [can for can, _ in rows] == ["can_0", "can_1", "can_2"]
     cell = cb._params(cb.CELL, "cell_sim")
     tree = cb._params(cb.BEHAVIOR, "behavior_server_node")
-    waits = cell["attach_settle_s"] + tree["grip_confirm_s"] + cell["release_settle_s"] + tree["settle_s"]
+    grip = cell["attach_settle_s"] + tree["grip_confirm_s"]
     for _, segments in rows:
         assert len(segments) == 10  # the release descent in three lines: to the band, through it, below it
         assert all(0.0 < s.bound <= s.configured + 1e-9 for s in segments)
-        assert sum(s.bound for s in segments if s.name in WAITS) == pytest.approx(waits)
+        assert sum(s.bound for s in segments if s.name == WAITS[0]) == pytest.approx(grip)
+        # The vacuum goes off release_early_m before the release height: the valve vents meanwhile.
+        (let_go,) = [s for s in segments if s.name == VENTED]
+        assert tree["settle_s"] <= let_go.bound < cell["release_settle_s"] + tree["settle_s"]
         moving = sum(s.bound for s in segments if s.name not in WAITS)
         assert 5.0 < moving < 12.0  # nine motions of 0.01-0.4 m and a joint path: seconds, not ms or minutes
     # The shipped carry is a joint path at the generator's limits, faster than the line over its 0.36 m.
@@ -46,6 +50,20 @@ def test_the_bound_is_the_configured_cycle_at_full_speed_with_the_release_descen
     above = cb._ik(job.above, tuple(cb.REST_POSTURE), cfg)
     assert carry.name == "carry to place_above (joint path)" and carry.configured == carry.bound
     assert carry.bound < cb.line_time(above, job.place_above, 1.0, cfg) - 0.2
+
+
+def test_without_release_early_m_the_valve_vents_after_the_descent(rows, tmp_path) -> None:
+    data = yaml.safe_load(cb.BEHAVIOR.read_text())
+    next(iter(data.values()))["ros__parameters"]["release_early_m"] = 0.0
+    late = tmp_path / "behavior.yaml"
+    late.write_text(yaml.safe_dump(data))
+    cell = cb._params(cb.CELL, "cell_sim")
+    tree = cb._params(cb.BEHAVIOR, "behavior_server_node")
+    for (_, vented), (_, segments) in zip(rows, cb.bounds(behavior_path=late), strict=True):
+        (let_go,) = [s for s in segments if s.name == "release settle + settle"]
+        assert let_go.bound == pytest.approx(cell["release_settle_s"] + tree["settle_s"])
+        saved = sum(s.bound for s in segments) - sum(s.bound for s in vented)
+        assert 0.1 < saved < cell["release_settle_s"]  # the overlap: most of the valve's time
 
 
 def test_the_rim_band_is_passed_at_guard_speed(rows) -> None:

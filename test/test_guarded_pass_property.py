@@ -18,7 +18,8 @@ off the believed one, and hypothesis draws the placement errors (derandomized, a
   pad brakes, is lifted back to the band's top (vacuum on), and the search's `probe_offsets` follow in
   the tree's order (`next_probe`: where the detector's force at the trip pushed the can sideways),
   each a move at the band's top and a guarded descent from rest; the first one that passes goes down to
-  the release height, the vacuum goes off and the can settles; no probe passes: the can is held there.
+  the release height, the vacuum going off `release_early_m` before it, and the can settles; no probe
+  passes: the can is held there.
 
 Simplified relative to the real stack: the pad's commanded pose is the measured TCP (no trajectory
 generator, no stream); the stop after a trip is modelled as the worst the real node showed, not
@@ -144,14 +145,18 @@ class Harness:
         pressing = max(hold - max(pull, 0.0), 1e-9)
         return max(abs(pull) / hold, shear / (s.pad_friction * pressing), bend / (pressing * s.pad_radius))
 
-    def move(self, to: Point, speed: float) -> None:
-        """A minimum-jerk move at `speed` m/s on average."""
-        start = self.p
+    def move(self, to: Point, speed: float, vent_within: float = -1.0) -> None:
+        """A minimum-jerk move at `speed` m/s on average; the vacuum goes off once the pad is `vent_within`
+        (m) from `to`, the move going on (the tree's `release_early_m`; < 0: never)."""
+        start, vented = self.p, False
         n = max(1, math.ceil(math.dist(start, to) / speed / TICK))
         for i in range(1, n + 1):
             s = i / n
             s = 10 * s**3 - 15 * s**4 + 6 * s**5
             self.tick(tuple(a + s * (b - a) for a, b in zip(start, to, strict=True)))  # type: ignore[arg-type]
+            if not vented and math.dist(self.p, to) <= vent_within:
+                self.cell.set_vacuum(False, self.t)
+                vented = True
 
     def line(self, to: Point, speed: float, accel: float, end_speed: float = 0.0) -> None:
         """A straight move with a trapezoidal speed profile (the Cartesian node's linear goal at a scale),
@@ -234,9 +239,10 @@ def guarded_release(box: tuple[float, float, float], grip: tuple[float, float], 
             run.line((cx + px, cy + py, top), GUARD_SPEED, GUARD_ACCEL)
         run.peak_stroke = run.peak_seal_use = 0.0
         trip = run.guarded_descent(bottom, GUARD_SPEED if i == 0 else 0.0)
-        if trip is None:
+        if trip is None:  # the vacuum goes off release_early_m before the release height, below the band
             release = place.place_release
-            run.move((cx + px, cy + py, release[2]), 0.15)
+            early = min(SETTINGS.release_early_m, bottom - release[2])
+            run.move((cx + px, cy + py, release[2]), 0.15, vent_within=early)
             cell.set_vacuum(False, run.t)
             for _ in range(300):  # at most 3 s for the can to settle
                 run.tick()

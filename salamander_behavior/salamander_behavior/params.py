@@ -61,6 +61,7 @@ class BehaviorSettings:
     nudge_speed: float = 0.5
     blend_m: float = 0.15
     vacuum_early_m: float = 0.002
+    release_early_m: float = 0.01
     attach_timeout_s: float = 2.0
     grip_confirm_s: float = 0.1
     removal_confirm_s: float = 0.5
@@ -240,6 +241,15 @@ def param_specs() -> list[ParamSpec]:
             "the descent has ended",
             0.0,
             0.01,
+        ),
+        ParamSpec(
+            "release_early_m",
+            _D.release_early_m,
+            "m; on a guarded release descent the vacuum goes off when the can is this close to its release "
+            "height (measured), past the rim band (never higher than its bottom), the descent finishing "
+            "meanwhile, so the can lets go as the pad arrives; 0: once the descent has ended",
+            0.0,
+            0.03,
         ),
         ParamSpec(
             "attach_timeout_s",

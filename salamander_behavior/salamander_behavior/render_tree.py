@@ -40,8 +40,9 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
   grip until the valve closes, the part-present switch must be fresh (`part_present_timeout_s`) and
   true, or the running motion is cancelled and the run stops holding (lost in transit, or a stale signal).
 - `vacuum off` is reachable only right after `over the rim can_i?` succeeded, which it does only with
-  the can at its release height (memory sequences up to the can's selector; the selector's fallback
-  never touches the vacuum): the whole descent succeeded first.
+  the can at its release height, or, on a guarded pass that crossed the band without a contact, within
+  `release_early_m` (10 mm) of it below the band, the descent finishing while the valve vents (memory
+  sequences up to the can's selector; the selector's fallback never touches the vacuum).
 - The release descent: `over the rim can_i` is one line from place_above to the release height: fast
   (release_speed) to just above the rim band, slowly and guarded (guard_speed, guard_force_n) through
   the band where the can's bottom passes the rim and the divider tops, fast again below it, without

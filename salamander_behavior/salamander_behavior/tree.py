@@ -37,7 +37,8 @@ it)::
     |               |       |                                      is there (search_fallback manual)
     |               |       |-- ManualAdjust[place_can_i after the search]
     |               |       `-- over the rim can_i after ManualAdjust   guarded, no search
-    |               |-- vacuum off               stage := released; ONLY reachable from here
+    |               |-- vacuum off               stage := released; ONLY reachable from here (a guarded
+    |               |                            descent finishes its last release_early_m meanwhile)
     |               |-- can_i let go?            part-present false after the valve closed; stage := let_go
     |               |-- settle                   settle_s
     |               |-- rise                     linear to place_above + offset; hands on to the next
@@ -63,13 +64,15 @@ one that met the rim; the first that passes goes on to the release height and be
 without a search (a contact then stops the run, holding).
 
 The release is safe by structure: "vacuum off" is the next sibling of `over the rim can_i?`, which
-succeeds only with the can at its release height (a rim pass that ended there), in a memory sequence
-whose ancestors up to the can's selector are sequences, so it is ticked only after the whole descent
-SUCCEEDED; the selector's fallback (the outcome leaf) never switches the vacuum. A failure
-anywhere after "vacuum on" (including ManualAdjust's abort or timeout and a guard trip) therefore ends
-with the can still on the pad, and the outcome leaf stops the run there. The guard (limit conditions
-of `behaviors/guard.py`) wraps the whole cycle of a can, so every motion in it, ManualAdjust's
-nudges included, is stopped the tick a condition fails.
+succeeds only with the can at its release height (a rim pass that ended there) or, on a guarded pass,
+within ``release_early_m`` of it below the band, inside its compartment (the pass crossed the band
+without a contact and hands its goal on to finish the descent while the valve vents; the rise waits for
+that goal's end), in a memory sequence whose ancestors up to the can's selector are sequences, so it is
+ticked only after the whole pass SUCCEEDED; the selector's fallback (the outcome leaf) never switches
+the vacuum. A failure anywhere after "vacuum on" (including ManualAdjust's abort or timeout and a
+guard trip) therefore ends with the can still on the pad, and the outcome leaf stops the run there. The
+guard (limit conditions of `behaviors/guard.py`) wraps the whole cycle of a can, so every motion in it,
+ManualAdjust's nudges included, is stopped the tick a condition fails.
 """
 
 from __future__ import annotations

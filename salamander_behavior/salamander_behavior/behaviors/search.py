@@ -30,7 +30,11 @@ Invariants: the can goes below the band's bottom only in a goal that crossed the
 contact; each probe offset is tried at most once, every one within `search_reach_m` of the start
 offset and the total within the pinned 30 mm (`motion.OFFSET_BOUND`); a failure of any move other than
 a contact fails the pass with its reason (never retried). `RimPass` succeeds only with the can at its
-release height, so the vacuum's release, its next step, never happens anywhere else.
+release height, or, on a guarded pass, in the goal that crossed the band without a contact once the
+measured can is below the band and within `release_early_m` of that height (the goal hands on and
+finishes the descent while the vacuum, the next step, goes off: the valve's release time overlaps the
+last millimetres); so the vacuum's release never happens above the band's bottom, outside the can's
+compartment.
 """
 
 from __future__ import annotations
@@ -322,6 +326,7 @@ class RimPass(MotionLeaf):
                 label,
                 guard_force=settings.guard_force_n,
                 band=MotionBand(settings.guard_speed, top, bottom),
+                handoff=min(settings.release_early_m, bottom),  # never above the band's bottom
             )
         return MotionRequest(self._at(self._band.top), MotionPath.LINEAR, settings.guard_speed, label)
 
@@ -343,6 +348,10 @@ class RimPass(MotionLeaf):
         outcome = self._poll(ports)
         if outcome.phase is MotionPhase.SUCCEEDED:
             return self._arrived(ports)
+        early = self.requests[-1].handoff if self._leg is _Leg.THROUGH else 0.0
+        if outcome.phase is MotionPhase.ACTIVE and outcome.remaining <= early:  # False for NaN
+            self._hand_on(ports)  # below the band: the can is in its compartment; the goal finishes
+            return self._passed(ports, outcome.remaining)
         if outcome.phase is MotionPhase.FAILED:
             if self._leg is _Leg.THROUGH and outcome.contact is not None:
                 return self._contact(ports, outcome.contact)
@@ -375,16 +384,21 @@ class RimPass(MotionLeaf):
         push = self._push if settings.search_follow_push else None
         return next_probe(self._probes, self._tried, self._probe_at(), push, settings.search_step_m)
 
-    def _passed(self, ports: Ports) -> Status:
+    def _passed(self, ports: Ports, remaining: float = 0.0) -> Status:
+        """The can crossed the band: at its release height, or `remaining` m above it (handed on)."""
         self._bb.set(self._keys["search"], SEARCH_PASSED, overwrite=True)
+        where = (
+            f"{remaining * 1000:.0f} mm above the release height, the descent finishing" if remaining
+            else "at the release height"
+        )
         if not self._probe:
-            self.feedback_message = "the can passed the rim: at the release height"
+            self.feedback_message = f"the can passed the rim: {where}"
             return Status.SUCCESS
         offset = self._offset()
         px, py = self._probe_at()
         self._bb.set(self._keys["offset"], offset, overwrite=True)
         self._bb.set(self._keys["source"], OFFSET_SEARCH, overwrite=True)
-        self.feedback_message = f"probe {self._probe} passed the rim at offset {offset_mm(offset)}"
+        self.feedback_message = f"probe {self._probe} passed the rim at offset {offset_mm(offset)}: {where}"
         ports.log.info(
             f"{self.job.can}: probe {self._probe}/{len(self._probes)} passed the rim {self._where()} at "
             f"offset {offset_mm(offset)} (the search moved it {offset_mm((px, py, 0.0))}): releasing there"

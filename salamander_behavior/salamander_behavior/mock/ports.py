@@ -128,19 +128,32 @@ class FakeHandle:
         self._reply: RetargetReply | None = None
         self._pending: CartesianTarget | None = None
         self._final: MotionOutcome | None = None
+        self._cleared = False  # the goal passed its obstacle check
 
     def poll(self) -> MotionOutcome:
         """PENDING on the first poll, ACTIVE until `script.polls` (progress short of 1), then the end.
 
         The distance remaining runs down in step with the progress, from the pose the last goal reached.
+        A guarded goal meets its `FakeMotion.obstacle` at its end, or, with a band, as soon as it is
+        past the band's end (the real contact happens inside the band, before a hand-off below it).
         """
         if self._final is not None:
             return self._final
         self.polls += 1
+        start = self.motion.position
+        span = math.dist(start.position, self.target.position) if start is not None else math.nan
+        runs = self.script.succeed or not self.script.early  # an early fail never runs
+        progress = self.polls / (self.script.polls + 1) if runs else 0.0
+        band = self.request.band
+        # A contact happens in the band: at the goal's end, or once it is past the band's end.
+        past_band = band is not None and (1.0 - progress) * span <= band.end
+        ended = self.polls > self.script.polls
+        ask = not self.cancelled and not self._cleared and (ended or past_band)
+        met = self.motion.meets(self.request) if ask else None
+        self._cleared = self._cleared or ask  # the obstacle is asked once per goal
         if self.cancelled:
             self._final = MotionOutcome(MotionPhase.FAILED, 0, "canceled")
-        elif self.polls > self.script.polls:
-            met = self.motion.meets(self.request)
+        elif ended or met is not None:
             if met is not None:
                 self._final = MotionOutcome(
                     MotionPhase.FAILED, 0, f"contact: {met.describe()}", contact=met
@@ -157,11 +170,7 @@ class FakeHandle:
                 )
         else:
             # An early fail never runs (the real node decides before its first cycle): PENDING until then.
-            runs = self.script.succeed or not self.script.early
             phase = MotionPhase.ACTIVE if self.polls > 1 and runs else MotionPhase.PENDING
-            progress = self.polls / (self.script.polls + 1) if runs else 0.0
-            start = self.motion.position
-            span = math.dist(start.position, self.target.position) if start is not None else math.nan
             return MotionOutcome(phase, progress=progress, remaining=(1.0 - progress) * span)
         self.motion.finished.append((self.request, self._final))
         return self._final
@@ -196,6 +205,7 @@ class FakeHandle:
             return RetargetReply(False, 1, "retarget refused (out_of_reach)", target)
         self.target = target
         self.polls = min(self.polls, 1)
+        self._cleared = False
         return RetargetReply(True, 0, "retargeted", target)
 
 

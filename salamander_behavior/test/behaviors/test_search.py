@@ -30,7 +30,7 @@ from salamander_behavior.behaviors.search import (
 from salamander_behavior.mock.ports import Rig, Script
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
-from salamander_behavior.ports import MotionRequest
+from salamander_behavior.ports import MotionPhase, MotionRequest
 from salamander_behavior.report import CanResult
 from salamander_control.cell.layout import load_cell_layout
 from salamander_testing import REPO
@@ -311,6 +311,45 @@ def test_a_push_along_one_axis_walks_the_search_along_it() -> None:
     text = rig.log.text()
     assert "can_0: probe 1/12 met the rim" in text and "pushed toward +x" in text
     assert "can_0: probe 2/12 passed the rim over compartment 0 at offset [4.0, 0.0, 0.0] mm" in text
+
+
+@pytest.mark.parametrize("early", [0.01, 0.0])
+def test_the_vacuum_goes_off_as_the_can_nears_its_release_height_below_the_band(early: float) -> None:
+    """`release_early_m` before the release height (measured), below the band, the pass hands its goal on
+    and "vacuum off" follows while it finishes; the rise waits for its end. 0: after the goal's end."""
+    label = "over the rim can_0: through the rim"
+    rig = Rig(JOBS[:1], BehaviorSettings(release_early_m=early), scripts={label: Script(polls=120)})
+    box_shifted(rig, 0.0, 0.0)
+    rig.run(until=lambda: rig.gripper.commands == [True, False])
+    descent = next(h for h in rig.motion.handles if h.request.label == label)
+    assert descent.request.handoff == early
+    span = math.dist(JOBS[0].place_above.position, JOBS[0].place_release.position)
+    remaining = (1.0 - descent.polls / (descent.script.polls + 1)) * span  # the fake's, at vacuum off
+    band = rim_band(JOBS[0], BehaviorSettings())
+    assert band is not None
+    if early:
+        assert not descent.poll().done and 0.0 < remaining <= early  # still on its way down
+        assert remaining < band.bottom - JOBS[0].place_release.z  # below the band: in the compartment
+        leaf = next(b for b in rig.root.iterate() if b.name == "over the rim can_0")
+        assert leaf.feedback_message.endswith("mm above the release height, the descent finishing")
+    else:
+        assert descent.poll().phase is MotionPhase.SUCCEEDED
+    rig.run(until=lambda: "rise" in rig.motion.labels)
+    assert label in [request.label for request, _ in rig.motion.finished]  # ended before the rise went out
+    assert rig.run() == "SUCCESS" and rig.motion.cancels == 0
+
+
+def test_the_vacuum_never_goes_off_above_the_bands_bottom() -> None:
+    """A `release_early_m` reaching above the band's bottom is cut to it (a band 45 mm below the rim)."""
+    settings = BehaviorSettings(release_early_m=0.03, guard_band_below_m=0.045)
+    rig = Rig(JOBS[:1], settings)
+    box_shifted(rig, 0.0, 0.0)
+    assert rig.run() == "SUCCESS"
+    band = rim_band(JOBS[0], settings)
+    assert band is not None
+    descent = next(h for h in rig.motion.handles if "through the rim" in h.request.label)
+    assert descent.request.handoff == pytest.approx(band.bottom - JOBS[0].place_release.z)
+    assert descent.request.handoff < 0.03
 
 
 def test_no_probe_passing_holds_the_can_above_its_compartment_and_stops_the_run() -> None:
