@@ -33,7 +33,8 @@ other moves minimum-jerk at fixed speeds; the can is gripped on its true spot.
 The property: no can is torn off, released or knocked outside its compartment (in_box_clear or
 touching a wall, never on the rim, astray or tipped); every contact ends with the can held before and
 after the lift; an exhausted search leaves it held above the band (the tree stops the run holding it).
-It does not hold for every draw yet: `GRAZE` and `LIFT_OFF` say where it fails (pinned as strict xfails).
+It does not hold for every draw yet: `GRAZE` says where it fails (pinned as strict xfails); `LIFT_OFF`
+was seen before the search followed the rim's push.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from salamander_behavior.behaviors.search import next_probe, probe_offsets
+from salamander_behavior.behaviors.search import CANDIDATES, next_probe, probe_offsets
 from salamander_behavior.params import BehaviorSettings
 from salamander_control.cartesian.contact import ContactDetector, read_efforts
 from salamander_control.cartesian.plan import DECEL_SHARE, RAMP_FLOOR
@@ -202,7 +203,9 @@ class Harness:
         return None
 
 
-def guarded_release(box: tuple[float, float, float], grip: tuple[float, float], k: int, seed: int) -> Outcome:
+def guarded_release(
+    box: tuple[float, float, float], grip: tuple[float, float], k: int, seed: int, follow_push: bool = True
+) -> Outcome:
     """Can k gripped on its spot, carried over its believed compartment, released through the guarded pass
     and the search into the true box moved by `box` (dx, dy, dyaw) with the grip shifted by `grip`."""
     layout = draw_truth(CFG.layout, Uncertainty(box_error=box)).layout
@@ -223,13 +226,14 @@ def guarded_release(box: tuple[float, float, float], grip: tuple[float, float], 
     run.move((cx, cy, TARGETS.travel_z), 0.4)
     run.move((cx, cy, place.place_above[2]), 0.15)
     step = SETTINGS.search_step_m
-    probes = probe_offsets(step, SETTINGS.search_reach_m, SETTINGS.search_probes)
+    probes = probe_offsets(step, SETTINGS.search_reach_m, CANDIDATES)  # RimPass's candidates ...
     tried: list[int] = []
     px = py = 0.0
-    for i in range(len(probes) + 1):
+    for i in range(min(SETTINGS.search_probes, len(probes)) + 1):  # ... and its budget of tries
         out.probes = i
         if i:  # the search's next probe (RimPass: where the last contact pushed the can, else the spiral)
-            index = next_probe(probes, tried, (px, py), out.contacts[-1].push, step)
+            push = out.contacts[-1].push if follow_push else None  # None: the square spiral
+            index = next_probe(probes, tried, (px, py), push, step)
             assert index is not None  # one probe per pass of the loop: never all tried here
             tried.append(index)
             px, py = probes[index]
@@ -281,12 +285,16 @@ LIFT_OFF = (
     "0.99 for 0.4 s), and the lift tears it off as the compensator reaches its stop and the can leaves the "
     "edge (0.59 N m > 0.2 N m): it falls on the rim"
 )
+"""Seen in a random survey before the search followed the rim's push; its draw is now placed (below), and
+300 draws up to twice the clearance (2026-12-04) showed it no more: the hypothesis test still names it."""
 
 
-def check_property(box: tuple[float, float, float], grip: tuple[float, float], k: int, seed: int) -> Outcome:
+def check_property(
+    box: tuple[float, float, float], grip: tuple[float, float], k: int, seed: int, follow_push: bool = True
+) -> Outcome:
     """Run one guarded release, record its numbers in STATS and assert the safety property."""
     start = time.monotonic()
-    out = guarded_release(box, grip, k, seed)
+    out = guarded_release(box, grip, k, seed, follow_push)
     STATS["cases"].append((box, grip, k))
     STATS["contacts"].append(len(out.contacts))
     STATS["peaks"] += [(c.force, c.stroke, c.seal_use) for c in out.contacts]
@@ -323,7 +331,9 @@ def check_property(box: tuple[float, float, float], grip: tuple[float, float], k
         ((0.0, -0.0035, 0.0), (0.0005, -0.0005), 1, 1, False),  # between two dividers: pushed -y
         ((-0.0038, 0.0, 0.0112), (0.0, 0.0012), 0, 1, False),  # far out along x, turned: pushed -x
         ((-0.00269, 0.00249, -0.0068), (-0.00023, -0.00141), 0, 1, False),  # diagonal: pushed -x +y
-        ((-0.0042, 0.0042, 0.0), (0.0, 0.0), 0, 12, True),  # 5.9 mm diagonal: the search ends, held
+        # 5.9 mm diagonal: the spiral's twelve nearest (to 4 mm) ran out; the push walks to (-4, +4) mm
+        ((-0.0042, 0.0042, 0.0), (0.0, 0.0), 0, 2, False),
+        ((-0.0062, 0.0062, 0.0), (0.0, 0.0), 0, 12, True),  # 8.8 mm diagonal: beyond the reach, held
     ],
 )
 def test_chosen_draws_pass_the_rim_or_are_held(
@@ -341,12 +351,23 @@ def test_a_can_grazing_a_wall_top_within_the_clearance_is_not_torn_off() -> None
     check_property((0.0, -0.001955, 0.0), (0.0, 0.0), 0, 1)
 
 
-@pytest.mark.xfail(strict=True, reason=LIFT_OFF)
-def test_a_can_stopped_on_a_wall_edge_is_lifted_off_it_still_held() -> None:
-    """The second failing draw pinned (a random survey's): box +1.27, +2.85 mm, yaw +0.0095; grip -0.69,
-    -1.45 mm; can_0."""
-    box = (0.0012681725681452012, 0.0028488776057163444, 0.009486845089032785)
-    check_property(box, (-0.0006932297288250244, -0.0014495048306635136), 0, 61)
+LIFT_OFF_DRAW = ((0.0012681725681452012, 0.0028488776057163444, 0.009486845089032785),
+                 (-0.0006932297288250244, -0.0014495048306635136), 0, 61)  # fmt: skip
+"""The draw `LIFT_OFF` was seen in: box +1.27, +2.85 mm, yaw +0.0095; grip -0.69, -1.45 mm; can_0."""
+
+
+def test_the_draw_a_square_spiral_tore_off_goes_in_following_the_push() -> None:
+    """`LIFT_OFF_DRAW`, once a strict xfail: following the rim's push, the search goes in at probe 2 (+2,
+    +4 mm, beyond the spiral's twelve nearest); in the spiral's order its tenth probe grazes wall -x."""
+    out = check_property(*LIFT_OFF_DRAW)
+    assert (out.probes, len(out.contacts)) == (2, 2)
+
+
+@pytest.mark.xfail(strict=True, reason=GRAZE)
+def test_the_same_draw_in_the_square_spiral_grazes_a_wall() -> None:
+    """The spiral's order (``search_follow_push`` false) on `LIFT_OFF_DRAW`: probe 10 is torn off by
+    wall -x (the `GRAZE` mode); strict, so a change that mends it shows here."""
+    check_property(*LIFT_OFF_DRAW, follow_push=False)
 
 
 @pytest.mark.xfail(strict=False, reason=f"{GRAZE}; {LIFT_OFF}")

@@ -68,6 +68,9 @@ from salamander_behavior.report import offset_mm
 
 SEARCH_PASSED = "passed"
 SEARCH_EXHAUSTED = "exhausted"
+CANDIDATES = 1000
+"""Most grid points a search chooses its probes from (every one within ``search_reach_m``, nearest
+first); it tries at most ``search_probes`` of them."""
 
 
 def search_key(can: str) -> str:
@@ -82,8 +85,10 @@ def probe_offsets(step: float, reach: float, probes: int) -> list[tuple[float, f
     distance, counter-clockwise from +x (a square spiral). At most `probes` of them. Every point of the
     plane lies within step / sqrt(2) of a grid point, so with a step up to sqrt(2) times the side
     clearance (2 mm against 1.95 mm: 1.41 mm) a box offset inside the probed area has a probe that
-    passes. The defaults (12 probes) probe to 4 mm: box offsets up to 4.8 mm (diagonal) to 5.9 mm (along
-    an axis) are found. Why 2 mm and not finer: docs/design/guarded_moves.md.
+    passes. The search chooses from every point within its reach (6 mm by default) and tries at most
+    ``search_probes`` (12) of them: in the spiral's order (no sideways push) the nearest 12, to 4 mm,
+    which finds box offsets up to 4.8 mm (diagonal) to 5.9 mm (along an axis); following the rim's push
+    (`next_probe`) it may walk out to the reach. Why 2 mm and not finer: docs/design/guarded_moves.md.
 
     Raises:
         ValueError: a step or reach that is not a positive finite number, or probes < 0.
@@ -243,7 +248,8 @@ class RimPass(MotionLeaf):
         self._leg = _Leg.THROUGH
         self._band: RimBand | None = None
         self._start_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
-        self._probes: list[tuple[float, float]] = []
+        self._probes: list[tuple[float, float]] = []  # the candidates: every grid point within reach
+        self._budget = 0  # the most of them to try (search_probes)
         self._tried: list[int] = []  # indices into `_probes`, in the order tried; the last is in flight
         self._push: tuple[float, float, float] | None = None  # the last contact's force
         self._probe = 0  # 0: the start offset; k: the k-th probe tried (`_tried[k - 1]`)
@@ -278,7 +284,7 @@ class RimPass(MotionLeaf):
         settings = ports.settings()
         self._handle, self._queued, self._problem, self._band = None, None, "", None
         self._probe, self.probes_tried, self.requests = 0, 0, []
-        self._tried, self._push = [], None
+        self._tried, self._push, self._budget = [], None, 0
         self._bb.unset(self._keys["search"])
         try:
             target = self._release()  # the start offset as the release would use it (checked)
@@ -296,9 +302,10 @@ class RimPass(MotionLeaf):
             self.feedback_message = f"unguarded ({unguarded}): {self.feedback_message}"
             return
         reach = settings.search_reach_m
-        probes = probe_offsets(settings.search_step_m, reach, settings.search_probes) if self.search else []
+        probes = probe_offsets(settings.search_step_m, reach, CANDIDATES) if self.search else []
         dx, dy, _ = self._start_offset
         self._probes = [p for p in probes if math.hypot(dx + p[0], dy + p[1]) <= OFFSET_BOUND]
+        self._budget = min(settings.search_probes, len(self._probes))
         self._send(ports, _Leg.THROUGH)
 
     def _unguarded(self, ports: Ports, settings: BehaviorSettings) -> str:
@@ -381,6 +388,8 @@ class RimPass(MotionLeaf):
 
     def _next(self, settings: BehaviorSettings) -> int | None:
         """The next probe's index (`next_probe`), None when none is left."""
+        if len(self._tried) >= self._budget:
+            return None
         push = self._push if settings.search_follow_push else None
         return next_probe(self._probes, self._tried, self._probe_at(), push, settings.search_step_m)
 
@@ -400,7 +409,7 @@ class RimPass(MotionLeaf):
         self._bb.set(self._keys["source"], OFFSET_SEARCH, overwrite=True)
         self.feedback_message = f"probe {self._probe} passed the rim at offset {offset_mm(offset)}: {where}"
         ports.log.info(
-            f"{self.job.can}: probe {self._probe}/{len(self._probes)} passed the rim {self._where()} at "
+            f"{self.job.can}: probe {self._probe}/{self._budget} passed the rim {self._where()} at "
             f"offset {offset_mm(offset)} (the search moved it {offset_mm((px, py, 0.0))}): releasing there"
         )
         return Status.SUCCESS
@@ -415,12 +424,12 @@ class RimPass(MotionLeaf):
         follow = settings.search_follow_push and push_axes(contact.force) != (0, 0)
         order = "first where the rim pushed it" if follow else "in a square spiral"
         if not self._probe:
-            if self._probes:
+            if self._budget:
                 step = settings.search_step_m
                 reach = max(math.hypot(*p) for p in self._probes)
                 ports.log.warning(
                     f"{can}: met the rim: {where}, {push}: lifting it clear (vacuum on), then searching "
-                    f"({len(self._probes)} probes, step {step * 1000:.1f} mm, within {reach * 1000:.1f} mm) "
+                    f"({self._budget} probes, step {step * 1000:.1f} mm, within {reach * 1000:.1f} mm) "
                     f"{order}"
                 )
             else:
@@ -429,9 +438,9 @@ class RimPass(MotionLeaf):
                     f"({'no search after ManualAdjust' if not self.search else 'no probe to try'})"
                 )
         else:
-            more = f"probe {self._probe + 1} next" if self._probe < len(self._probes) else "no probe left"
+            more = f"probe {self._probe + 1} next" if self._probe < self._budget else "no probe left"
             ports.log.info(
-                f"{can}: probe {self._probe}/{len(self._probes)} met the rim: {where}, {push}: lifting "
+                f"{can}: probe {self._probe}/{self._budget} met the rim: {where}, {push}: lifting "
                 f"clear, {more}"
             )
         self._send(ports, _Leg.LIFT)
@@ -443,10 +452,10 @@ class RimPass(MotionLeaf):
         settings = ports.settings()
         manual = settings.search_fallback == "manual" or settings.manual_place
         can, k = self.job.can, self.job.compartment
-        if self.search and self._probes:
-            reach = max(math.hypot(*p) for p in self._probes)
+        if self.search and self._tried:
+            reach = max(math.hypot(*self._probes[i]) for i in self._tried)
             what = (
-                f"no probe of the search passed the rim ({len(self._probes)} probes within "
+                f"no probe of the search passed the rim ({len(self._tried)} probes within "
                 f"{reach * 1000:.1f} mm)"
             )
         else:

@@ -268,7 +268,7 @@ def test_a_contact_lifts_the_can_clear_and_the_search_releases_at_the_first_prob
         "then " in warnings[0]
     )
     assert warnings[0].endswith("in a square spiral")  # the fake's contact pushes straight up
-    reach = max(math.hypot(*p) for p in probe_offsets(s, BehaviorSettings().search_reach_m, 12))
+    reach = BehaviorSettings().search_reach_m  # the candidates: every grid point within it (6 mm)
     assert f"searching (12 probes, step {s * 1000:.1f} mm, within {reach * 1000:.1f} mm)" in warnings[0]
     infos = rig.log.text()
     assert "can_0: probe 1/12 met the rim: TCP" in infos and "lifting clear, probe 2 next" in infos
@@ -350,6 +350,21 @@ def test_the_vacuum_never_goes_off_above_the_bands_bottom() -> None:
     descent = next(h for h in rig.motion.handles if "through the rim" in h.request.label)
     assert descent.request.handoff == pytest.approx(band.bottom - JOBS[0].place_release.z)
     assert descent.request.handoff < 0.03
+
+
+def test_following_the_push_reaches_beyond_the_spirals_twelve_nearest_probes() -> None:
+    """A box 4.8 mm off in +x and 2.6 mm in +y: none of the spiral's 12 nearest probes (to 4 mm) passes and
+    the run stops holding the can; the rim's push walks the search to (+4, +2) mm (4.5 mm out, within the
+    6 mm reach) in two probes."""
+    rig = Rig(JOBS[:1])
+    box_shifted(rig, 0.0048, 0.0026, push=True)
+    assert rig.run() == "SUCCESS"
+    assert rig.gripper.releases[0].at == JOBS[0].place_release.shifted(0.004, 0.002)
+    assert "can_0: probe 2/12 passed the rim" in rig.log.text()
+    rig = Rig(JOBS[:1], settings=BehaviorSettings(search_follow_push=False))
+    box_shifted(rig, 0.0048, 0.0026, push=True)
+    assert rig.run() == "FAILURE"
+    assert "no probe of the search passed the rim (12 probes within 4.0 mm)" in rig.log.text()
 
 
 def test_no_probe_passing_holds_the_can_above_its_compartment_and_stops_the_run() -> None:
