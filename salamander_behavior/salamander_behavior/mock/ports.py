@@ -129,6 +129,8 @@ class FakeHandle:
         self._pending: CartesianTarget | None = None
         self._final: MotionOutcome | None = None
         self._cleared = False  # the goal passed its obstacle check
+        self.remaining = math.nan
+        """The distance remaining the last poll reported (m; 0 once it has ended, NaN before it ran)."""
 
     def poll(self) -> MotionOutcome:
         """PENDING on the first poll, ACTIVE until `script.polls` (progress short of 1), then the end.
@@ -164,6 +166,7 @@ class FakeHandle:
             elif self.script.succeed:
                 self._final = MotionOutcome(MotionPhase.SUCCEEDED, 0, "reached")
                 self.motion.position = self.target
+                self.remaining = 0.0
             else:
                 self._final = MotionOutcome(
                     MotionPhase.FAILED, self.script.status, self.script.message, early=self.script.early
@@ -171,8 +174,14 @@ class FakeHandle:
         else:
             # An early fail never runs (the real node decides before its first cycle): PENDING until then.
             phase = MotionPhase.ACTIVE if self.polls > 1 and runs else MotionPhase.PENDING
-            return MotionOutcome(phase, progress=progress, remaining=(1.0 - progress) * span)
+            self.remaining = (1.0 - progress) * span
+            return MotionOutcome(phase, progress=progress, remaining=self.remaining)
         self.motion.finished.append((self.request, self._final))
+        return self._final
+
+    @property
+    def ended(self) -> MotionOutcome | None:
+        """The goal's final outcome once it has ended (None while it runs), read without polling it."""
         return self._final
 
     def cancel(self) -> None:

@@ -12,6 +12,7 @@ import re
 import py_trees
 import pytest
 from hypothesis import given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from py_trees.common import Status
 
@@ -337,6 +338,41 @@ def test_the_vacuum_goes_off_as_the_can_nears_its_release_height_below_the_band(
     rig.run(until=lambda: "rise" in rig.motion.labels)
     assert label in [request.label for request, _ in rig.motion.finished]  # ended before the rise went out
     assert rig.run() == "SUCCESS" and rig.motion.cancels == 0
+
+
+@hypothesis_settings(max_examples=40, deadline=None)
+@given(
+    polls=st.integers(2, 200),
+    early=st.floats(0.0, 0.03),
+    below=st.floats(0.001, 0.05),
+    dx=st.floats(-2 * CLEARANCE, 2 * CLEARANCE),
+)
+def test_the_vacuum_goes_off_only_below_the_band_after_a_pass_without_contact(
+    polls: int, early: float, below: float, dx: float
+) -> None:
+    """Property: whatever the descent's pace, `release_early_m` and band, "vacuum off" comes only after a
+    descent that crossed its band without a contact, with the can at its release height or below the band
+    within `release_early_m` of that height (the fake's distance remaining when the vacuum went off)."""
+    settings = BehaviorSettings(release_early_m=early, guard_band_below_m=below)
+    rig = Rig(JOBS[:1], settings, default=Script(polls=polls))
+    box_shifted(rig, dx, 0.0, push=True)
+    seen: list[tuple[float, bool]] = []
+    gripper_off = rig.gripper.set_vacuum
+
+    def off_watch(on: bool):  # noqa: ANN202 (the fake's PendingCall)
+        if not on:
+            descent = [h for h in rig.motion.handles if "through the rim" in h.request.label][-1]
+            ended = descent.ended
+            seen.append((descent.remaining, ended is not None))
+            assert ended is None or ended.phase is MotionPhase.SUCCEEDED
+        return gripper_off(on)
+
+    rig.gripper.set_vacuum = off_watch  # type: ignore[method-assign]
+    assert rig.run(max_ticks=20000) == "SUCCESS"
+    band = rim_band(JOBS[0], settings)
+    assert band is not None and len(seen) == 1
+    remaining, done = seen[0]
+    assert done or remaining <= min(early, band.bottom - JOBS[0].place_release.z) + 1e-9
 
 
 def test_the_vacuum_never_goes_off_above_the_bands_bottom() -> None:
