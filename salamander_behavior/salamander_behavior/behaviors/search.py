@@ -120,8 +120,8 @@ def push_axes(force: tuple[float, float, float] | None) -> tuple[int, int]:
 
     Meeting the rim's or a divider's top edge with its bottom edge, the can is pushed back toward the
     compartment as well as up (the edges meet at a slant); over the physics cell the sideways part was
-    1.1-1.7 N at a 5 N trip, along each axis on which the can stood beyond the clearance, and under
-    0.3 N along one within it (docs/design/guarded_moves.md, "Following the push").
+    0.7-1.7 N at a 5-6 N trip along each axis on which the can stood beyond the clearance, and at most
+    0.2 N along one within it (docs/design/guarded_moves.md, "Following the push").
     """
     if force is None:
         return (0, 0)
@@ -356,7 +356,7 @@ class RimPass(MotionLeaf):
         if outcome.phase is MotionPhase.SUCCEEDED:
             return self._arrived(ports)
         early = self.requests[-1].handoff if self._leg is _Leg.THROUGH else 0.0
-        if outcome.phase is MotionPhase.ACTIVE and outcome.remaining <= early:  # False for NaN
+        if early > 0.0 and outcome.phase is MotionPhase.ACTIVE and outcome.remaining <= early:  # not NaN
             self._hand_on(ports)  # below the band: the can is in its compartment; the goal finishes
             return self._passed(ports, outcome.remaining)
         if outcome.phase is MotionPhase.FAILED:
