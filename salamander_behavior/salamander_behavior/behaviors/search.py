@@ -252,10 +252,8 @@ class RimPass(MotionLeaf):
         self._budget = 0  # the most of them to try (search_probes)
         self._tried: list[int] = []  # indices into `_probes`, in the order tried; the last is in flight
         self._push: tuple[float, float, float] | None = None  # the last contact's force
-        self._probe = 0  # 0: the start offset; k: the k-th probe tried (`_tried[k - 1]`)
         self._problem = ""
         self._leg_started = 0.0
-        self.probes_tried = 0
 
     # Offsets and targets ----------------------------------------------------------------------------
 
@@ -267,7 +265,12 @@ class RimPass(MotionLeaf):
 
     def _probe_at(self) -> tuple[float, float]:
         """The current probe's offset from the start offset ((0, 0) before the first probe)."""
-        return self._probes[self._tried[-1]] if self._probe else (0.0, 0.0)
+        return self._probes[self._tried[-1]] if self._tried else (0.0, 0.0)
+
+    @property
+    def probes_tried(self) -> int:
+        """Probes tried so far (0: the descent from the start offset is in flight or ended the pass)."""
+        return len(self._tried)
 
     def _at(self, z: float) -> CartesianTarget:
         dx, dy, _ = self._offset()
@@ -283,7 +286,7 @@ class RimPass(MotionLeaf):
         """Read the start offset, decide guarded or not, send the descent to the release height."""
         settings = ports.settings()
         self._handle, self._queued, self._problem, self._band = None, None, "", None
-        self._probe, self.probes_tried, self.requests = 0, 0, []
+        self.requests = []
         self._tried, self._push, self._budget = [], None, 0
         self._bb.unset(self._keys["search"])
         try:
@@ -338,7 +341,7 @@ class RimPass(MotionLeaf):
         return MotionRequest(self._at(self._band.top), MotionPath.LINEAR, settings.guard_speed, label)
 
     def _send(self, ports: Ports, leg: _Leg) -> None:
-        probe = f" probe {self._probe}" if self._probe else ""
+        probe = f" probe {self.probes_tried}" if self.probes_tried else ""
         label = f"{self.name}:{probe} {leg.value}"
         request = self._request(ports.settings(), leg, label)
         self._leg, self._leg_started = leg, ports.clock()
@@ -381,7 +384,6 @@ class RimPass(MotionLeaf):
         index = self._next(ports.settings())
         if index is not None:
             self._tried.append(index)
-            self._probe = self.probes_tried = len(self._tried)
             self._send(ports, _Leg.ABOVE_PROBE)
             return Status.RUNNING
         return self._exhausted(ports)
@@ -400,16 +402,17 @@ class RimPass(MotionLeaf):
             f"{remaining * 1000:.0f} mm above the release height, the descent finishing" if remaining
             else "at the release height"
         )
-        if not self._probe:
+        if not self.probes_tried:
             self.feedback_message = f"the can passed the rim: {where}"
             return Status.SUCCESS
         offset = self._offset()
         px, py = self._probe_at()
         self._bb.set(self._keys["offset"], offset, overwrite=True)
         self._bb.set(self._keys["source"], OFFSET_SEARCH, overwrite=True)
-        self.feedback_message = f"probe {self._probe} passed the rim at offset {offset_mm(offset)}: {where}"
+        k = self.probes_tried
+        self.feedback_message = f"probe {k} passed the rim at offset {offset_mm(offset)}: {where}"
         ports.log.info(
-            f"{self.job.can}: probe {self._probe}/{self._budget} passed the rim {self._where()} at "
+            f"{self.job.can}: probe {k}/{self._budget} passed the rim {self._where()} at "
             f"offset {offset_mm(offset)} (the search moved it {offset_mm((px, py, 0.0))}): releasing there"
         )
         return Status.SUCCESS
@@ -423,7 +426,7 @@ class RimPass(MotionLeaf):
         push = push_text(contact.force)
         follow = settings.search_follow_push and push_axes(contact.force) != (0, 0)
         order = "first where the rim pushed it" if follow else "in a square spiral"
-        if not self._probe:
+        if not self.probes_tried:
             if self._budget:
                 step = settings.search_step_m
                 reach = max(math.hypot(*p) for p in self._probes)
@@ -438,9 +441,10 @@ class RimPass(MotionLeaf):
                     f"({'no search after ManualAdjust' if not self.search else 'no probe to try'})"
                 )
         else:
-            more = f"probe {self._probe + 1} next" if self._probe < self._budget else "no probe left"
+            k = self.probes_tried
+            more = f"probe {k + 1} next" if k < self._budget else "no probe left"
             ports.log.info(
-                f"{can}: probe {self._probe}/{self._budget} met the rim: {where}, {push}: lifting "
+                f"{can}: probe {k}/{self._budget} met the rim: {where}, {push}: lifting "
                 f"clear, {more}"
             )
         self._send(ports, _Leg.LIFT)
