@@ -128,9 +128,13 @@ def line_time(
     band: tuple[float, float, float] = (0.0, 0.0, 0.0),
 ) -> float:
     """Seconds of the Cartesian node's linear plan from `start_q` (at rest) to `target` at `scale` (with
-    `band` as in `line_legs`); with `before` (m) > 0 until the TCP is that close to the target (where the
-    tree hands on: `vacuum_early`, `release_early_m`)."""
-    plan = _line_plan(start_q, target, scale, cfg, band)
+    `band`: MoveCartesian's speed_scale, start, end); with `before` (m) > 0 until the TCP is that close
+    to the target (where the tree hands on: `vacuum_early`, `release_early_m`)."""
+    return _time_to(_line_plan(start_q, target, scale, cfg, band), target, before)
+
+
+def _time_to(plan: LinePlan, target: CartesianTarget, before: float) -> float:
+    """Seconds until `plan`'s TCP is `before` (m) from `target` (its end when `before` is 0)."""
     tcp = np.array([target.x, target.y, target.z])
     for t in np.arange(0.0, plan.duration, 1e-3) if before > 0.0 else ():
         if np.linalg.norm(plan.state_at(t).pose[:3] - tcp) <= before:
@@ -138,13 +142,10 @@ def line_time(
     return float(plan.duration)
 
 
-def line_legs(
-    start_q: tuple[float, ...], target: CartesianTarget, scale: float, cfg: MotionConfig,
-    band: tuple[float, float, float] = (0.0, 0.0, 0.0),
-) -> list[float]:
-    """Seconds of each leg of that plan; with `band` (speed_scale, start, end: MoveCartesian's band) up to
-    three: to the band, through it, out of it (`cartesian.plan.SlowBand`)."""
-    return [float(leg.duration) for leg in _line_plan(start_q, target, scale, cfg, band)._legs]
+def _legs(plan: LinePlan) -> list[float]:
+    """Seconds of each leg of `plan`; with a band up to three: to it, through it, out of it
+    (`cartesian.plan.SlowBand`)."""
+    return [float(leg.duration) for leg in plan._legs]
 
 
 def _line_plan(
@@ -330,8 +331,8 @@ def cycle(
     else:  # one goal, slow through the band without stopping (the tree's `RimPass`)
         z = job.place_release.z
         slow = (guard, band.top - z, band.bottom - z)
-        full = line_legs(place_q, job.place_release, RELEASE_SPEED, cfg, slow)
-        conf = line_legs(place_q, job.place_release, release, cfg, slow)
+        plans = [_line_plan(place_q, job.place_release, v, cfg, slow) for v in (RELEASE_SPEED, release)]
+        full, conf = (_legs(plan) for plan in plans)
         if len(full) != 3 or len(conf) != 3:
             raise ValueError(f"{job.can}: no rim band between place_above and the release")
         descent = [
@@ -342,9 +343,8 @@ def cycle(
         early = min(settings.release_early_m, band.bottom - z)
         if early > 0.0:  # the vacuum goes off that far up; the valve vents while the descent finishes
             let_go = tuple(
-                max(0.0, line_time(place_q, job.place_release, scale, cfg, early, slow) + valve - sum(legs))
-                + settings.settle_s
-                for scale, legs in ((RELEASE_SPEED, full), (release, conf))
+                max(0.0, _time_to(plan, job.place_release, early) + valve - plan.duration) + settings.settle_s
+                for plan in plans
             )
     grip = cell["attach_settle_s"] + settings.grip_confirm_s
     ahead = rise_handoff(job)(settings) if more else 0.0
