@@ -93,13 +93,17 @@ class Contact:
 
     probe: int
     tcp: Point
-    force: float
+    push: Point
+    """The estimated force at the trip (N, base_link): its sideways part steers the search."""
     held_after_stop: bool
     held_after_lift: bool
     stroke: float
     seal_use: float
-    push: Point = (0.0, 0.0, 0.0)
-    """The estimated force at the trip (N, base_link): its sideways part steers the search."""
+
+    @property
+    def force(self) -> float:
+        """|F| at the trip, N."""
+        return math.hypot(*self.push)
 
 
 @dataclass
@@ -255,11 +259,9 @@ def guarded_release(
             break
         held_after_stop = cell.held == can
         run.line((cx + px, cy + py, top), GUARD_SPEED, GUARD_ACCEL)
+        tcp, push = trip
         out.contacts.append(
-            Contact(
-                i, trip[0], math.hypot(*trip[1]), held_after_stop, cell.held == can, run.peak_stroke,
-                run.peak_seal_use, trip[1],
-            )
+            Contact(i, tcp, push, held_after_stop, cell.held == can, run.peak_stroke, run.peak_seal_use)
         )
         if not held_after_stop:
             break
