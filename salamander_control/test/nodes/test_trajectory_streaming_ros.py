@@ -33,6 +33,8 @@ from salamander_testing.ros_helpers import RosPeer, next_domain_id
 TIMEOUT = 25.0
 CLIENT = "bt-streaming-test"
 NEWEST = re.compile(r"timeout: no streamed goal.*back to its newest sample \[([-\d., ]+)\]")
+PAUSED = re.compile(r"no \S*joint_states for [\d.]+ s: holding")
+REANCHORED = re.compile(r"re-anchored at the (measured state|last command) \[([-\d., ]+)\]")
 ABOVE, RELEASE = (0.38, -0.18, 0.063), (0.38, -0.18, -0.057)  # compartment 1 (config/cell.yaml)
 pytestmark = pytest.mark.ros
 
@@ -235,7 +237,17 @@ def test_killing_the_cartesian_node_mid_descent_brakes_on_the_line_and_rests_at_
     assert line_deviation(newest[None, :], start, end) < 0.5e-3  # the newest sample is on the line
     assert newest_along >= recorded_along - 0.5e-3  # and no older than what the test saw streamed
     # At rest on the line at the newest sample (the brake returns along the line to it; 4 decimals of rad
-    # in the log line are ~0.1 mm at the TCP).
+    # in the log line are ~0.1 mm at the TCP). If /joint_states paused during the brake (a starved
+    # machine: a CI run once stalled the simulated driver ~1 s there), the generator stopped commanding and
+    # re-anchored when the measurement came back (`MeasurementWatch`, tested on its own): at its last
+    # command, the brake going on to the newest sample, or, where the measurement disagreed with it, at
+    # the measured state, the goal dropped: the arm must rest there, still on the line.
+    rest_at = "the newest sample"
+    anchors = REANCHORED.findall(after_kill())
+    if PAUSED.search(after_kill()) and anchors and anchors[-1][0] == "measured state":
+        anchor = np.array(forward_kinematics([float(v) for v in anchors[-1][1].split(", ")]).tcp)
+        rest_at, rest_error = "the re-anchored measured state", float(np.linalg.norm(descent[-1] - anchor))
+    print(f"rest {rest_error * 1e3:.3f} mm from {rest_at}")
     assert rest_error < 1e-3
     assert beyond_end < 1e-3  # before the plans' gentle deceleration: 7 mm measured here
     assert cell.stop_hits == 0
