@@ -12,8 +12,15 @@ Model (a small maximum-a-posteriori least squares, solved by Gauss-Newton from z
 
 - prior: ``s ~ N(0, diag(sigma_xy^2, sigma_xy^2, sigma_yaw^2))``, the cell's box placement uncertainty;
 - each piece of evidence: ``offset = offset_at(planned; s) + e``, ``e ~ N(0, noise^2 I)`` with the noise of
-  its source (`NOISE_SOURCES`: a ManualAdjust confirm is precise to about half a millimetre; a search
-  probe only says the can passed, within about the clearance).
+  its source (`NOISE_SOURCES`). The noise is how well one can tells where the box stands, not how well
+  the can was placed: a can also sits a little off its spot and off the pad's axis (0.7 mm per axis in
+  the simulated cell), which the next can does not share. So a ManualAdjust confirm tells the box to
+  about 0.8 mm (that scatter and the operator's aim), a search probe that passed the rim to about
+  1.3 mm (anywhere within the clearance, and the scatter).
+- the yaw prior is what keeps that scatter from being read as a turn: two compartments 73 mm apart,
+  each 0.7 mm off at random, look like a box turned by about 0.8 deg. With a loose prior (1 deg) the
+  third can started further from its compartment than with no yaw at all (an offline draw over the
+  simulated cell's uncertainty: docs/design/behavior_server.md, "The estimate's noise").
 
 Invariants:
 
@@ -62,9 +69,9 @@ class EstimateNoise:
     """Prior and measurement noise (1 sigma): m for positions, rad for the yaw."""
 
     sigma_xy: float = 0.003
-    sigma_yaw: float = math.radians(1.0)
-    noise_manual: float = 0.0005
-    noise_search: float = 0.001
+    sigma_yaw: float = 0.006
+    noise_manual: float = 0.0008
+    noise_search: float = 0.0013
 
     def __post_init__(self) -> None:
         """Refuse non-positive or non-finite values."""

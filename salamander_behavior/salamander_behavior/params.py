@@ -86,9 +86,9 @@ class BehaviorSettings:
     search_fallback: str = "stop"
     box_estimate: bool = True
     box_sigma_xy: float = 0.003
-    box_sigma_yaw: float = 0.0175
-    box_noise_manual: float = 0.0005
-    box_noise_search: float = 0.001
+    box_sigma_yaw: float = 0.006
+    box_noise_manual: float = 0.0008
+    box_noise_search: float = 0.0013
     arm: ArmParams = field(default_factory=ArmParams)
     # Read-only (start-up) parameters.
     run_on_start: bool = False
@@ -406,7 +406,8 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "box_noise_manual",
             _D.box_noise_manual,
-            "m; how precisely (1 sigma, per axis) a confirmed ManualAdjust offset tells where the box stands",
+            "m; how precisely (1 sigma, per axis) a confirmed ManualAdjust offset tells where the box stands "
+            "(the can's own scatter on its spot and the pad and the operator's aim included)",
             0.00001,
             0.03,
         ),
@@ -414,7 +415,7 @@ def param_specs() -> list[ParamSpec]:
             "box_noise_search",
             _D.box_noise_search,
             "m; how precisely (1 sigma, per axis) a search offset that passed the rim tells where the box "
-            "stands (about the clearance)",
+            "stands (anywhere within the clearance, and the can's own scatter)",
             0.00001,
             0.03,
         ),

@@ -135,7 +135,9 @@ def test_a_first_manual_placement_makes_the_first_estimate() -> None:
     assert rig.run() == "SUCCESS"
     estimate = board_estimate()
     assert estimate is not None and estimate.count == 1 and estimate.centre == JOB.centre
-    assert estimate.offset[1] == pytest.approx(released_offset(rig)[1], rel=0.05)
+    noise = BehaviorSettings().estimate_noise  # one confirm against the prior: weighed by their variances
+    w = (noise.sigma_xy / noise.noise_manual) ** 2
+    assert estimate.offset[1] == pytest.approx(released_offset(rig)[1] * w / (w + 1), rel=0.01)
 
 
 @pytest.mark.parametrize("source, evidence", [(OFFSET_SEARCH, True), (OFFSET_MANUAL, True),
