@@ -24,9 +24,9 @@ Levels (`--levels`, default 1,2): the scale of the cell's uncertainty: every sig
 (`SIGMAS`: the box's true xy and yaw, the cans' spots, the grip offsets) times the level; the fixed
 ``box_error`` stays. The behaviour server's beliefs (the estimate's prior ``box_sigma_xy``, the search's
 reach) stay as shipped: level 2 asks how the shipped placement copes with a cell twice as uncertain as it
-was built for. Each seed is one draw of the cell (`uncertainty_seed` of /salamander/cell_sim) and is run
-in every mode at every level, so the columns meet the same boxes and cans (paired; at level 2 the same
-normal draws, scaled).
+was built for. Each seed is one draw of the cell (`uncertainty_seed` of /salamander/cell_sim; the
+simulated operator's `seed` too) and is run in every mode at every level, so the columns meet the same
+boxes and cans (paired; at level 2 the same normal draws, scaled).
 
 Per start the stack is started as the README starts it, `python -m salamander_bringup.runner` on
 launch/arm_control.launch.xml, with ``run_on_start:=false`` and ``view:=false`` (no browser view: no
@@ -143,7 +143,8 @@ def level_sigmas(values: Mapping[str, Any], level: float) -> dict[str, float]:
 def launch_copy(folder: Path, seed: int, mode: str, sigmas: Mapping[str, float]) -> Path:
     """launch/arm_control.launch.xml copied into folder/launch with the seed, sigmas and mode added.
 
-    The cell gets ``uncertainty_seed`` and `sigmas`, the behaviour server `MODE_PARAMS`; config/ and
+    The cell gets ``uncertainty_seed`` and `sigmas`, the behaviour server `MODE_PARAMS`, the simulated
+    operator the seed as its own (started only in the manual mode); config/ and
     urdf/ are linked beside the copy, so its ``$(dirname)/../config`` is the repository's.
     """
     (folder / "launch").mkdir(parents=True)
@@ -151,7 +152,11 @@ def launch_copy(folder: Path, seed: int, mode: str, sigmas: Mapping[str, float])
         (folder / sub).symlink_to(REPO / sub)
     tree = ET.parse(LAUNCH)
     cell = {"uncertainty_seed": str(seed), **{k: f"{v:.7f}" for k, v in sigmas.items()}}
-    added = {"cell_sim": cell, "behavior_server_node": MODE_PARAMS[mode]}
+    # The simulated operator draws its looks, reactions and strokes from the seed too: with one seed for
+    # every start, every box met the same sequence of a person's errors (the same phantom 0.8 mm at the
+    # third can's second look).
+    operator = {"seed": str(seed)}
+    added = {"cell_sim": cell, "behavior_server_node": MODE_PARAMS[mode], "sim_operator": operator}
     found = set()
     for node in tree.getroot().iter("node"):
         if node.get("name") in added:

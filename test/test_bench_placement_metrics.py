@@ -166,6 +166,8 @@ def test_the_launch_copy_gives_the_cell_its_seed_and_sigmas_and_the_tree_its_mod
     assert server <= set(bt)
     assert {n for n, _ in bt} & {"guarded_pass", "box_estimate"} <= {n for n, _ in server}  # plain only
     assert ("sim_operator" in nodes) == (mode == "manual")
+    if mode == "manual":  # the person's draws differ from box to box as the box's do
+        assert dict(nodes["sim_operator"].params)["seed"] == "7"
     for node in plan.nodes:  # the repository's parameter files, through the link beside the copy
         assert all(f.startswith(str(tmp_path / "copy")) for f in node.param_files)
         assert all((REPO / "config" / f.rsplit("/", 1)[1]).is_file() for f in node.param_files)
