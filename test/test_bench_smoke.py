@@ -3,9 +3,10 @@
 Exit code 0 of a script means what it checked held (bench_ik: every IK answer it checked was correct;
 bench_teleop: both subjects, the real controller_node and the relay baseline, answered at least 90% of
 the deflected Joys; bench_trajectory: both subjects ran throughout and answered >= 90% of the goals;
-bench_placement: at least one can was measured). The performance targets are reported by the scripts,
-never asserted here. The trajectory and placement benchmarks' metric definitions are unit-tested in
-test_bench_trajectory_metrics.py and test_bench_placement_metrics.py.
+bench_placement: at least one can was measured; operator_floor: every wait ended in a confirm). The
+performance targets are reported by the scripts, never asserted here. The trajectory and placement
+benchmarks' metric definitions are unit-tested in test_bench_trajectory_metrics.py and
+test_bench_placement_metrics.py.
 """
 
 from __future__ import annotations
@@ -88,6 +89,11 @@ def test_bench_tree_quick_runs_and_prints_its_table() -> None:
 
 @pytest.mark.ros
 @pytest.mark.timeout(420)
+def test_operator_floor_runs_and_prints_its_table() -> None:
+    out = run_bench("operator_floor.py", "--waits", "20", timeout=60)
+    assert "| 0.00 mm |" in out and "| 1.66 mm |" in out, out
+
+
 def test_bench_placement_quick_runs_and_prints_its_table(tmp_path) -> None:
     """One stack start (the shipped mode, one can, level 1; `--quick` runs all three modes by hand)."""
     args = ("--quick", "--modes", "shipped", "--domain", str(next_domain_id()), "--logs", str(tmp_path))
