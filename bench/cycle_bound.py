@@ -53,7 +53,7 @@ from toppra.algorithm import TOPPRA
 from toppra.constraint import JointAccelerationConstraint, JointVelocityConstraint
 from toppra.interpolator import AbstractGeometricPath
 
-from salamander_behavior.behaviors.search import rim_band
+from salamander_behavior.behaviors.search import release_handoff, rim_band
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import CanJob, carry_path, load_jobs, transit_end, transit_starts
 from salamander_behavior.ports import CartesianTarget, MotionPath
@@ -340,7 +340,7 @@ def cycle(
             Segment("through the rim band (guard_speed)", full[1], conf[1]),
             Segment("release descent (0.5 fixed)", full[2], conf[2]),
         ]
-        early = min(settings.release_early_m, band.bottom - z)
+        early = release_handoff(settings, band.bottom - z)
         if early > 0.0:  # the vacuum goes off that far up; the valve vents while the descent finishes
             let_go = tuple(
                 max(0.0, _time_to(plan, job.place_release, early) + valve - plan.duration) + settings.settle_s

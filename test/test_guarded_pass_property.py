@@ -47,7 +47,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from salamander_behavior.behaviors.search import CANDIDATES, next_probe, probe_offsets
+from salamander_behavior.behaviors.search import CANDIDATES, next_probe, probe_offsets, release_handoff
 from salamander_behavior.params import BehaviorSettings
 from salamander_control.cartesian.contact import ContactDetector, read_efforts
 from salamander_control.cartesian.plan import DECEL_SHARE, RAMP_FLOOR
@@ -249,7 +249,7 @@ def guarded_release(
         trip = run.guarded_descent(bottom, GUARD_SPEED if i == 0 else 0.0)
         if trip is None:  # the vacuum goes off release_early_m before the release height, below the band
             release = place.place_release
-            early = min(SETTINGS.release_early_m, bottom - release[2])
+            early = release_handoff(SETTINGS, bottom - release[2])
             run.move((cx + px, cy + py, release[2]), 0.15, vent_within=early)
             cell.set_vacuum(False, run.t)
             for _ in range(300):  # at most 3 s for the can to settle

@@ -187,6 +187,14 @@ def rim_band(job: CanJob, settings: BehaviorSettings, dz: float = 0.0) -> RimBan
     return RimBand(top, bottom) if top > bottom else None
 
 
+def release_handoff(settings: BehaviorSettings, bottom: float) -> float:
+    """How far (m) above the release height a guarded descent hands on and the vacuum goes off.
+
+    ``release_early_m``, never above the band's bottom, which lies `bottom` m above the release height.
+    """
+    return min(settings.release_early_m, bottom)
+
+
 def contact_sensing_line(efforts: bool, settings: BehaviorSettings, topic: str) -> tuple[bool, str]:
     """The behaviour server's one start-up line on the guarded pass: (a warning?, the line).
 
@@ -336,7 +344,7 @@ class RimPass(MotionLeaf):
                 label,
                 guard_force=settings.guard_force_n,
                 band=MotionBand(settings.guard_speed, top, bottom),
-                handoff=min(settings.release_early_m, bottom),  # never above the band's bottom
+                handoff=release_handoff(settings, bottom),
             )
         return MotionRequest(self._at(self._band.top), MotionPath.LINEAR, settings.guard_speed, label)
 
