@@ -107,11 +107,6 @@ class Driver(RosPeer):
             self.spin_until(lambda: False, 0.1)
         raise AssertionError(f"goal never accepted\n{self.logs()}")
 
-    def wait_line(self, text: str) -> None:
-        """Wait until the Cartesian node's output has a line with `text` (its stdout is read by a thread:
-        a line logged before an answer may be read after it)."""
-        self.wait(lambda: any(text in line for line in self.procs[1].lines), f"the node's line {text!r}")
-
     def at_rest(self, still_s: float = 0.3) -> np.ndarray:
         """Wait until the published TCP has not moved for `still_s`; return it."""
         n = int(still_s / 0.01)
@@ -185,7 +180,9 @@ def test_a_guarded_descent_stops_at_the_rim_with_contact_at_rest_on_its_line(sta
           f"point, at rest {rest_past:.2f} mm past it")
     assert deepest > threshold_z - lead - 0.001  # no target beyond contact + lead + braking
     assert rest[2] > RELEASE[2] + 0.1 and np.linalg.norm(rest[:2] - ABOVE[:2]) < 2e-4  # on the line
-    driver.wait_line("MoveCartesian goal aborted: contact: ")
+    # The node's stdout is read by a thread: a line logged before the answer may be read after it.
+    cartesian = driver.procs[1]
+    assert cartesian.wait_for_text("MoveCartesian goal aborted: contact: ", timeout=TIMEOUT), driver.logs()
 
 
 def test_a_guarded_goal_without_efforts_fails_early_and_a_nan_guard_is_rejected(stack) -> None:
@@ -196,7 +193,7 @@ def test_a_guarded_goal_without_efforts_fails_early_and_a_nan_guard_is_rejected(
     assert driver.targets == []  # nothing sent
     assert not driver.send(goal(RELEASE, 0.02, math.nan)).accepted
     assert not driver.send(goal(RELEASE, 0.02, -1.0)).accepted
-    driver.wait_line("guard_force must lie in")
+    assert driver.procs[1].wait_for_text("guard_force must lie in", timeout=TIMEOUT), driver.logs()
 
 
 def test_an_unguarded_goal_through_the_rim_is_unchanged(stack) -> None:
