@@ -216,13 +216,18 @@ def test_killing_the_cartesian_node_mid_descent_brakes_on_the_line_and_rests_at_
     along = (descent - start) @ axis
     # The newest sample the generator had, as it logged it (the test's own recording of the targets may
     # lag or miss the last ones on a loaded machine: it only bounds it from below).
-    newest_q = [float(v) for v in NEWEST.search(after_kill()).group(1).split(", ")]
-    newest = np.array(forward_kinematics(newest_q).tcp)
+    log = after_kill()  # the generator's lines since the kill, the arm at rest
+
+    def logged_tcp(joints: str) -> np.ndarray:
+        """The TCP of joints as a log line gives them ("-0.4424, 0.6745, ...")."""
+        return np.array(forward_kinematics([float(v) for v in joints.split(", ")]).tcp)
+
+    newest = logged_tcp(NEWEST.search(log).group(1))
     newest_along = float((newest - start) @ axis)
     recorded_along = float((np.array(forward_kinematics(targets[-1]).tcp) - start) @ axis)
     rest_error = float(np.linalg.norm(descent[-1] - newest))
     beyond_end = max(float(np.max(along)) - float(np.linalg.norm(end - start)), 0.0)
-    events = [line for line in after_kill().splitlines() if "streamed goals" in line]
+    events = [line for line in log.splitlines() if "streamed goals" in line]
     print(
         f"killed at {killed_at * 1e3:.1f} mm; the generator's newest sample at {newest_along * 1e3:.1f} mm "
         f"(the test's last recorded target at {recorded_along * 1e3:.1f} mm); max measured "
@@ -243,9 +248,9 @@ def test_killing_the_cartesian_node_mid_descent_brakes_on_the_line_and_rests_at_
     # command, the brake going on to the newest sample, or, where the measurement disagreed with it, at
     # the measured state, the goal dropped: the arm must rest there, still on the line.
     rest_at = "the newest sample"
-    anchors = REANCHORED.findall(after_kill())
-    if PAUSED.search(after_kill()) and anchors and anchors[-1][0] == "measured state":
-        anchor = np.array(forward_kinematics([float(v) for v in anchors[-1][1].split(", ")]).tcp)
+    anchors = REANCHORED.findall(log)
+    if PAUSED.search(log) and anchors and anchors[-1][0] == "measured state":
+        anchor = logged_tcp(anchors[-1][1])
         rest_at, rest_error = "the re-anchored measured state", float(np.linalg.norm(descent[-1] - anchor))
     print(f"rest {rest_error * 1e3:.3f} mm from {rest_at}")
     assert rest_error < 1e-3
