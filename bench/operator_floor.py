@@ -27,12 +27,12 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-for package in ("salamander_control", "salamander_sim"):
-    sys.path.insert(0, str(REPO / package))
-
-import yaml  # noqa: E402
+for package in ("salamander_control", "salamander_sim"):  # without scripts/env.sh's PYTHONPATH
+    if str(REPO / package) not in sys.path:
+        sys.path.insert(0, str(REPO / package))
 
 from salamander_control.operator_commands import Confirm, Jog  # noqa: E402
+from salamander_control.params_file import node_values  # noqa: E402
 from salamander_sim.operator.core import STALE_S, SimOperator  # noqa: E402
 from salamander_sim.operator.params import OperatorSettings  # noqa: E402
 from salamander_sim.operator.perception import PlacementError, Wait  # noqa: E402
@@ -45,8 +45,8 @@ TIMEOUT_S = 60.0
 
 def state_period() -> float:
     """s between the simulated cell's state messages (config/cell.yaml's state_rate_hz)."""
-    cell = yaml.safe_load((REPO / "config" / "cell.yaml").read_text())
-    return 1.0 / float(cell["/**/cell_sim"]["ros__parameters"]["state_rate_hz"])
+    cell = node_values([REPO / "config" / "cell.yaml"], "/salamander/cell_sim", require_section=True)
+    return 1.0 / float(cell["state_rate_hz"])
 
 
 def one_wait(
