@@ -53,9 +53,10 @@ from toppra.algorithm import TOPPRA
 from toppra.constraint import JointAccelerationConstraint, JointVelocityConstraint
 from toppra.interpolator import AbstractGeometricPath
 
+from salamander_behavior.behaviors.motion import carry_end as tree_carry_end
 from salamander_behavior.behaviors.search import release_handoff, rim_band
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import CanJob, carry_path, load_jobs, transit_end, transit_starts
+from salamander_behavior.plan import CanJob, carry_path, load_jobs, low_carry_end, transit_end, transit_starts
 from salamander_behavior.ports import CartesianTarget, MotionPath
 from salamander_behavior.tree import lift_handoff, rise_handoff
 from salamander_control.cartesian.config import MotionConfig, parse_goal
@@ -292,21 +293,23 @@ def chain_times(
 
 def cycle(
     job: CanJob, start_q: tuple[float, ...], cfg: MotionConfig, cell: dict, settings: BehaviorSettings,
-    more: bool = False, down_from: CartesianTarget | None = None,
+    more: bool = False, down_from: CartesianTarget | None = None, low: CartesianTarget | None = None,
 ) -> tuple[list[Segment], tuple[float, ...]]:  # fmt: skip
     """The segments of one can's cycle from `start_q`, and the joints it ends at.
 
     With `more` (another can follows) the rise hands on as the tree does (`chain_times`), and the cycle
     ends where it hands on to the next can's joint path; otherwise at place_above, at rest. `down_from`:
     where the transit ends and the descent onto the can begins (the tree's `plan.transit_end`; default
-    above the can).
+    above the can). `low`: where the carry may end below place_above (the tree's `plan.low_carry_end`,
+    taken as `CarryTarget` takes it).
     """
     limits = MotionLimits(*cfg.joint_limits)
     down = down_from or job.above
     down_q = _ik(down, start_q, cfg)
     above_q = _ik(job.above, down_q, cfg)
     contact_q = _ik(job.contact, down_q, cfg)
-    place_q = _ik(job.place_above, above_q, cfg)
+    carry_end = tree_carry_end(job, low, settings)
+    place_q = _ik(carry_end, above_q, cfg)
     release_q = _ik(job.place_release, place_q, cfg)
     transit, approach = settings.transit_speed, settings.approach_speed
     release, guard = settings.release_speed, settings.guard_speed
@@ -316,7 +319,8 @@ def cycle(
         (lift_full,), _ = chain_times(contact_q, [(job.above, 1.0, lift_ahead)], cfg)
         (lift_conf,), handed_q = chain_times(contact_q, [(job.above, approach, lift_ahead)], cfg)
         lift = Segment("lift (hands on)" if lift_ahead > 0.0 else "lift", lift_full, lift_conf)
-        carry = Segment("carry to place_above (joint path)", *(joint_time(handed_q, place_q, limits),) * 2)
+        to = "place_above" if carry_end is job.place_above else "its low end"
+        carry = Segment(f"carry to {to} (joint path)", *(joint_time(handed_q, place_q, limits),) * 2)
     else:
         lift = Segment("lift", line_time(contact_q, job.above, 1.0, cfg),
                        line_time(contact_q, job.above, approach, cfg))  # fmt: skip
@@ -416,7 +420,9 @@ def bounds(cell_path: Path = CELL, behavior_path: Path = BEHAVIOR) -> list[tuple
     starts = transit_starts(jobs, cfg.arm)
     for k, job in enumerate(jobs):
         down = transit_end(job, starts, cfg.arm)
-        segments, q = cycle(job, q, cfg, cell, settings, more=k + 1 < len(jobs), down_from=down)
+        joint = carry_path(job, cfg.arm) is MotionPath.JOINT
+        low = low_carry_end(job, jobs, jobs[k + 1:], cfg.arm) if joint else None  # as build_tree
+        segments, q = cycle(job, q, cfg, cell, settings, more=k + 1 < len(jobs), down_from=down, low=low)
         out.append((job.can, segments))
     return out
 

@@ -48,8 +48,21 @@ def test_the_bound_is_the_configured_cycle_at_full_speed_with_the_release_descen
     job = cb.load_jobs(cb.CELL)[0]
     carry = [s for s in rows[0][1] if s.name.startswith("carry")][0]
     above = cb._ik(job.above, tuple(cb.REST_POSTURE), cfg)
-    assert carry.name == "carry to place_above (joint path)" and carry.configured == carry.bound
+    assert carry.name == "carry to its low end (joint path)" and carry.configured == carry.bound
     assert carry.bound < cb.line_time(above, job.place_above, 1.0, cfg) - 0.2
+
+
+def test_the_low_carry_shortens_the_release_descent_and_not_the_carry(rows, tmp_path) -> None:
+    data = yaml.safe_load(cb.BEHAVIOR.read_text())
+    next(iter(data.values()))["ros__parameters"]["low_carry"] = False
+    high = tmp_path / "behavior.yaml"
+    high.write_text(yaml.safe_dump(data))
+    for (_, low), (_, segments) in zip(rows, cb.bounds(behavior_path=high), strict=True):
+        carries = [s for s in (*low, *segments) if s.name.startswith("carry")]
+        assert [c.name.split(" (")[0] for c in carries] == ["carry to its low end", "carry to place_above"]
+        assert carries[0].bound == pytest.approx(carries[1].bound, abs=0.02)  # the base's turn sets it
+        to_band = [s.bound for s in (*low, *segments) if s.name.startswith("release descent to the band")]
+        assert 0.25 < to_band[1] - to_band[0] < 0.45  # 48 mm less of the line at release_speed
 
 
 def test_without_release_early_m_the_valve_vents_after_the_descent(rows, tmp_path) -> None:

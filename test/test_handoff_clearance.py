@@ -1,7 +1,8 @@
 """The tree's hand-offs over the shipped cell: a joint path bent out of a moving line keeps the pad high.
 
 Two lines hand on to a joint path (salamander_behavior/tree.py): the lift, with the can on the pad, to the
-carry (`lift_handoff`), and the rise, with the pad empty, to the next can's transit (`rise_handoff`), which
+carry (`lift_handoff`; to place_above, or low over the compartment, `plan.low_carry_end`), and the rise,
+with the pad empty, to the next can's transit (`rise_handoff`), which
 ends at the can's approach, approach_dz above its top (`plan.transit_end`). The
 trajectory generator's Ruckig then continues from the line's moving state to the joint target. Here that
 is replayed without ROS: the Cartesian node's plan of the line (`start_goal`) sampled where the tree hands
@@ -17,7 +18,14 @@ import sys
 import numpy as np
 import pytest
 
-from salamander_behavior.plan import CanJob, transit_end, transit_starts
+from salamander_behavior.plan import (
+    LOW_CARRY_ABOVE_RIM,
+    CanJob,
+    clear_of_cans,
+    low_carry_end,
+    transit_end,
+    transit_starts,
+)
 from salamander_behavior.ports import CartesianTarget
 from salamander_behavior.tree import LIFT_CLEAR_M, lift_handoff, rise_handoff
 from salamander_control.cartesian.config import parse_goal
@@ -71,6 +79,22 @@ def test_the_carry_bent_out_of_the_lift_keeps_the_can_above_the_standing_cans(jo
     assert start_z == pytest.approx(job.lift_clear_z + LIFT_CLEAR_M, abs=0.5e-3)
     assert path[:, 2].min() >= start_z - 1e-4  # the joint path never lowers the can below the hand-off
     assert path[-1] == pytest.approx(job.place_above.position, abs=1e-4)
+
+
+@pytest.mark.parametrize("k", [0, 1, 2], ids=[j.can for j in JOBS])
+def test_the_low_carry_out_of_the_lift_keeps_clear_of_the_rim_and_every_can_that_may_stand(k: int) -> None:
+    job = JOBS[k]
+    low = low_carry_end(job, JOBS, JOBS[k + 1:], CFG.arm)  # a run in order: the later compartments empty
+    assert low is not None and low.z == pytest.approx(job.rim_pass_z + LOW_CARRY_ABOVE_RIM)
+    ahead = lift_handoff(job)(SETTINGS)
+    _, path = handed_on(job.contact, job.above, SETTINGS.approach_speed, ahead, low)
+    assert path[:, 2].min() >= low.z - 1e-4  # the can's bottom 15 mm above the rim, wherever the box stands
+    spots = [(o.contact.x, o.contact.y) for o in JOBS if o is not job]
+    assert clear_of_cans(path, job, spots, [o.planned_xy for o in JOBS[:k]])  # the filled compartments
+    assert path[-1] == pytest.approx(low.position, abs=1e-4)
+    if k < 2:  # it passes low over the next compartment: with a can there it would not end low
+        assert not clear_of_cans(path, job, spots, [JOBS[k + 1].planned_xy])
+        assert low_carry_end(job, JOBS, (), CFG.arm) is None
 
 
 @pytest.mark.parametrize("k", [0, 1], ids=["can_0 to can_1", "can_1 to can_2"])

@@ -60,6 +60,7 @@ class BehaviorSettings:
     release_speed: float = 0.5
     nudge_speed: float = 0.5
     blend_m: float = 0.15
+    low_carry: bool = True
     vacuum_early_m: float = 0.002
     release_early_m: float = 0.01
     attach_timeout_s: float = 2.0
@@ -232,6 +233,13 @@ def param_specs() -> list[ParamSpec]:
             "end at rest",
             0.0,
             0.3,
+        ),
+        ParamSpec(
+            "low_carry",
+            _D.low_carry,
+            "true: the carry ends 15 mm above the rim, straight above the compartment, where its joint path "
+            "keeps clear of the rim and of every can that may stand around it (a run in order), and the "
+            "release descent starts there; false, or manual_place true: at place_above",
         ),
         ParamSpec(
             "vacuum_early_m",

@@ -28,6 +28,10 @@ from salamander_control.kinematics import (
 
 CARRY_SAG_TOLERANCE = 0.001
 """m: a joint-space carry may run this far below the lower of its two ends (`joint_carry_sag`)."""
+LOW_CARRY_ABOVE_RIM = 0.015
+"""m: a low carry ends with the held can's bottom this far above the rim (`low_carry_end`)."""
+LOW_CARRY_CLEAR = 0.005
+"""m: below the can tops plus this, a held can keeps this far (beyond touching) from a standing can."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,10 @@ class CanJob:
     depart: CartesianTarget | None = None
     """The lowest point from which the empty pad's rise may hand on to the next transit
     (`PlaceTarget.depart`, approach_dz above the placed cans' tops); None: not known (it never does)."""
+    can_tops_z: float | None = None
+    """The TCP z at which the held can's bottom is level with the highest can top, standing or placed
+    (`CellTargets.can_tops_z`); None: not known (the carry never ends low)."""
+    can_diameter: float = 0.0
 
     @property
     def planned_xy(self) -> tuple[float, float]:
@@ -94,6 +102,8 @@ def jobs_from_targets(targets: CellTargets) -> tuple[CanJob, ...]:
             lift_clear_z=targets.lift_clear_z,
             approach=None if pick.approach is None else CartesianTarget.pad_down(*pick.approach),
             depart=None if place.depart is None else CartesianTarget.pad_down(*place.depart),
+            can_tops_z=targets.can_tops_z,
+            can_diameter=targets.can_diameter,
         )
         for pick, place in targets.pairs()
     )
@@ -109,6 +119,19 @@ def load_jobs(path: str | Path) -> tuple[CanJob, ...]:
     return jobs_from_targets(load_cell_targets(path))
 
 
+def joint_path(start: CartesianTarget, end: CartesianTarget, arm: ArmParams, samples: int = 101
+               ) -> np.ndarray | None:  # fmt: skip
+    """The TCP (samples, 3) along the straight joint-space path from `start` to `end`; None: no IK."""
+    first = solve_ik_pitched(start.position, start.tool_pitch, start.tool_yaw, arm)
+    if not first.ok:
+        return None
+    last = solve_ik_pitched(end.position, end.tool_pitch, end.tool_yaw, arm, seed=tuple(first.q))
+    if not last.ok:
+        return None
+    a, b = np.asarray(first.q), np.asarray(last.q)
+    return forward_kinematics_batch(a + np.linspace(0.0, 1.0, samples)[:, None] * (b - a), arm).tcp
+
+
 def joint_path_sag(start: CartesianTarget, end: CartesianTarget, arm: ArmParams, samples: int = 101
                    ) -> float | None:  # fmt: skip
     """How far (m) the joint-space path from `start` to `end` sinks below the lower of its ends.
@@ -119,15 +142,10 @@ def joint_path_sag(start: CartesianTarget, end: CartesianTarget, arm: ArmParams,
     starts from, as here. Where both ends clear what stands in the cell, a path that does not sink below
     them clears it too (nothing stands between the pick row and the box).
     """
-    first = solve_ik_pitched(start.position, start.tool_pitch, start.tool_yaw, arm)
-    if not first.ok:
+    tcp = joint_path(start, end, arm, samples)
+    if tcp is None:
         return None
-    last = solve_ik_pitched(end.position, end.tool_pitch, end.tool_yaw, arm, seed=tuple(first.q))
-    if not last.ok:
-        return None
-    a, b = np.asarray(first.q), np.asarray(last.q)
-    path = a + np.linspace(0.0, 1.0, samples)[:, None] * (b - a)
-    z = forward_kinematics_batch(path, arm).tcp[:, 2]
+    z = tcp[:, 2]
     return max(0.0, float(min(z[0], z[-1]) - z.min()))
 
 
@@ -142,6 +160,55 @@ def joint_carry_sag(job: CanJob, arm: ArmParams) -> float | None:
 def _keeps_height(sag: float | None) -> bool:
     """Whether a joint path with this `joint_path_sag` may be used (IK at both ends, within tolerance)."""
     return sag is not None and sag <= CARRY_SAG_TOLERANCE
+
+
+def clear_of_cans(tcp: np.ndarray, job: CanJob, spots: Sequence[tuple[float, float]],
+                  filled: Sequence[tuple[float, float]]) -> bool:  # fmt: skip
+    """Whether `job`'s can, held along `tcp` (N, 3), keeps clear of the cans that may stand around it.
+
+    Only where its bottom is lower than the can tops plus `LOW_CARRY_CLEAR` (`CanJob.can_tops_z`): there
+    its axis keeps a can diameter plus `LOW_CARRY_CLEAR` from every spot in `spots` (cans that may stand
+    on the table), and never comes nearer a compartment in `filled` (centres of compartments that may
+    hold a can) than its own compartment's centre is, less 1 mm: it goes down between them only where
+    its release descent does, over its own compartment, the divider between.
+    """
+    if job.can_tops_z is None:
+        return False
+    low = tcp[tcp[:, 2] < job.can_tops_z + LOW_CARRY_CLEAR, :2]
+    if not len(low):
+        return True
+    own = np.asarray(job.planned_xy)
+    for xy, least in [*((s, job.can_diameter + LOW_CARRY_CLEAR) for s in spots),
+                      *((f, float(np.hypot(*(own - f))) - 0.001) for f in filled)]:  # fmt: skip
+        if np.hypot(*(low - np.asarray(xy)).T).min() < least:
+            return False
+    return True
+
+
+def low_carry_end(job: CanJob, cell: Sequence[CanJob], later: Sequence[CanJob], arm: ArmParams
+                  ) -> CartesianTarget | None:  # fmt: skip
+    """Where the carry may end below place_above (its bottom `LOW_CARRY_ABOVE_RIM` above the rim), or None.
+
+    Low when the joint-space carry from above the can to there (`joint_path`) sinks at most
+    `CARRY_SAG_TOLERANCE` below that end (so the can's bottom clears the rim and the walls wherever the
+    box stands) and keeps clear of the other cans (`clear_of_cans`): of every other can of the `cell`
+    on its spot, and of every compartment but its own and those of the cans in `later` (picked after
+    it in this run, so theirs are still empty). The release descent then starts there, not 45-50 mm
+    higher. The shipped cell: can_0's carry passes over compartment 1 and can_1's over compartment 2
+    below the can tops, so each ends low only while the next compartment is empty (a run in order).
+    """
+    if job.rim_pass_z is None or job.can_tops_z is None:
+        return None
+    end = job.place_above.shifted(0.0, 0.0, job.rim_pass_z + LOW_CARRY_ABOVE_RIM - job.place_above.z)
+    if not job.place_release.z < end.z < job.place_above.z:
+        return None
+    tcp = joint_path(job.above, end, arm)
+    if tcp is None or end.z - tcp[:, 2].min() > CARRY_SAG_TOLERANCE:
+        return None
+    empty = {other.compartment for other in later} | {job.compartment}
+    spots = [(o.contact.x, o.contact.y) for o in cell if o.can != job.can]
+    filled = [o.planned_xy for o in cell if o.compartment not in empty]
+    return end if clear_of_cans(tcp, job, spots, filled) else None
 
 
 def carry_path(job: CanJob, arm: ArmParams) -> MotionPath:

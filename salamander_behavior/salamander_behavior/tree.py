@@ -94,14 +94,14 @@ from salamander_behavior.behaviors.box import BoxEvidence, PlaceOffset
 from salamander_behavior.behaviors.flow import CanOutcome, CanPlaced, Wait, WaitUntilReady
 from salamander_behavior.behaviors.ik_retry import IkRetry
 from salamander_behavior.behaviors.lost import CellCleared
-from salamander_behavior.behaviors.motion import FixedTarget, MoveTo, OffsetTarget
+from salamander_behavior.behaviors.motion import CarryTarget, FixedTarget, MoveTo, OffsetTarget
 from salamander_behavior.behaviors.pad import ClearPad, PadDecided
 from salamander_behavior.behaviors.search import AfterSearch, RimPass, search_key
 from salamander_behavior.behaviors.vacuum import SetVacuum, StillHeld, WaitForPartPresent
 from salamander_behavior.box_estimate import BoxEstimate
 from salamander_behavior.manual_adjust.behavior import ManualAdjust, ManualPlaceOff
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import CanJob, carry_path, transit_end, transit_starts
+from salamander_behavior.plan import CanJob, carry_path, low_carry_end, transit_end, transit_starts
 from salamander_behavior.ports import CartesianTarget, MotionPath
 from salamander_control.kinematics import ArmParams
 
@@ -122,13 +122,16 @@ def can_cycle(
     more: bool = False,
     carry: MotionPath = MotionPath.JOINT,
     transit: CartesianTarget | None = None,
+    low: CartesianTarget | None = None,
 ) -> Seq:
     """The cycle of one can, without guard and fallback (approach, then carry and place).
 
     `more`: another can follows in the run, so the rise may hand on to its joint path. `carry`: the
     carry's path (`place_steps`; `build_tree` carries in joint space where `plan.carry_path` allows).
     `transit`: where the empty pad's joint path ends and the descent onto the can begins (default: above
-    the can; `build_tree` chooses the job's approach where `plan.transit_end` allows).
+    the can; `build_tree` chooses the job's approach where `plan.transit_end` allows). `low`: where the
+    carry may end below place_above (`behaviors.motion.CarryTarget`; `build_tree` gives
+    `plan.low_carry_end`).
     """
     can = job.can
     approach = Seq(
@@ -170,7 +173,7 @@ def can_cycle(
                 PICK,
                 handoff=lift_handoff(job) if carry is MotionPath.JOINT else None,
             ),
-            *place_steps(job, more, carry),
+            *place_steps(job, more, carry, low),
         ],
     )
     return Seq(f"pick and place {can}", memory=True, children=[approach, place])
@@ -231,7 +234,7 @@ def lift_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:
 
 
 def place_steps(
-    job: CanJob, more: bool = False, carry: MotionPath = MotionPath.LINEAR
+    job: CanJob, more: bool = False, carry: MotionPath = MotionPath.LINEAR, low: CartesianTarget | None = None
 ) -> list[py_trees.behaviour.Behaviour]:
     """From the carry on: carry, manual?, over the rim? (down to the release), vacuum off, let go?, rise...
 
@@ -241,7 +244,7 @@ def place_steps(
     cycle carries in joint space from above its spot (the generator's time-optimal joint move, about
     0.5 s shorter than the line; `build_tree` falls back to the line for a cell where the joint path
     would sink, `plan.carry_path`); a can found on the pad is carried along a straight line, because
-    the arm may stand anywhere then.
+    the arm may stand anywhere then. `low`: where the carry may end below place_above (`CarryTarget`).
     """
     can = job.can
     manual = Selector(
@@ -275,7 +278,7 @@ def place_steps(
         PlaceOffset(f"offset {can}", can, job.planned_xy),
         MoveTo(
             f"carry {can}",
-            OffsetTarget(job.place_above, can),  # the release descent below it is then vertical
+            CarryTarget(job, low),  # at the offset: the release descent below it is then vertical
             carry,
             "transit_speed",
             "carry",
@@ -307,13 +310,14 @@ def can_subtree(
     more: bool = False,
     carry: MotionPath = MotionPath.JOINT,
     transit: CartesianTarget | None = None,
+    low: CartesianTarget | None = None,
 ) -> Selector:
     """The can's selector: the (guarded) cycle, then the outcome leaf that skips or stops.
 
     The cycle runs behind `StillHeld` (a no-memory sequence: the condition is re-ticked before the
     running leaf on every tick), so a can lost or a switch gone stale while carrying stops the motion.
     """
-    return _selector(job, can_cycle(job, more, carry, transit), guard)
+    return _selector(job, can_cycle(job, more, carry, transit, low), guard)
 
 
 def held_subtree(job: CanJob, guard: Guard | None = None) -> Selector:
@@ -376,6 +380,7 @@ def build_tree(
     lost: Sequence[str] = (),
     box: BoxEstimate | None = None,
     arm: ArmParams | None = None,
+    cell: Sequence[CanJob] = (),
 ) -> Seq:
     """The whole run: wait for the stack, then per can the pad check and the can; FAILURE stops the run.
 
@@ -390,6 +395,9 @@ def build_tree(
     would sink more than `plan.CARRY_SAG_TOLERANCE` below its ends is carried along a straight line;
     and for `plan.transit_end`: a transit ends at the can's approach where no joint path to it from rest
     or a place_above sinks, else above the can.
+    `cell`: every can of the cell (its spots and compartments) for `plan.low_carry_end`: a carry ends
+    low where its joint path keeps clear of them all, counting every compartment as filled but those of
+    the cans this run picks later; () (not known): no carry ends low.
     """
     if not jobs and held is None and not lost:
         raise ValueError("the tree needs at least one can")
@@ -414,9 +422,11 @@ def build_tree(
     starts = transit_starts(every, arm)
     for i, job in enumerate(jobs):
         more = i + 1 < len(jobs)
+        carry = carry_path(job, arm)
+        low = low_carry_end(job, cell, jobs[i + 1:], arm) if cell and carry is MotionPath.JOINT else None
         children += [
             pad_subtree(job, held if i == 0 else None, guard),
-            can_subtree(job, guard, more, carry_path(job, arm), transit_end(job, starts, arm)),
+            can_subtree(job, guard, more, carry, transit_end(job, starts, arm), low),
         ]
     if not jobs and held is not None:
         children.append(pad_subtree(None, held, guard))

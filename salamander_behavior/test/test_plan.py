@@ -1,4 +1,5 @@
-"""The run's plan (plan.py): one job per can, from the cell's own targets; the joint carry's sag."""
+"""The run's plan (plan.py): one job per can, from the cell's own targets; the joint carry's sag; where
+the carry may end low."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ from dataclasses import replace
 
 import pytest
 
-from salamander_behavior.plan import jobs_from_targets, joint_carry_sag, transit_end, transit_starts
+from salamander_behavior.plan import (
+    LOW_CARRY_ABOVE_RIM,
+    jobs_from_targets,
+    joint_carry_sag,
+    low_carry_end,
+    transit_end,
+    transit_starts,
+)
 from salamander_behavior.ports import CartesianTarget
 from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import ArmParams
@@ -53,3 +61,20 @@ def test_the_transit_ends_at_the_approach_unless_a_joint_path_to_it_would_sink()
     far = CartesianTarget.pad_down(0.55, -0.1, -0.1)  # from here the joint path bows 8 mm below both ends
     assert transit_end(low, [*starts, far], arm) == low.above
     assert transit_end(replace(JOBS[0], approach=None), starts, arm) == JOBS[0].above
+
+
+def test_a_carry_ends_low_only_where_no_can_may_stand_under_its_path() -> None:
+    arm = ArmParams()
+    ends = [low_carry_end(job, JOBS, JOBS[k + 1:], arm) for k, job in enumerate(JOBS)]  # a run in order
+    for job, end in zip(JOBS, ends, strict=True):
+        assert end is not None and end.position == pytest.approx(
+            (job.place_above.x, job.place_above.y, job.rim_pass_z + LOW_CARRY_ABOVE_RIM))
+    # can_0's and can_1's joint paths pass low over the next compartment: filled, or not known to be
+    # empty (a run of one can), they end at place_above; can_2's passes over none.
+    assert [low_carry_end(job, JOBS, (), arm) is not None for job in JOBS] == [False, False, True]
+    reverse = [JOBS[1], JOBS[0]]
+    assert [low_carry_end(job, JOBS, reverse[k + 1:], arm) for k, job in enumerate(reverse)] == [None, None]
+    # without the cans' height, or with a standing can under the path, never
+    assert low_carry_end(replace(JOBS[2], can_tops_z=None), JOBS, (), arm) is None
+    under = replace(JOBS[0], can="can_x", contact=CartesianTarget.pad_down(0.42, -0.05, -0.065))
+    assert low_carry_end(JOBS[2], [*JOBS, under], (), arm) is None

@@ -115,6 +115,22 @@ def test_every_can_is_placed_in_order_with_the_planned_targets() -> None:
     released_only_over_the_box(rig)
 
 
+def test_a_run_in_order_carries_every_can_low_and_a_run_out_of_order_to_place_above() -> None:
+    rig = Rig(JOBS, cell=JOBS)
+    assert rig.run() == "SUCCESS"
+    carries = [h.request.target for h in rig.motion.handles if h.request.label.startswith("carry ")]
+    assert [t.z for t in carries] == pytest.approx([job.rim_pass_z + 0.015 for job in JOBS])
+    assert [(t.x, t.y) for t in carries] == [job.planned_xy for job in JOBS]
+    descents = [h.request for h in rig.motion.handles if release_descent(h.request.label)]
+    for descent, carry in zip(descents, carries, strict=True):  # from the carry's end, the band below it
+        assert descent.band is not None and carry.z - descent.target.z > descent.band.start + 0.005
+    assert [r.at for r in rig.gripper.releases] == [job.place_release for job in JOBS]
+    reverse = Rig([JOBS[1], JOBS[0]], cell=JOBS)  # each would pass low over a compartment not known empty
+    assert reverse.run() == "SUCCESS"
+    carries = [h.request.target for h in reverse.motion.handles if h.request.label.startswith("carry ")]
+    assert carries == [JOBS[1].place_above, JOBS[0].place_above]
+
+
 def test_a_carry_that_would_sink_in_joint_space_runs_along_a_line() -> None:
     low = replace(JOBS[0], above=CartesianTarget.pad_down(0.3, 0.1, -0.1),
                   place_above=CartesianTarget.pad_down(0.55, -0.1, -0.1))  # fmt: skip

@@ -2,8 +2,9 @@
 
 A failure says why in words, e.g. ``IK early-fail coupled_limit: early fail, no joint target sent ...``
 (the action's status and message), so the can's outcome leaf can log the reason it skips or stops.
-Targets are sources evaluated when the goal starts: fixed poses, or a pose plus the can's place offset
-from the blackboard (what ManualAdjust decided), checked against the pinned 30 mm bound once more.
+Targets are sources evaluated when the goal starts, with the parameters then: fixed poses, or a pose plus
+the can's place offset from the blackboard (what ManualAdjust decided), checked against the pinned 30 mm
+bound once more; the carry's (`CarryTarget`) ends low over the compartment where the plan allows it.
 
 IK retries (`behaviors.ik_retry`): a move with a retry policy whose goal fails *early* with an IK status
 (nothing was sent, the arm did not move) tries the policy's variants one goal at a time, each only
@@ -23,6 +24,7 @@ from salamander_behavior.behaviors.base import PortBehavior, Ports, blackboard_c
 from salamander_behavior.behaviors.ik_retry import IkRetry, describe, variants
 from salamander_behavior.manual_adjust.core import AdjustLimits
 from salamander_behavior.params import BehaviorSettings
+from salamander_behavior.plan import CanJob
 from salamander_behavior.ports import (
     CartesianTarget,
     MotionHandle,
@@ -33,8 +35,9 @@ from salamander_behavior.ports import (
 )
 from salamander_control.kinematics import IkStatus
 
-TargetSource = Callable[[], CartesianTarget]
-"""Returns the goal's pose when the goal starts; raises ValueError when there is no valid one."""
+TargetSource = Callable[[BehaviorSettings], CartesianTarget]
+"""Returns the goal's pose when the goal starts (given the parameters then); raises ValueError when there
+is no valid one."""
 
 OFFSET_BOUND = AdjustLimits().max_offset + 1e-9
 """A place offset beyond the pinned 30 mm is refused here too (belt and braces: the arm never goes there)."""
@@ -46,7 +49,7 @@ class FixedTarget:
     def __init__(self, target: CartesianTarget) -> None:
         self.target = target
 
-    def __call__(self) -> CartesianTarget:
+    def __call__(self, settings: BehaviorSettings | None = None) -> CartesianTarget:
         """The pose."""
         return self.target
 
@@ -69,7 +72,7 @@ class OffsetTarget:
         self._key = offset_key(can)
         self._bb = blackboard_client(f"OffsetTarget[{can}]", {self._key: Access.READ})
 
-    def __call__(self) -> CartesianTarget:
+    def __call__(self, settings: BehaviorSettings | None = None) -> CartesianTarget:
         """The shifted pose.
 
         Raises:
@@ -87,6 +90,46 @@ class OffsetTarget:
                 f"place offset ({dx}, {dy}, {dz}) m of {self.can} is not within 30 mm: refused"
             )
         return self.base.shifted(dx, dy, max(dz, 0.0))
+
+
+LOW_CARRY_LEAD = 0.005
+"""m: a low carry ends at least this far above the rim band's top (`carry_end`)."""
+
+
+def carry_end(job: CanJob, low: CartesianTarget | None, settings: BehaviorSettings) -> CartesianTarget:
+    """Where the carry ends before the can's offset: `low`, or place_above.
+
+    `low` (`plan.low_carry_end`: straight below place_above, where the joint-space carry keeps clear of
+    the rim and of every can that may stand around it) when ``low_carry`` is on, ``manual_place`` is off
+    (ManualAdjust nudges the can sideways at place_above, above the placed cans) and the rim band's top
+    (``guard_band_above_m`` above the rim) lies at least `LOW_CARRY_LEAD` below it. The release descent
+    then starts there.
+    """
+    if low is None or job.rim_pass_z is None or not settings.low_carry or settings.manual_place:
+        return job.place_above
+    band_top = job.rim_pass_z + settings.guard_band_above_m
+    return low if low.z - band_top >= LOW_CARRY_LEAD else job.place_above
+
+
+class CarryTarget(OffsetTarget):
+    """The carry's end (`carry_end`) shifted by the can's place offset (as `OffsetTarget`).
+
+    Args:
+        job: the can (its place_above and rim height).
+        low: where the carry may end below place_above; None: never.
+    """
+
+    def __init__(self, job: CanJob, low: CartesianTarget | None) -> None:
+        super().__init__(job.place_above, job.can)
+        self.job = job
+        self.low = low
+
+    def __call__(self, settings: BehaviorSettings | None = None) -> CartesianTarget:
+        """The shifted pose (raises ValueError as `OffsetTarget`)."""
+        above = super().__call__(settings)
+        if settings is None:
+            return above
+        return above.shifted(0.0, 0.0, carry_end(self.job, self.low, settings).z - self.base.z)
 
 
 def describe_failure(outcome: MotionOutcome) -> str:
@@ -220,7 +263,7 @@ class MoveTo(MotionLeaf):
         self._handle, self.request, self._problem = None, None, ""
         self._first_failure, self._variants, self._tried = None, [], 0
         try:
-            target = self.target()
+            target = self.target(settings)
         except ValueError as exc:
             self._problem = str(exc)
             return

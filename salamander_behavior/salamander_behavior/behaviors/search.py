@@ -298,7 +298,7 @@ class RimPass(MotionLeaf):
         self._tried, self._push, self._budget = [], None, 0
         self._bb.unset(self._keys["search"])
         try:
-            target = self._release()  # the start offset as the release would use it (checked)
+            target = self._release(settings)  # the start offset as the release would use it (checked)
         except ValueError as exc:
             self._problem = str(exc)
             return

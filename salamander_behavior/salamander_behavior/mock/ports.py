@@ -392,6 +392,7 @@ class Rig:
             with ``rig.gripper.holding = job.can`` to play a restart with a can held.
         lost: the cans recorded as lost in transit (tree.build_tree's `lost`).
         box: the box estimate the run starts with (tree.build_tree's `box`).
+        cell: every can of the cell (tree.build_tree's `cell`; () : no carry ends low).
     """
 
     def __init__(
@@ -406,6 +407,7 @@ class Rig:
         held: Any = None,
         lost: tuple[str, ...] = (),
         box: Any = None,
+        cell: tuple[Any, ...] = (),
     ) -> None:
         import py_trees
 
@@ -426,7 +428,7 @@ class Rig:
         self.ports = Ports(
             self.motion, self.gripper, self.clock, lambda: self.settings, self.log, self.report
         )
-        self.root = build_tree(self.jobs, guard, held, lost, box, self.settings.arm)
+        self.root = build_tree(self.jobs, guard, held, lost, box, self.settings.arm, cell)
         self.tree = py_trees.trees.BehaviourTree(self.root)
         self.tree.setup(node=self.node, ports=self.ports)
         self.ticks = 0

@@ -237,7 +237,8 @@ class BehaviorServerNode(Node):
         picks = [self.jobs[can] for can in order.picks]
         guard = can_guard(lambda: self._binding.snapshot.arm)  # the current parameters' arm model
         arm = self._binding.snapshot.arm
-        root = build_tree(picks, guard, held_job, lost, self._keeper.progress.box, arm)
+        cell = tuple(self.jobs.values())  # where every can stands, for the low carry
+        root = build_tree(picks, guard, held_job, lost, self._keeper.progress.box, arm, cell)
         for note in order.notes():
             self.get_logger().warning(note)
         cans = order.cans

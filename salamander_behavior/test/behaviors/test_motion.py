@@ -10,7 +10,7 @@ from py_trees.common import Status
 
 from salamander_behavior.active_run import ActiveRun, RunEnd
 from salamander_behavior.behaviors.base import Ports
-from salamander_behavior.behaviors.motion import FixedTarget, MoveTo, OffsetTarget
+from salamander_behavior.behaviors.motion import CarryTarget, FixedTarget, MoveTo, OffsetTarget
 from salamander_behavior.mock.ports import FakeClock, FakeGripper, FakeMotion, ListLogger, Rig, Script
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
@@ -78,8 +78,28 @@ def test_an_offset_beyond_thirty_mm_is_refused_before_any_goal() -> None:
     assert motion.handles[0].request.target == base.shifted(0.02, 0.0)
 
 
-# Hand-off (base.HandOff): the rise after a release bends into the next can's joint path.
 JOBS = load_jobs(REPO / "config" / "cell.yaml")
+
+
+def test_the_carry_ends_low_only_with_low_carry_on_manual_place_off_and_the_band_below_it() -> None:
+    job = JOBS[2]
+    low = job.place_above.shifted(0.0, 0.0, job.rim_pass_z + 0.015 - job.place_above.z)
+    writer = py_trees.blackboard.Client(name="test")
+    writer.register_key(key="/place_offset/can_2", access=py_trees.common.Access.WRITE)
+    writer.set("/place_offset/can_2", (0.002, -0.001, 0.0))
+    target = CarryTarget(job, low)
+    assert target(BehaviorSettings()) == low.shifted(0.002, -0.001)  # at the estimate's offset
+    above = job.place_above.shifted(0.002, -0.001)
+    assert target(BehaviorSettings(low_carry=False)) == above
+    assert target(BehaviorSettings(manual_place=True)) == above  # ManualAdjust nudges at place_above
+    assert target(BehaviorSettings(guard_band_above_m=0.0099)) == low.shifted(0.002, -0.001)  # 5 mm below it
+    assert target(BehaviorSettings(guard_band_above_m=0.0101)) == above  # the band's top too close
+    assert CarryTarget(job, None)(BehaviorSettings()) == above
+    writer.set("/place_offset/can_2", (0.0, 0.0, 0.01))  # an upward dz lifts either end
+    assert target(BehaviorSettings()).position == pytest.approx(low.shifted(0.0, 0.0, 0.01).position)
+
+
+# Hand-off (base.HandOff): the rise after a release bends into the next can's joint path.
 SLOW = Script(polls=20)
 TWO = JOBS[:2]
 

@@ -34,6 +34,9 @@ Conventions (the config's `pick_dz`, `place_dz`, `release_dz`):
 - ``lift_clear_z``: the TCP z at which a held can's bottom is level with the higher of the standing
   cans' tops and the box rim: z = contact z + max(can_height, rim height above the table). The lift to
   above (pick_dz, which the config requires to exceed both) ends above it.
+- ``can_tops_z``: the TCP z at which a held can's bottom is level with the highest can top, standing or
+  placed: z = max(table_z, floor_top) + 2 * can_height. Below it a held can must keep sideways clear of
+  every can that may stand there (salamander_behavior.plan, `low_carry_end`).
 
 Can i (``can_i``, config order) belongs in compartment i. The tree waits for the gripper's part-present
 switch (the hardware contract), never for the simulator's settle times, which this module does not read.
@@ -85,6 +88,8 @@ class CellTargets:
     release_dz: float
     rim_pass_z: float
     lift_clear_z: float
+    can_tops_z: float
+    can_diameter: float
 
     def pairs(self) -> tuple[tuple[PickTarget, PlaceTarget], ...]:
         """(pick, place) for each can in order: can i into compartment i."""
@@ -115,6 +120,8 @@ def cell_targets(lay: CellLayout) -> CellTargets:
         release_dz=lay.release_dz,
         rim_pass_z=lay.rim_z + lay.can_height,
         lift_clear_z=contact_z + max(lay.can_height, lay.rim_z - lay.table_z),
+        can_tops_z=max(lay.table_z, lay.floor_top) + 2 * lay.can_height,
+        can_diameter=lay.can_diameter,
     )
 
 
