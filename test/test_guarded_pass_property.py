@@ -11,15 +11,15 @@ off the believed one, and hypothesis draws the placement errors (derandomized, a
   the arm's dynamics, `physics.PAD_BANDWIDTH`), the cell's tool wrench goes through the arm's Jacobian
   with the simulator's noise (`hardware.EffortSensor`, 0.03 N m) and `read_efforts` into a real
   `ContactDetector` (guard_force_n 5 N, debounce 2, baseline 5 samples), as the Cartesian node does;
-- the tree's pass (`RimPass`, one goal with a band): from place_above fast (release_speed, braking at
-  `DECEL_SHARE` of its acceleration) into the band's top (`rim_band` of the believed targets with the
-  shipped `BehaviorSettings`) at guard_speed (10 mm/s) without stopping, on through the band at that
-  speed, guarded from where the pad enters it (the detector's baseline is taken there); on a trip the
-  pad brakes, is lifted back to the band's top (vacuum on), and the search's `probe_offsets` follow in
-  the tree's order (`next_probe`: where the detector's force at the trip pushed the can sideways),
-  each a move at the band's top and a guarded descent from rest; the first one that passes goes down to
-  the release height, the vacuum going off `release_early_m` before it, and the can settles; no probe
-  passes: the can is held there.
+- the tree's pass (`RimPass`, one goal with a band): from the carry's low end (`plan.low_carry_end`, 15 mm
+  above the rim) fast (release_speed, braking at `DECEL_SHARE` of its acceleration) into the band's top
+  (`rim_band` of the believed targets with the shipped `BehaviorSettings`) at guard_speed (10 mm/s)
+  without stopping, on through the band at that speed, guarded from where the pad enters it (the
+  detector's baseline is taken there); on a trip the pad brakes, is lifted back to the band's top (vacuum
+  on), and the search's `probe_offsets` follow in the tree's order (`next_probe`: where the detector's
+  force at the trip pushed the can sideways), each a move at the band's top and a guarded descent from
+  rest; the first one that passes goes down to the release height, the vacuum going off `release_early_m`
+  before it, and the can settles; no probe passes: the can is held there.
 
 Simplified relative to the real stack: the pad's commanded pose is the measured TCP (no trajectory
 generator, no stream); the stop after a trip is modelled as the worst the real node showed, not
@@ -49,6 +49,7 @@ from hypothesis import strategies as st
 
 from salamander_behavior.behaviors.search import CANDIDATES, next_probe, probe_offsets, release_handoff
 from salamander_behavior.params import BehaviorSettings
+from salamander_behavior.plan import LOW_CARRY_ABOVE_RIM
 from salamander_control.cartesian.contact import ContactDetector, read_efforts
 from salamander_control.cartesian.plan import DECEL_SHARE, RAMP_FLOOR
 from salamander_control.cell.targets import load_cell_targets
@@ -228,7 +229,7 @@ def guarded_release(
     top = min(TARGETS.rim_pass_z + SETTINGS.guard_band_above_m, place.place_above[2])
     bottom = max(TARGETS.rim_pass_z - SETTINGS.guard_band_below_m, place.place_release[2])
     run.move((cx, cy, TARGETS.travel_z), 0.4)
-    run.move((cx, cy, place.place_above[2]), 0.15)
+    run.move((cx, cy, TARGETS.rim_pass_z + LOW_CARRY_ABOVE_RIM), 0.15)  # where the carry ends (low_carry)
     step = SETTINGS.search_step_m
     probes = probe_offsets(step, SETTINGS.search_reach_m, CANDIDATES)  # RimPass's candidates ...
     tried: list[int] = []

@@ -43,17 +43,17 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
   the can at its release height, or, on a guarded pass that crossed the band without a contact, within
   `release_early_m` (10 mm) of it below the band, the descent finishing while the valve vents (memory
   sequences up to the can's selector; the selector's fallback never touches the vacuum).
-- The release descent: `over the rim can_i` is one line from place_above to the release height: fast
-  (release_speed) to just above the rim band, slowly and guarded (guard_speed, guard_force_n) through
-  the band where the can's bottom passes the rim and the divider tops, fast again below it, without
-  stopping at either end. A contact lifts the can clear (vacuum on) and a search probes offsets
-  (search_step_m, search_reach_m, search_probes) around the offset the descent started from: first a
-  step where the rim pushed the can sideways (search_follow_push; the contact force's sideways part),
-  else a square spiral; the first that passes becomes the can's offset (source "search"). No probe
-  passes: the can is held above its compartment and the run stops, or (search_fallback manual, or
-  manual_place true) `ManualAdjust[place_can_i after the search]`, then one guarded pass without a
-  search. Without joint efforts (or guarded_pass false) the descent is one unguarded line at
-  release_speed.
+- The release descent: `over the rim can_i` is one line from where the carry ended to the release
+  height: fast (release_speed) to just above the rim band, slowly and guarded (guard_speed,
+  guard_force_n) through the band where the can's bottom passes the rim and the divider tops, fast again
+  below it, without stopping at either end. A contact lifts the can clear (vacuum on) and a search
+  probes offsets (search_step_m, search_reach_m, search_probes) around the offset the descent started
+  from: first a step where the rim pushed the can sideways (search_follow_push; the contact force's
+  sideways part), else a square spiral; the first that passes becomes the can's offset (source
+  "search"). No probe passes: the can is held above its compartment and the run stops, or
+  (search_fallback manual, or manual_place true) `ManualAdjust[place_can_i after the search]`, then one
+  guarded pass without a search. Without joint efforts (or guarded_pass false) the descent is one
+  unguarded line at release_speed.
 - The transit (`above can_i`, a joint path) ends at the can's approach, `approach_dz` (30 mm) above its
   top, where the descent onto it begins, when the joint path to there from rest and from every
   compartment's place_above and depart keeps the pad at least that high (`plan.transit_end`); else
@@ -62,7 +62,11 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
 - The carry is a joint path (the generator's time-optimal joint move; over the shipped cell the held can
   stays as high as at the lift's end; a cell whose joint-space carry would sink more than 1 mm below its
   ends gets a straight line at `transit_speed`, `plan.joint_carry_sag`, and so does a can found on the
-  pad, since the arm may then stand anywhere).
+  pad, since the arm may then stand anywhere). It ends at place_above plus the can's offset, or 15 mm
+  above the rim straight below it (`low_carry`, `plan.low_carry_end`, `motion.CarryTarget`) where the
+  joint path keeps the can 15 mm above the rim and, below the can tops, sideways clear of the standing
+  cans and of every compartment not known to be empty (those of the cans the run picks later are):
+  over the shipped cell all three in a run in order; with `manual_place` at place_above.
 - No stop between the lift and the carry, nor between the rise and the next can's joint path: `lift`
   succeeds once the measured pad is 25 mm from its end (`lift_handoff`: `blend_m` at most, and no
   earlier than with the held can's bottom 10 mm above the standing cans' tops and the rim), `rise` once

@@ -24,7 +24,8 @@ it)::
     |               |-- lift can_i               linear back to above-can; hands on to the carry once
     |               |                            the can clears the standing cans (lift_handoff)
     |               |-- offset can_i             offset := the box estimate's (0 without one)
-    |               |-- carry can_i              joint path to place_above + offset (plan.carry_path)
+    |               |-- carry can_i              joint path to place_above + offset (plan.carry_path),
+    |               |                            or 15 mm above the rim below it (plan.low_carry_end)
     |               |-- manual? place_can_i (Selector, memory)
     |               |   |-- manual_place off?    the offset stands
     |               |   `-- ManualAdjust[place_can_i]
@@ -53,7 +54,7 @@ switch it hears, each reading's age; behaviors/vacuum.py); can and box positions
 config (plan.py). `can_i still on the pad?` watches the lift, the carry, the manual placement and the
 release descent: the tick the switch drops or goes stale, the running motion is cancelled.
 
-The release descent (`over the rim can_i`, behaviors/search.py) is one linear goal from place_above to
+The release descent (`over the rim can_i`, behaviors/search.py) is one linear goal from the carry's end to
 place_release: release_speed, except through the band where the can's bottom passes the rim and the
 divider tops, which it crosses slowly (guard_speed) and guarded (guard_force_n) without stopping at
 either end (without joint efforts or with ``guarded_pass`` false: release_speed all the way, unguarded).
