@@ -420,8 +420,7 @@ def bounds(cell_path: Path = CELL, behavior_path: Path = BEHAVIOR) -> list[tuple
     starts = transit_starts(jobs, cfg.arm)
     for k, job in enumerate(jobs):
         down = transit_end(job, starts, cfg.arm)
-        joint = carry_path(job, cfg.arm) is MotionPath.JOINT
-        low = low_carry_end(job, jobs, jobs[k + 1:], cfg.arm) if joint else None  # as build_tree
+        low = low_carry_end(job, jobs, jobs[k + 1:], cfg.arm)  # as build_tree plans a run in order
         segments, q = cycle(job, q, cfg, cell, settings, more=k + 1 < len(jobs), down_from=down, low=low)
         out.append((job.can, segments))
     return out

@@ -10,6 +10,7 @@ every compartment centre: the row of compartments is symmetric about it), about 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,7 @@ class CanJob:
     """The TCP z at which the held can's bottom is level with the highest can top, standing or placed
     (`CellTargets.can_tops_z`); None: not known (the carry never ends low)."""
     can_diameter: float = 0.0
+    """The cans' diameter (m; `CellTargets.can_diameter`)."""
 
     @property
     def planned_xy(self) -> tuple[float, float]:
@@ -177,27 +179,28 @@ def clear_of_cans(tcp: np.ndarray, job: CanJob, spots: Sequence[tuple[float, flo
     low = tcp[tcp[:, 2] < job.can_tops_z + LOW_CARRY_CLEAR, :2]
     if not len(low):
         return True
-    own = np.asarray(job.planned_xy)
-    for xy, least in [*((s, job.can_diameter + LOW_CARRY_CLEAR) for s in spots),
-                      *((f, float(np.hypot(*(own - f))) - 0.001) for f in filled)]:  # fmt: skip
-        if np.hypot(*(low - np.asarray(xy)).T).min() < least:
-            return False
-    return True
+    def nearest(xy: tuple[float, float]) -> float:
+        return float(np.hypot(*(low - np.asarray(xy)).T).min())
+
+    if any(nearest(spot) < job.can_diameter + LOW_CARRY_CLEAR for spot in spots):
+        return False
+    return all(nearest(centre) >= math.dist(job.planned_xy, centre) - 0.001 for centre in filled)
 
 
 def low_carry_end(job: CanJob, cell: Sequence[CanJob], later: Sequence[CanJob], arm: ArmParams
                   ) -> CartesianTarget | None:  # fmt: skip
     """Where the carry may end below place_above (its bottom `LOW_CARRY_ABOVE_RIM` above the rim), or None.
 
-    Low when the joint-space carry from above the can to there (`joint_path`) sinks at most
-    `CARRY_SAG_TOLERANCE` below that end (so the can's bottom clears the rim and the walls wherever the
-    box stands) and keeps clear of the other cans (`clear_of_cans`): of every other can of the `cell`
-    on its spot, and of every compartment but its own and those of the cans in `later` (picked after
-    it in this run, so theirs are still empty). The release descent then starts there, not 45-50 mm
-    higher. The shipped cell: can_0's carry passes over compartment 1 and can_1's over compartment 2
-    below the can tops, so each ends low only while the next compartment is empty (a run in order).
+    Low when the carry is a joint path (`carry_path`) and the one from above the can to there
+    (`joint_path`) sinks at most `CARRY_SAG_TOLERANCE` below that end (so the can's bottom clears the rim
+    and the walls wherever the box stands) and keeps clear of the other cans (`clear_of_cans`): of every
+    other can of the `cell` on its spot, and of every compartment but its own and those of the cans in
+    `later` (picked after it in this run, so theirs are still empty). The release descent then starts
+    there, not 45-50 mm higher. The shipped cell: can_0's carry passes over compartment 1 and can_1's over
+    compartment 2 below the can tops, so each ends low only while the next compartment is empty (a run in
+    order).
     """
-    if job.rim_pass_z is None or job.can_tops_z is None:
+    if job.rim_pass_z is None or job.can_tops_z is None or carry_path(job, arm) is not MotionPath.JOINT:
         return None
     end = job.place_above.shifted(0.0, 0.0, job.rim_pass_z + LOW_CARRY_ABOVE_RIM - job.place_above.z)
     if not job.place_release.z < end.z < job.place_above.z:

@@ -423,11 +423,10 @@ def build_tree(
     starts = transit_starts(every, arm)
     for i, job in enumerate(jobs):
         more = i + 1 < len(jobs)
-        carry = carry_path(job, arm)
-        low = low_carry_end(job, cell, jobs[i + 1:], arm) if cell and carry is MotionPath.JOINT else None
+        low = low_carry_end(job, cell, jobs[i + 1:], arm) if cell else None
         children += [
             pad_subtree(job, held if i == 0 else None, guard),
-            can_subtree(job, guard, more, carry, transit_end(job, starts, arm), low),
+            can_subtree(job, guard, more, carry_path(job, arm), transit_end(job, starts, arm), low),
         ]
     if not jobs and held is not None:
         children.append(pad_subtree(None, held, guard))
