@@ -227,8 +227,10 @@ def lift_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:
     No earlier than leaves the held can's bottom `LIFT_CLEAR_M` above the standing cans' tops and the rim.
     The joint path bent out of the lift (the generator's Ruckig, from the lift's moving state) swings the
     can sideways from there on and only rises on to place_above (over the shipped cell; `plan.
-    joint_carry_sag`); the hand-off is judged on the measured pad, which trails the command. 0 (never)
-    when the job does not know the cans' height.
+    joint_carry_sag`), or sinks to the low end only where it keeps clear of every can that may stand
+    below it (`plan.low_carry_end`; `test/test_handoff_clearance.py` replays both); the hand-off is
+    judged on the measured pad, which trails the command. 0 (never) when the job does not know the cans'
+    height.
     """
     room = 0.0 if job.lift_clear_z is None else job.above.z - (job.lift_clear_z + LIFT_CLEAR_M)
     return _blend_within(room)
