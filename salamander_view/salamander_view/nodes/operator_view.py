@@ -56,7 +56,7 @@ from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
 from salamander_msgs.action import RunPickPlace
 from salamander_msgs.msg import CoupledLimits, IkStatus, LeaseState
-from salamander_view import params
+from salamander_view import params, viser_threads
 from salamander_view.access import AccessGuard
 from salamander_view.controls import Facts, NudgeTrain, availability
 from salamander_view.gauges import coupled_gauges, joint_gauges, urdf_limits
@@ -142,10 +142,9 @@ class OperatorViewNode(Node):
 
         import viser  # here, not at the top: the module's pure parts (tests, param docs) need no viser
 
+        viser_threads.install()  # before the server: its buffers are woken from this node's threads
         self._server = viser.ViserServer(host=settings.host, port=settings.port, verbose=False)
         self._scene = Scene(self._server, Path(settings.urdf_path) if settings.urdf_path else default_urdf())
-        self._server.on_client_connect(self._on_connect)
-        self._server.on_client_disconnect(self._on_disconnect)
         self._frame_timer = self.create_timer(1.0 / settings.rate_hz, self._on_frame)
         self._frame_timer.cancel()  # runs while a browser is connected (`_watch`)
         self._wake = self.create_timer(0.001, self._on_wake)  # one-shot: viser's threads reset it
@@ -154,6 +153,10 @@ class OperatorViewNode(Node):
         self._jog_timer.cancel()  # runs only while a nudge does (`_run_request` starts it)
         shown = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
         self.address = f"http://{shown}:{self._server.get_port()}"
+        # Last: the server already serves, and a browser that connected meanwhile (one reloading after a
+        # respawn) is handed to the callback at once, on viser's thread, which needs all of the above.
+        self._server.on_client_connect(self._on_connect)
+        self._server.on_client_disconnect(self._on_disconnect)
         self.get_logger().info(f"operator view: {self.address}")
         if self._guard.required:
             origin = "configured (access_token)" if settings.access_token else "generated"
