@@ -56,7 +56,7 @@ from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
 from salamander_msgs.action import RunPickPlace
 from salamander_msgs.msg import CoupledLimits, IkStatus, LeaseState
-from salamander_view import params, viser_threads
+from salamander_view import params
 from salamander_view.access import AccessGuard
 from salamander_view.controls import Facts, NudgeTrain, availability
 from salamander_view.gauges import coupled_gauges, joint_gauges, urdf_limits
@@ -65,6 +65,7 @@ from salamander_view.param_mirror import ParamMirror
 from salamander_view.params import ViewSettings
 from salamander_view.scene import Scene, Shape
 from salamander_view.snapshot import parse
+from salamander_view.viser_threads import install as install_loop_safe_events
 
 MANUAL_PLACE = "manual_place"
 _KINDS = {Marker.CUBE: "cube", Marker.CYLINDER: "cylinder", Marker.TEXT_VIEW_FACING: "text"}
@@ -142,7 +143,7 @@ class OperatorViewNode(Node):
 
         import viser  # here, not at the top: the module's pure parts (tests, param docs) need no viser
 
-        viser_threads.install()  # before the server: its buffers are woken from this node's threads
+        install_loop_safe_events()  # before the server: its buffers are woken from this node's threads
         self._server = viser.ViserServer(host=settings.host, port=settings.port, verbose=False)
         self._scene = Scene(self._server, Path(settings.urdf_path) if settings.urdf_path else default_urdf())
         self._frame_timer = self.create_timer(1.0 / settings.rate_hz, self._on_frame)
