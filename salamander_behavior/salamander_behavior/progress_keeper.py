@@ -7,15 +7,28 @@ transit first, then the can recorded as carried, then the picks), the reset by h
 box (`new_box`), and the operator's kept live sets of `params.OPERATOR_PARAMS` (`apply_kept`,
 `keep_sets`, `reset_text`).
 
-Invariants: the file always holds the last progress stored (a failed write is reported through
-`on_error` and the progress in memory stays the truth until the next write); the box estimate outlives
-both resets (only `new_box` forgets it). Semantics of the file: progress.py; the server's lifecycle:
+The file is written by one writer thread, in the order stored. A write ends with an fsync, and a disk
+busy with other writers holds an fsync for hundreds of milliseconds (seen: 0.38 s beside a `dd`, which
+stalled the server's executor, its ticks, its lease heartbeats and its joint state cache long enough to
+stop a run on "joint state stale"). So what a run's tree changes (`observe`, every tick a can's stage
+moves) is handed to the writer and the tick goes on; everything the operator or a run's start and end
+changes (a reset, a new box, a kept set, the next batch) waits for its write, so what is answered or
+logged as kept is on disk.
+
+Invariants: the progress in memory is the truth; writes land in the order stored; the file holds the
+last progress stored once the writer has caught up (within a millisecond on an idle disk: a process
+killed before that restarts from the change before, which the pad check and the lost-can check cover as
+they cover a kill just before the change); a failed write is reported through `on_error` (from the
+writer thread) and the next change writes again. The box estimate outlives both resets (only `new_box`
+forgets it). Semantics of the file: progress.py; the server's lifecycle:
 docs/design/behavior_server.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -63,16 +76,35 @@ class ProgressKeeper:
         self.known = tuple(known)
         self.progress, self.warnings = run_progress.load(path, list(known))
         self._on_error = on_error
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="progress_writer")
+        self._last_write: Future[None] | None = None
 
-    def store(self, new: run_progress.RunProgress, force: bool = False) -> None:
-        """Keep `new` and write it when it changed (`force`: write all the same)."""
+    def store(self, new: run_progress.RunProgress, force: bool = False, wait: bool = True) -> None:
+        """Keep `new` and write it when it changed (`force`: all the same); `wait` False: return at once."""
         if new == self.progress and not force:
             return
         self.progress = new
+        self._last_write = self._writer.submit(self._write, new)
+        if wait:
+            self._last_write.result()
+
+    def _write(self, new: run_progress.RunProgress) -> None:
+        """The writer thread's job: one atomic, fsynced write (`progress.save`); a failure is reported."""
         try:
             run_progress.save(self.path, new)
         except OSError as exc:
             self._on_error(f"run progress: cannot write {self.path} ({exc}); a restart would not know it")
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every progress stored so far is written (at most `timeout` s); whether it is."""
+        last = self._last_write
+        if last is None:
+            return True
+        try:
+            last.result(timeout)
+        except FutureTimeout:
+            return False
+        return True
 
     # Runs ---------------------------------------------------------------------------------------------
 
@@ -108,7 +140,7 @@ class ProgressKeeper:
         """Bring the progress up to date with the run's tree (`progress.observe`); whether the box changed."""
         new = run_progress.observe(self.progress, cans, stages, report, box)
         changed = new.box != self.progress.box
-        self.store(new)
+        self.store(new, wait=False)  # a tick never waits for the disk
         return changed
 
     def batch_done(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ def _keeper(tmp_path: Path, state: RunProgress | None = None) -> ProgressKeeper:
 def test_it_reads_the_file_and_writes_every_change(tmp_path) -> None:
     keeper = _keeper(tmp_path, RunProgress({"can_0": "placed"}, "can_1"))
     assert keeper.progress == RunProgress({"can_0": "placed"}, "can_1") and keeper.warnings == []
-    keeper.store(keeper.progress.with_carrying(None))
+    keeper.store(keeper.progress.with_carrying(None))  # waits for its write
     assert progress.load(keeper.path, CANS)[0] == RunProgress({"can_0": "placed"})
 
 
@@ -42,6 +43,26 @@ def test_a_failed_write_is_reported_and_the_progress_in_memory_stays(tmp_path) -
     assert keeper.progress == RunProgress({"can_0": "placed"})
     assert len(errors) == 1 and errors[0].startswith("run progress: cannot write ")
     assert errors[0].endswith("; a restart would not know it")
+
+
+def test_a_ticks_store_never_waits_for_the_disk_and_the_writes_land_in_order(tmp_path, monkeypatch) -> None:
+    keeper = _keeper(tmp_path, RunProgress())
+    disk_free, saves = threading.Event(), []
+    real_save = progress.save
+
+    def slow_save(path: Path, state: RunProgress) -> None:  # a disk that holds every fsync until freed
+        assert disk_free.wait(10.0)
+        saves.append(state)
+        real_save(path, state)
+
+    monkeypatch.setattr(progress, "save", slow_save)
+    keeper.store(RunProgress({}, "can_0"), wait=False)
+    keeper.store(RunProgress({"can_0": "placed"}), wait=False)  # returned although the first write hangs
+    assert keeper.progress == RunProgress({"can_0": "placed"}) and not keeper.flush(0.0)
+    disk_free.set()
+    assert keeper.flush(5.0)
+    assert saves == [RunProgress({}, "can_0"), RunProgress({"can_0": "placed"})]
+    assert progress.load(keeper.path, CANS)[0] == RunProgress({"can_0": "placed"})
 
 
 def test_refusals_say_why(tmp_path) -> None:

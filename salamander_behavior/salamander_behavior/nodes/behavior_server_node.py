@@ -67,6 +67,8 @@ WAITING_LOG_PERIOD_S = 10.0
 """s between two "run_on_start: waiting for ..." lines (the first one is logged at once)."""
 EFFORTS_CHECK_PERIOD_S = 0.5
 """s between two looks for the first joint state (whether it carries efforts), until it came."""
+PROGRESS_FLUSH_S = 2.0
+"""s a shutdown waits for the run's progress to be written (its writer thread, progress_keeper.py)."""
 
 
 class BehaviorServerNode(Node):
@@ -438,6 +440,11 @@ class BehaviorServerNode(Node):
                 except Exception as exc:  # noqa: BLE001 (shutting down: best effort, never a traceback)
                     self.get_logger().warning(f"shutdown: could not stop cleanly: {exc}")
                 self._action.destroy()
+                if not self._keeper.flush(PROGRESS_FLUSH_S):
+                    self.get_logger().warning(
+                        f"shutdown: the run's progress is still being written after {PROGRESS_FLUSH_S:.0f} s "
+                        f"({self._keeper.path}); a restart may not know the last change"
+                    )
         return super().destroy_node()
 
 
