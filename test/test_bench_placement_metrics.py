@@ -190,3 +190,8 @@ def test_one_run_times_each_can_from_the_previous_cans_placed_line():
     times = bench.run_times(lines, ["can_0", "can_1", "can_2", "can_3"], ended=121.0)
     assert times == pytest.approx({"can_0": 8.5, "can_1": 6.5, "can_2": 6.0})
     assert bench.run_times(lines[2:], ["can_0"], ended=121.0) == {}  # no run started: nothing to time
+    # The tree started 1.5 s after the run (the gripper's driver still coming up): can_0 runs from there.
+    waited = [*lines[:2], line(101.5, "arm and gripper ready: starting the run"), *lines[2:]]
+    assert bench.run_times(waited, ["can_0"], ended=121.0) == pytest.approx({"can_0": 7.0})
+    earlier = [lines[0], line(99.5, "arm and gripper ready: starting the run"), *lines[1:]]  # not this run's
+    assert bench.run_times(earlier, ["can_0"], ended=121.0) == pytest.approx({"can_0": 8.5})
