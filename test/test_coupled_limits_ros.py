@@ -40,6 +40,8 @@ from salamander_msgs.action import MoveCartesian  # noqa: E402
 from salamander_msgs.msg import ClampReport, CoupledLimits, IkStatus  # noqa: E402
 
 TIMEOUT = 30.0
+EVENT_GRACE_S = 2.0
+"""s a set waits for a node's parameter event before it asks the node (`Stack.set_and_propagate`)."""
 GENERATOR = names.absolute(names.TRAJECTORY_GENERATOR)
 CARTESIAN = names.absolute(names.CARTESIAN_MOTION_NODE)
 KINEMATICS = names.absolute(names.KINEMATICS_NODE)
@@ -142,10 +144,22 @@ class Stack(RosPeer):
                     seen[node] = max(seen.get(node, 0.0), t)
             return seen
 
-        if not self.spin_until(lambda: waiting <= set(arrived()), None):
-            missing = sorted(waiting - set(arrived()))
+        asked: dict[str, float] = {}
+
+        def propagated() -> bool:
+            missing = waiting - set(arrived()) - set(asked)
+            if missing and time.monotonic() - t0 > EVENT_GRACE_S:
+                # A node started moments ago may publish its event before this reader has matched its
+                # /parameter_events writer (seen: a late-started controller, 1.4 s after its start): ask it.
+                for n in missing:
+                    if all(self.get_on(n, k) == v for k, v in values.items()):
+                        asked[n] = time.monotonic()  # it held the values by then: an upper bound
+            return waiting <= set(arrived()) | set(asked)
+
+        if not self.spin_until(propagated, None):
+            missing = sorted(waiting - set(arrived()) - set(asked))
             raise AssertionError(f"timed out waiting for {values} on {missing}\n{self.describe()}")
-        seen = arrived()
+        seen = {**asked, **arrived()}
         last = max(seen[n] for n in waiting)
         # From the set node's own event to the last one: the propagation itself, without the test's
         # parameter round trip (both events reach this test over the same path).
