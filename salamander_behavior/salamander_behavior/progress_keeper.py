@@ -86,7 +86,7 @@ class ProgressKeeper:
         self.progress = new
         self._last_write = self._writer.submit(self._write, new)
         if wait:
-            self._last_write.result()
+            self.flush()
 
     def _write(self, new: run_progress.RunProgress) -> None:
         """The writer thread's job: one atomic, fsynced write (`progress.save`); a failure is reported."""

@@ -5,9 +5,9 @@ from whatever thread pushed the message (`AsyncMessageBuffer.push`), as well as 
 `call_soon_threadsafe`. The operator view pushes from the ROS executor's thread (the frame timer) and
 from viser's own thread pool (a client's connect callback builds its panel). `asyncio.Event` is not
 thread-safe: a `set()` from another thread iterates the event's waiters while the loop thread adds or
-removes one, and CI saw the view die of it (``RuntimeError: deque mutated during iteration`` in
-`Event.set`, out of `Panel.show`). An event whose waiters were left unwoken that way stays set with a
-parked consumer: that browser's page would stop updating.
+removes one, and a fresh-clone run of the suite saw the view die of it (``RuntimeError: deque mutated
+during iteration`` in `Event.set`, out of `Panel.show`). An event whose waiters were left unwoken that
+way stays set with a parked consumer: that browser's page would stop updating.
 
 `install()` makes every buffer viser creates from then on use `LoopSafeEvent`: a `set()` from the
 loop's own thread sets it at once, and one from any other thread is handed to the loop
