@@ -3,7 +3,7 @@
 
 Run from the repository root inside scripts/env.sh::
 
-    python bench/bench_placement.py                    # 20 seeds x 3 cans, 3 modes, 2 levels: 120+ starts
+    python bench/bench_placement.py                    # 20 seeds x 3 cans, 4 modes, 2 levels: 160+ starts
     python bench/bench_placement.py --seeds 2          # 12 stack starts
     python bench/bench_placement.py --quick            # 1 seed, 1 can per mode, level 1: 3 starts
     python bench/bench_placement.py --modes shipped --levels 1 --one-run   # a run of 3 cans per start
@@ -13,12 +13,15 @@ Time, measured on 2 cores (2026-12-04): a stack start costs ~5 s beyond its cans
 `--seeds 2` took 9.3 min (12 starts, 32 cans), `--quick` 55 s on a quiet machine; the default run is ten
 times `--seeds 2` plus the starts that resume after a can ended one: about 1.5-2 hours.
 
-Three modes (`placement_metrics.MODES`) per seed and level, each its own start of the stack:
+Four modes (`placement_metrics.MODES`) per seed and level, each its own start of the stack:
 
 - **plain**: autonomous placement without its aids: the behaviour server's ``guarded_pass`` false (one
   unguarded release descent, so no contact sensing and no search) and ``box_estimate`` false;
 - **shipped**: autonomous placement as config/behavior.yaml ships it (guarded pass, search, box estimate);
-- **manual**: ManualAdjust (``manual_place`` true) with the simulated operator (``sim_operator:=true``).
+- **manual**: ManualAdjust (``manual_place`` true) with the simulated operator (``sim_operator:=true``);
+- **known**: the same, with ``manual_place_known_m`` 1.2 mm: the operator places a can only while the box
+  estimate knows its compartment worse than that (1 sigma per axis): a box's first can, and any can
+  whose search found nothing; the others go in as in the shipped mode, at the estimate.
 
 Levels (`--levels`, default 1,2): the scale of the cell's uncertainty: every sigma of config/cell.yaml
 (`SIGMAS`: the box's true xy and yaw, the cans' spots, the grip offsets) times the level; the fixed
@@ -77,10 +80,12 @@ from pathlib import Path
 from typing import Any
 
 from placement_metrics import (
+    KNOWN,
     MANUAL,
     MODE_TEXT,
     MODES,
     ON_PAD,
+    OPERATOR_MODES,
     PLAIN,
     SHIPPED,
     UNTOUCHED,
@@ -105,6 +110,7 @@ MODE_PARAMS: dict[str, dict[str, str]] = {
     PLAIN: {"manual_place": "false", "guarded_pass": "false", "box_estimate": "false"},
     SHIPPED: {"manual_place": "false"},
     MANUAL: {"manual_place": "true"},
+    KNOWN: {"manual_place": "true", "manual_place_known_m": "0.0012"},
 }
 """The behaviour server's parameters each mode adds to config/behavior.yaml's."""
 READY = (
@@ -327,7 +333,7 @@ def run_start(
 
     Returns the cycles (the last one the can that ended the start, if any) and the seed's box error.
     """
-    manual = mode == MANUAL
+    manual = mode in OPERATOR_MODES
     with tempfile.TemporaryDirectory(prefix="bench_placement_") as tmp:
         launch = launch_copy(Path(tmp) / "tree", seed, mode, sigmas)
         home = Path(tmp) / "ros_home"

@@ -27,14 +27,18 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-PLAIN, SHIPPED, MANUAL = "plain", "shipped", "manual"
-MODES = (PLAIN, SHIPPED, MANUAL)
+PLAIN, SHIPPED, MANUAL, KNOWN = "plain", "shipped", "manual", "known"
+MODES = (PLAIN, SHIPPED, MANUAL, KNOWN)
 """plain: autonomous, guarded pass (and so the search) and box estimate off; shipped: autonomous as
-config/behavior.yaml ships it; manual: ManualAdjust with the simulated operator."""
+config/behavior.yaml ships it; manual: ManualAdjust with the simulated operator; known: the same, but
+only until the box estimate knows a can's compartment (``manual_place_known_m``)."""
+OPERATOR_MODES = (MANUAL, KNOWN)
+"""The modes with the simulated operator at the cell."""
 MODE_TEXT = {
     PLAIN: "plain (no guard, search, estimate)",
     SHIPPED: "shipped (guard, search, estimate)",
     MANUAL: "ManualAdjust + simulated operator",
+    KNOWN: "ManualAdjust until the box is known + simulated operator",
 }
 
 CELL_CLEAR, CELL_TOUCHING, CELL_RIM = "in_box_clear", "in_box_touching", "on_rim"

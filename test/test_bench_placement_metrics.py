@@ -150,6 +150,7 @@ def test_a_level_scales_every_sigma_of_the_cell_and_refuses_what_the_cell_would(
         ("plain", {("manual_place", "false"), ("guarded_pass", "false"), ("box_estimate", "false")}),
         ("shipped", {("manual_place", "false")}),
         ("manual", {("manual_place", "true")}),
+        ("known", {("manual_place", "true"), ("manual_place_known_m", "0.0012")}),
     ],
 )
 def test_the_launch_copy_gives_the_cell_its_seed_and_sigmas_and_the_tree_its_mode(tmp_path, mode, server):
@@ -157,7 +158,8 @@ def test_the_launch_copy_gives_the_cell_its_seed_and_sigmas_and_the_tree_its_mod
 
     sigmas = bench.level_sigmas(bench.cell_values(), 2.0)
     path = bench.launch_copy(tmp_path / "copy", seed=7, mode=mode, sigmas=sigmas)
-    plan = load_plan(path, {"sim_operator": "true" if mode == "manual" else "false"})
+    operator = mode in pm.OPERATOR_MODES
+    plan = load_plan(path, {"sim_operator": "true" if operator else "false"})
     nodes = {n.name: n for n in plan.nodes}
     cell = dict(nodes["cell_sim"].params)
     assert cell["uncertainty_seed"] == "7"
@@ -165,8 +167,8 @@ def test_the_launch_copy_gives_the_cell_its_seed_and_sigmas_and_the_tree_its_mod
     bt = nodes["behavior_server_node"].params
     assert server <= set(bt)
     assert {n for n, _ in bt} & {"guarded_pass", "box_estimate"} <= {n for n, _ in server}  # plain only
-    assert ("sim_operator" in nodes) == (mode == "manual")
-    if mode == "manual":  # the person's draws differ from box to box as the box's do
+    assert ("sim_operator" in nodes) == operator
+    if operator:  # the person's draws differ from box to box as the box's do
         assert dict(nodes["sim_operator"].params)["seed"] == "7"
     for node in plan.nodes:  # the repository's parameter files, through the link beside the copy
         assert all(f.startswith(str(tmp_path / "copy")) for f in node.param_files)

@@ -95,7 +95,7 @@ def test_operator_floor_runs_and_prints_its_table() -> None:
 
 
 def test_bench_placement_quick_runs_and_prints_its_table(tmp_path) -> None:
-    """One stack start (the shipped mode, one can, level 1; `--quick` runs all three modes by hand)."""
+    """One stack start (the shipped mode, one can, level 1; `--quick` runs every mode by hand)."""
     args = ("--quick", "--modes", "shipped", "--domain", str(next_domain_id()), "--logs", str(tmp_path))
     out = run_bench("bench_placement.py", *args, timeout=300)
     assert "Salamander placement benchmark" in out, out

@@ -52,6 +52,7 @@ class BehaviorSettings:
     """
 
     manual_place: bool = False
+    manual_place_known_m: float = 0.0
     manual_timeout_s: float = 120.0
     allow_z: bool = False
     max_offset_z: float = 0.030
@@ -179,6 +180,15 @@ def param_specs() -> list[ParamSpec]:
             _D.manual_place,
             "true: stop at place_above and let the operator nudge (<= 30 mm) and confirm each placement; "
             "read when the next can reaches place_above",
+        ),
+        ParamSpec(
+            "manual_place_known_m",
+            _D.manual_place_known_m,
+            "m; with manual_place true, a can whose compartment the box estimate already knows within this "
+            "(1 sigma, each axis) is placed as with manual_place false (guarded pass, search; the operator "
+            "after a search that found nothing); 0: the operator places every can",
+            0.0,
+            0.01,
         ),
         ParamSpec(
             "manual_timeout_s",

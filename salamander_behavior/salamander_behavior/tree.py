@@ -27,7 +27,8 @@ it)::
     |               |-- carry can_i              joint path to place_above + offset (plan.carry_path),
     |               |                            or 15 mm above the rim below it (plan.low_carry_end)
     |               |-- manual? place_can_i (Selector, memory)
-    |               |   |-- manual_place off?    the offset stands
+    |               |   |-- manual_place off?    the offset stands (also when the box estimate knows
+    |               |   |                        the compartment within manual_place_known_m)
     |               |   `-- ManualAdjust[place_can_i]
     |               |-- over the rim can_i? (Selector, memory)
     |               |   |-- over the rim can_i   one line down to place_release + offset: release_speed,
@@ -254,7 +255,7 @@ def place_steps(
         f"manual? {job.adjust_name}",
         memory=True,
         children=[
-            ManualPlaceOff("manual_place off?"),
+            ManualPlaceOff("manual_place off?", job.planned_xy),
             ManualAdjust(
                 f"ManualAdjust[{job.adjust_name}]", job.adjust_name, can, job.place_above, job.place_release
             ),

@@ -6,6 +6,12 @@ starts (manual_adjust/behavior.py): the estimate's offset at the can's compartme
 ManualAdjust's 30 mm, with source "estimate"; the plan (0, 0) with source "plan" when ``box_estimate``
 is off or the estimate has no evidence yet.
 
+`operator_places` decides whether the operator places a can (ManualAdjust) or the tree does: the
+operator with ``manual_place`` true, unless ``manual_place_known_m`` is set and the estimate already
+knows the can's compartment within it (`BoxEstimate.sigma_at`, 1 sigma on each axis). So with an
+operator at the cell the first can or two of a box are theirs and the later ones go in at the estimate,
+guarded, searched, and back to the operator only when a search finds nothing.
+
 `BoxEvidence` follows `CanPlaced` in a can's place steps: a can placed with a "manual" (ManualAdjust
 confirmed) or "search" (a probe passed the rim) offset is evidence of where the box stands; the leaf
 adds it to the estimate on the blackboard (``/box_estimate``, behaviors/base.py) and logs one line
@@ -45,6 +51,24 @@ NO_OFFSET_M = 1e-6
 EVIDENCE_SOURCES = (OFFSET_MANUAL, OFFSET_SEARCH)
 
 
+def operator_places(
+    estimate: BoxEstimate | None, settings: BehaviorSettings, planned: tuple[float, float]
+) -> tuple[bool, str]:
+    """Whether the operator places the can at `planned` (True: ManualAdjust), and why, for a log line."""
+    if not settings.manual_place:
+        return False, "manual_place is false"
+    known = settings.manual_place_known_m
+    if known <= 0.0:
+        return True, "manual_place is true"
+    if not settings.box_estimate or estimate is None or estimate.empty:
+        return True, "manual_place is true and the box estimate has no evidence yet"
+    sx, sy = estimate.with_noise(settings.estimate_noise).sigma_at(planned)
+    sigma = f"({sx * 1e3:.2f}, {sy * 1e3:.2f}) mm (1 sigma; manual_place_known_m {known * 1e3:.2f} mm)"
+    if max(sx, sy) > known:
+        return True, f"manual_place is true and the box estimate knows this compartment to {sigma} only"
+    return False, f"the box estimate knows this compartment to {sigma}: no operator needed"
+
+
 def estimated_offset(
     estimate: BoxEstimate | None, settings: BehaviorSettings, planned: tuple[float, float]
 ) -> tuple[tuple[float, float], str]:
@@ -64,7 +88,8 @@ class PlaceOffset(PortBehavior):
     Ticked before the carry, so the carry ends over the offset and the release descent that follows is
     vertical through the rim band (a line from place_above to an offset release would cross the rim
     short of the offset). Read each time a can gets here, so a live ``ros2 param set`` applies from the
-    next can on. With ``manual_place`` false it logs the offset (ManualAdjust logs its own start).
+    next can on. When the tree places the can (`operator_places`) it logs the offset and why (ManualAdjust
+    logs its own start).
 
     Args:
         name: leaf name.
@@ -91,10 +116,12 @@ class PlaceOffset(PortBehavior):
         self._bb.set(self._source, source, overwrite=True)
         if source == OFFSET_ESTIMATE and estimate is not None:
             self.feedback_message = f"the box estimate's offset {offset_mm((dx, dy))}"
-            if not settings.manual_place:
+            operator, why = operator_places(estimate, settings, self.planned)
+            if not operator:
                 ports.log.info(
                     f"{self.can}: placed at the box estimate's offset {offset_mm((dx, dy, 0.0))} "
                     f"(from {estimate.count} can{'s' if estimate.count != 1 else ''})"
+                    + (f"; {why}" if settings.manual_place else "")
                 )
         else:
             self.feedback_message = "the planned place target"

@@ -2,7 +2,8 @@
 
 `ManualPlaceOff` is read when a can reaches place_above (carried there at the box estimate's offset,
 `behaviors.box.PlaceOffset`): with ``manual_place`` false it succeeds and that offset stands; with true
-it fails, and its selector runs `ManualAdjust`:
+it fails, and its selector runs `ManualAdjust` (with ``manual_place_known_m`` set, only while the box
+estimate does not yet know the can's compartment that well: `behaviors.box.operator_places`):
 
 - the wait begins in ``initialise`` (a `ManualAdjustIntegrator` started at that instant: earlier
   confirmations do not count, and the inbox is emptied), from the box estimate's offset (the arm goes
@@ -39,7 +40,7 @@ from salamander_behavior.behaviors.base import (
     offset_key,
     offset_source_key,
 )
-from salamander_behavior.behaviors.box import estimated_offset, read_estimate
+from salamander_behavior.behaviors.box import estimated_offset, operator_places, read_estimate
 from salamander_behavior.manual_adjust.core import AdjustOutcome, ManualAdjustIntegrator
 from salamander_behavior.manual_adjust.nudge import NudgeCommander
 from salamander_behavior.manual_adjust.operator_input import (
@@ -54,17 +55,30 @@ from salamander_control.ros.log import LOG_THROTTLE_S
 
 
 class ManualPlaceOff(PortBehavior):
-    """SUCCESS while ``manual_place`` is false (the offset `PlaceOffset` wrote stands); FAILURE when true.
+    """SUCCESS when the tree places the can (the offset `PlaceOffset` wrote stands); FAILURE: the operator.
+
+    Who places it: `operator_places` (``manual_place``, and ``manual_place_known_m`` against the box
+    estimate).
 
     Read each time a can gets here, so a live ``ros2 param set`` applies from the next can on.
+
+    Args:
+        name: leaf name.
+        planned: the can's planned place point (compartment centre) in base_link, m.
     """
 
+    def __init__(self, name: str, planned: tuple[float, float]) -> None:
+        super().__init__(name)
+        self.planned = planned
+        self._bb = blackboard_client(f"ManualPlaceOff[{name}]", {BOX_ESTIMATE_KEY: Access.READ})
+
     def step(self, ports: Ports) -> Status:
-        """Decide from the current parameter snapshot."""
-        if ports.settings().manual_place:
-            self.feedback_message = "manual_place is true: the operator places this can"
+        """Decide from the current parameter snapshot and the box estimate."""
+        operator, why = operator_places(read_estimate(self._bb), ports.settings(), self.planned)
+        if operator:
+            self.feedback_message = f"{why}: the operator places this can"
             return Status.FAILURE
-        self.feedback_message = "manual_place is false: placed at the offset decided before the carry"
+        self.feedback_message = f"{why}: placed at the offset decided before the carry"
         return Status.SUCCESS
 
 

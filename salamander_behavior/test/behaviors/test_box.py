@@ -4,6 +4,7 @@ placed with a ManualAdjust or search offset updates it (one log line), an estima
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import py_trees
 import pytest
@@ -170,3 +171,59 @@ def test_box_evidence_refuses_a_non_finite_offset_with_a_warning() -> None:
     leaf.tick_once()
     assert leaf.status is Status.SUCCESS and board_estimate() is None
     assert "left out" in rig.log.text()
+
+
+KNOWN = BehaviorSettings(manual_place=True, manual_place_known_m=0.0012)
+"""The operator places a can only while the estimate knows its compartment worse than 1.2 mm (1 sigma)."""
+
+
+def test_with_manual_place_known_a_can_the_estimate_knows_goes_in_without_the_operator() -> None:
+    box = estimate_from(1, (0.004, -0.002))  # one confirm in compartment 1: compartment 0 to ~0.9 mm
+    assert max(box.with_noise(KNOWN.estimate_noise).sigma_at(JOB.planned_xy)) < KNOWN.manual_place_known_m
+    rig = Rig([JOB], settings=KNOWN, box=box)
+    assert rig.run() == "SUCCESS"
+    assert ADJUST not in rig.motion.labels  # no wait for the operator: the arm never went to nudge
+    assert released_offset(rig) == pytest.approx(box.offset_at(JOB.planned_xy), abs=1e-9)
+    assert py_trees.blackboard.Blackboard.storage[offset_source_key("can_0")] == OFFSET_ESTIMATE
+    assert "can_0: placed at the box estimate's offset [" in rig.log.text()
+    assert "no operator needed" in rig.log.text() and "manual_place_known_m 1.20 mm" in rig.log.text()
+    assert board_estimate() == box  # the estimate's own offset is no new evidence
+
+
+@pytest.mark.parametrize(
+    "settings, box",
+    [
+        (KNOWN, None),  # no estimate yet: the operator places the box's first can
+        (replace(KNOWN, manual_place_known_m=0.0005), "one confirm"),  # known to ~0.9 mm only
+        (replace(KNOWN, manual_place_known_m=0.0), "one confirm"),  # 0: the operator places every can
+        (replace(KNOWN, box_estimate=False), "one confirm"),  # the estimate is not used
+    ],
+)
+def test_with_manual_place_known_the_operator_places_a_can_the_estimate_does_not_know(
+    settings: BehaviorSettings, box: str | None
+) -> None:
+    rig = Rig([JOB], settings=settings, box=estimate_from(1, (0.004, -0.002)) if box else None)
+    rig.run(until=lambda: rig.leaf(ADJUST).status is Status.RUNNING)
+    assert rig.leaf("manual_place off?").feedback_message.endswith("the operator places this can")
+    assert not rig.gripper.releases
+    rig.confirm(True)
+    assert rig.run() == "SUCCESS"
+    assert py_trees.blackboard.Blackboard.storage[offset_source_key("can_0")] == OFFSET_MANUAL
+
+
+def test_with_manual_place_known_the_operator_places_a_boxs_first_can_and_the_tree_the_next() -> None:
+    rig = Rig(JOBS[:2], settings=KNOWN)
+    rig.run(until=lambda: rig.leaf(ADJUST).status is Status.RUNNING)
+    for _ in range(10):
+        rig.jog(0.02, 0.0)
+        rig.tick()
+    for _ in range(10):
+        rig.tick()
+    rig.confirm(True)  # can_0 confirmed where the estimate had nothing: the first evidence
+    assert rig.run() == "SUCCESS"
+    assert [r.can for r in rig.gripper.releases] == ["can_0", "can_1"]
+    assert "ManualAdjust[place_can_1]" not in rig.motion.labels
+    storage = py_trees.blackboard.Blackboard.storage
+    assert storage[offset_source_key("can_0")] == OFFSET_MANUAL
+    assert storage[offset_source_key("can_1")] == OFFSET_ESTIMATE
+    assert "can_1: placed at the box estimate's offset [" in rig.log.text()
