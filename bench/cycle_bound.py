@@ -308,7 +308,7 @@ def cycle(
     down_q = _ik(down, start_q, cfg)
     above_q = _ik(job.above, down_q, cfg)
     contact_q = _ik(job.contact, down_q, cfg)
-    carry_end = tree_carry_end(job, low, settings)
+    carry_end = tree_carry_end(job, low, settings, settings.manual_place)
     place_q = _ik(carry_end, above_q, cfg)
     release_q = _ik(job.place_release, place_q, cfg)
     transit, approach = settings.transit_speed, settings.approach_speed

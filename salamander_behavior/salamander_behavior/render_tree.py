@@ -81,7 +81,8 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
 - `offset can_i` (before the carry) sets the can's offset to the box estimate's (zero without one); the
   carry ends over it. `manual? place_can_i` is read when the can reaches place_above: `manual_place
   off?` succeeds (the offset stands) or, with `manual_place` true, fails and `ManualAdjust[place_can_i]`
-  waits for the operator, starting from the box estimate's offset.
+  waits for the operator, starting from the box estimate's offset. With `manual_place_known_m` set it
+  also succeeds while the estimate knows the can's compartment within that (1 sigma per axis).
 - `box evidence from can_i` (after `can_i placed`): a can placed with a ManualAdjust or search offset
   updates the box estimate (one log line `box estimate: ...`); it always succeeds.
 

@@ -20,7 +20,14 @@ from collections.abc import Callable
 
 from py_trees.common import Access, Status
 
-from salamander_behavior.behaviors.base import PortBehavior, Ports, blackboard_client, offset_key
+from salamander_behavior.behaviors.base import (
+    BOX_ESTIMATE_KEY,
+    PortBehavior,
+    Ports,
+    blackboard_client,
+    offset_key,
+)
+from salamander_behavior.behaviors.box import operator_places, read_estimate
 from salamander_behavior.behaviors.ik_retry import IkRetry, describe, variants
 from salamander_behavior.manual_adjust.core import AdjustLimits
 from salamander_behavior.params import BehaviorSettings
@@ -96,16 +103,18 @@ LOW_CARRY_LEAD = 0.005
 """m: a low carry ends at least this far above the rim band's top (`carry_end`)."""
 
 
-def carry_end(job: CanJob, low: CartesianTarget | None, settings: BehaviorSettings) -> CartesianTarget:
+def carry_end(
+    job: CanJob, low: CartesianTarget | None, settings: BehaviorSettings, operator: bool
+) -> CartesianTarget:
     """Where the carry ends before the can's offset: `low`, or place_above.
 
     `low` (`plan.low_carry_end`: straight below place_above, where the joint-space carry keeps clear of
-    the rim and of every can that may stand around it) when ``low_carry`` is on, ``manual_place`` is off
-    (ManualAdjust nudges the can sideways at place_above, above the placed cans) and the rim band's top
-    (``guard_band_above_m`` above the rim) lies at least `LOW_CARRY_LEAD` below it. The release descent
-    then starts there.
+    the rim and of every can that may stand around it) when ``low_carry`` is on, the tree, not the
+    `operator`, places the can (ManualAdjust nudges the can sideways at place_above, above the placed
+    cans; `behaviors.box.operator_places`) and the rim band's top (``guard_band_above_m`` above the rim)
+    lies at least `LOW_CARRY_LEAD` below it. The release descent then starts there.
     """
-    if low is None or job.rim_pass_z is None or not settings.low_carry or settings.manual_place:
+    if low is None or job.rim_pass_z is None or not settings.low_carry or operator:
         return job.place_above
     band_top = job.rim_pass_z + settings.guard_band_above_m
     return low if low.z - band_top >= LOW_CARRY_LEAD else job.place_above
@@ -114,8 +123,11 @@ def carry_end(job: CanJob, low: CartesianTarget | None, settings: BehaviorSettin
 class CarryTarget(OffsetTarget):
     """The carry's end (`carry_end`) shifted by the can's place offset (as `OffsetTarget`).
 
+    Whether the operator places the can is decided as `ManualPlaceOff` decides it at the carry's end,
+    from the parameters and the box estimate on the blackboard (`behaviors.box.operator_places`).
+
     Args:
-        job: the can (its place_above and rim height).
+        job: the can (its place_above, rim height and planned place point).
         low: where the carry may end below place_above; None: never.
     """
 
@@ -123,13 +135,15 @@ class CarryTarget(OffsetTarget):
         super().__init__(job.place_above, job.can)
         self.job = job
         self.low = low
+        self._box = blackboard_client(f"CarryTarget[{job.can}]", {BOX_ESTIMATE_KEY: Access.READ})
 
     def __call__(self, settings: BehaviorSettings | None = None) -> CartesianTarget:
         """The shifted pose (raises ValueError as `OffsetTarget`)."""
         above = super().__call__(settings)
         if settings is None:
             return above
-        return above.shifted(0.0, 0.0, carry_end(self.job, self.low, settings).z - self.base.z)
+        operator, _ = operator_places(read_estimate(self._box), settings, self.job.planned_xy)
+        return above.shifted(0.0, 0.0, carry_end(self.job, self.low, settings, operator).z - self.base.z)
 
 
 def describe_failure(outcome: MotionOutcome) -> str:

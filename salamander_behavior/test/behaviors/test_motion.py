@@ -9,8 +9,9 @@ import pytest
 from py_trees.common import Status
 
 from salamander_behavior.active_run import ActiveRun, RunEnd
-from salamander_behavior.behaviors.base import Ports
+from salamander_behavior.behaviors.base import BOX_ESTIMATE_KEY, Ports
 from salamander_behavior.behaviors.motion import CarryTarget, FixedTarget, MoveTo, OffsetTarget
+from salamander_behavior.box_estimate import BoxEstimate, Evidence
 from salamander_behavior.mock.ports import FakeClock, FakeGripper, FakeMotion, ListLogger, Rig, Script
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
@@ -81,7 +82,7 @@ def test_an_offset_beyond_thirty_mm_is_refused_before_any_goal() -> None:
 JOBS = load_jobs(REPO / "config" / "cell.yaml")
 
 
-def test_the_carry_ends_low_only_with_low_carry_on_manual_place_off_and_the_band_below_it() -> None:
+def test_the_carry_ends_low_only_with_low_carry_on_the_tree_placing_and_the_band_below_it() -> None:
     job = JOBS[2]
     low = job.place_above.shifted(0.0, 0.0, job.rim_pass_z + 0.015 - job.place_above.z)
     writer = py_trees.blackboard.Client(name="test")
@@ -92,6 +93,13 @@ def test_the_carry_ends_low_only_with_low_carry_on_manual_place_off_and_the_band
     above = job.place_above.shifted(0.002, -0.001)
     assert target(BehaviorSettings(low_carry=False)) == above
     assert target(BehaviorSettings(manual_place=True)) == above  # ManualAdjust nudges at place_above
+    known = BehaviorSettings(manual_place=True, manual_place_known_m=0.0012)
+    assert target(known) == above  # no box estimate yet: the operator places it
+    box = BoxEstimate(job.centre).with_evidence(Evidence("can_1", JOBS[1].planned_xy, (0.002, 0.0), "manual"))
+    writer.register_key(key=BOX_ESTIMATE_KEY, access=py_trees.common.Access.WRITE)
+    writer.set(BOX_ESTIMATE_KEY, box)
+    assert target(known) == low.shifted(0.002, -0.001)  # known to ~0.9 mm: the tree places it, low
+    assert target(replace(known, manual_place_known_m=0.0008)) == above  # not known well enough
     assert target(BehaviorSettings(guard_band_above_m=0.0099)) == low.shifted(0.002, -0.001)  # 5 mm below it
     assert target(BehaviorSettings(guard_band_above_m=0.0101)) == above  # the band's top too close
     assert CarryTarget(job, None)(BehaviorSettings()) == above
