@@ -19,8 +19,9 @@ box truly stands 4 mm further along +y than the cell config (and so the tree's t
    can_0 near compartment 0, two compartments away, confirms.
 3. The correction carries over (issue 24): the confirmed offset is evidence of where the box stands
    (the behaviour server logs ``box estimate: offset (x, ~4.0) mm, ... from can_2 (ManualAdjust)``);
-   ``manual_place`` false again, a run of can_1 goes in at the estimate's offset, clear of all four
-   walls of compartment 1, with nobody correcting it.
+   ``manual_place`` still true but ``manual_place_known_m`` 1.2 mm (the operator only until the box is
+   known), a run of can_1, whose compartment the estimate now knows to about 0.9 mm, goes in at the
+   estimate's offset, clear of all four walls of compartment 1, without a wait for the operator.
 
 The cell runs its kinematic engine: the test is about what the operator buys, and the kinematic model
 judges the same rim and walls deterministically (the physics cell passed it too, but on this 2-core
@@ -135,11 +136,12 @@ def test_with_the_box_four_mm_off_autonomous_misses_and_the_simulated_operator_p
     estimate = ESTIMATE.search(stack.bt.text())
     assert estimate, stack.bt.text()
     assert abs(float(estimate[2]) - BOX_ERROR_Y * 1000) < 1.0, estimate[0]
-    assert stack.set_param("manual_place", False).successful
+    assert stack.set_param("manual_place_known_m", 0.0012).successful
     result = stack.run("can_1")
     outcomes = dict(zip(result.cans, result.outcomes, strict=True))
     assert outcomes["can_1"] == "placed", (result.message, outcomes, stack.describe())
     can_1 = stack.landed("can_1", result.message)
     assert can_1["outcome"]["result"] == "in_box_clear" and can_1["outcome"]["compartment"] == 1, can_1
     assert "can_1: placed at the box estimate's offset [" in stack.bt.text(), stack.bt.text()
-    assert "ManualAdjust[place_can_1]" not in stack.operator.text()  # nobody corrected it
+    assert "no operator needed" in stack.bt.text(), stack.bt.text()
+    assert "ManualAdjust[place_can_1]" not in stack.operator.text()  # nobody was asked, nobody corrected it
