@@ -4,8 +4,8 @@
 Run from the repository root inside scripts/env.sh::
 
     python bench/bench_placement.py                    # 20 seeds x 3 cans, 4 modes, 2 levels: 160+ starts
-    python bench/bench_placement.py --seeds 2          # 12 stack starts
-    python bench/bench_placement.py --quick            # 1 seed, 1 can per mode, level 1: 3 starts
+    python bench/bench_placement.py --seeds 2          # 16 stack starts
+    python bench/bench_placement.py --quick            # 1 seed, 1 can per mode, level 1: 4 starts
     python bench/bench_placement.py --modes shipped --levels 1 --one-run   # a run of 3 cans per start
 
 Time, measured on 2 cores (2026-12-04): a stack start costs ~5 s beyond its cans (start-up, stop); a can

@@ -124,15 +124,20 @@ def test_manual_adjust_keeps_its_thirty_mm_from_the_planned_target_when_starting
     assert math.hypot(dx, dy) == pytest.approx(0.030, abs=1e-9)
 
 
-def test_a_first_manual_placement_makes_the_first_estimate() -> None:
-    rig = Rig([JOB], settings=BehaviorSettings(manual_place=True))
+def nudge_and_confirm(rig: Rig, vx: float, vy: float) -> None:
+    """Wait for ManualAdjust on can_0, jog at (vx, vy) m/s for 10 ticks, let the nudge arrive, confirm."""
     rig.run(until=lambda: rig.leaf(ADJUST).status is Status.RUNNING)
     for _ in range(10):
-        rig.jog(0.0, 0.02)
+        rig.jog(vx, vy)
         rig.tick()
     for _ in range(10):
         rig.tick()
     rig.confirm(True)
+
+
+def test_a_first_manual_placement_makes_the_first_estimate() -> None:
+    rig = Rig([JOB], settings=BehaviorSettings(manual_place=True))
+    nudge_and_confirm(rig, 0.0, 0.02)
     assert rig.run() == "SUCCESS"
     estimate = board_estimate()
     assert estimate is not None and estimate.count == 1 and estimate.centre == JOB.centre
@@ -213,13 +218,7 @@ def test_with_manual_place_known_the_operator_places_a_can_the_estimate_does_not
 
 def test_with_manual_place_known_the_operator_places_a_boxs_first_can_and_the_tree_the_next() -> None:
     rig = Rig(JOBS[:2], settings=KNOWN)
-    rig.run(until=lambda: rig.leaf(ADJUST).status is Status.RUNNING)
-    for _ in range(10):
-        rig.jog(0.02, 0.0)
-        rig.tick()
-    for _ in range(10):
-        rig.tick()
-    rig.confirm(True)  # can_0 confirmed where the estimate had nothing: the first evidence
+    nudge_and_confirm(rig, 0.02, 0.0)  # can_0 confirmed where the estimate had nothing: the first evidence
     assert rig.run() == "SUCCESS"
     assert [r.can for r in rig.gripper.releases] == ["can_0", "can_1"]
     assert "ManualAdjust[place_can_1]" not in rig.motion.labels
