@@ -6,7 +6,9 @@ box". Here the arm stack, cell_sim (the gripper's side of the hardware contract)
 server run as processes; the tree (manual_place on) carries can_0 to place_above and waits there for
 the operator, checking the part-present switch on every tick. cell_sim is then killed with SIGKILL:
 the switch goes silent, and within `part_present_timeout_s` the tree stops the run, holding, with a
-message that says what it knows; the vacuum is never switched off.
+message that says what it knows; the vacuum is never switched off. Under load the kill can stall the
+arm's joint states for a second first (`MIDDLEWARE_STALL`): the run then stops on those, holding the
+same way, and the test checks that the generator saw the gap too.
 """
 
 from __future__ import annotations
@@ -25,6 +27,15 @@ pytestmark = pytest.mark.ros
 
 STEP_TIMEOUT = 60.0
 CELL_SIM = names.absolute(names.CELL_SIM)
+PAD_STALE = "cannot tell whether can_0 is still on the pad; holding (the arm stops where it is"
+JOINTS_STALE = "JointsWithinLimits: not clear: joint state stale"
+# MIDDLEWARE_STALL: seen in full-suite runs on 2 cores (stop 34's CI run, a fresh clone on 2026-12-05), never
+# alone (0 of 8 runs, 3 of them beside two busy loops). Right after the SIGKILL /joint_states reached the
+# generator about once a second for seconds ("no /joint_states for 0.50 s", then "re-anchored ... after
+# 0.98 s"), sim_hardware's own timer ran 0.5 s late and the behaviour server's lease heartbeats stopped too:
+# the processes that wrote to the killed one stalled. The run then stopped on stale joint states, holding,
+# before the part-present signal's timeout. docs/design/respawn_and_stop.md, "A killed node can stall the
+# nodes that write to it".
 
 
 def test_killing_cell_sim_while_a_can_is_carried_stops_the_run_holding_without_a_release(tmp_path) -> None:
@@ -62,14 +73,20 @@ def test_killing_cell_sim_while_a_can_is_carried_stops_the_run_holding_without_a
         waiting = "ManualAdjust[place_can_0] [*] -- waiting for the operator"
         peer.wait(lambda: waiting in tree[0], "can_0 carried to place_above, the tree waiting", STEP_TIMEOUT)
         assert "can_0 gripped" in cell.text() and bt.alive()
-        mark = len(bt.lines)
+        mark, generator_mark = len(bt.lines), len(arm[1].lines)
         cell.send_signal(signal.SIGKILL)  # the driver dies: no more part-present, no vacuum service
         killed = time.monotonic()
-        stale = "cannot tell whether can_0 is still on the pad; holding (the arm stops where it is"
-        assert bt.wait_for_text(stale, "run stopped", since=mark, timeout=STEP_TIMEOUT), describe()
+        assert bt.wait_for_text("run stopped", since=mark, timeout=STEP_TIMEOUT), describe()
         noticed = time.monotonic() - killed
         text = "\n".join(bt.lines[mark:])
-        assert "can_0 still on the pad?: part-present signal 0." in text, text  # 0.5-0.9 s old when seen
+        if JOINTS_STALE in text:
+            # The middleware held back the arm's joint states after the kill (MIDDLEWARE_STALL): the tree
+            # stops on them first. Accepted only when the generator saw the same gap on its own.
+            gap = "\n".join(arm[1].lines[generator_mark:])
+            assert "no /joint_states for" in gap, (text, gap)
+        else:
+            assert PAD_STALE in text, text
+            assert "can_0 still on the pad?: part-present signal 0." in text, text  # 0.5-0.9 s old when seen
         peer.wait(lambda: tree[0].startswith("run: FAILURE"), "the stopped run's tree snapshot")
         assert "vacuum off [-]" in tree[0], tree[0]  # the vacuum-off leaf never ran
         assert "vacuum off: vacuum off" not in text, text  # nor was the valve closed from anywhere else
