@@ -390,7 +390,7 @@ RUN_STARTED = re.compile(r"\[(?P<t>\d+\.\d+)\] \[[^\]]*behavior_server_node\]: r
 TREE_STARTED = re.compile(
     r"\[(?P<t>\d+\.\d+)\] \[[^\]]*behavior_server_node\]: arm and gripper ready: starting the run"
 )
-CAN_PLACED = re.compile(r"\[(?P<t>\d+\.\d+)\] \[[^\]]*behavior_server_node\]: (?P<can>can_\d+): placed ")
+CAN_PLACED = re.compile(r"\[(?P<t>\d+\.\d+)\] \[[^\]]*behavior_server_node\]: (?P<can>can_\d+): placed \(")
 
 
 def run_times(lines: Sequence[str], cans: Sequence[str], ended: float) -> dict[str, float]:

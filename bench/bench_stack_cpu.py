@@ -53,7 +53,9 @@ GOAL_IDLE, GOAL_RUN = 35.0, 60.0  # % of one core, issue 12
 
 RUN_START = re.compile(r"\[behavior_server_node\].*(\brun started\b|\bstarting (a )?run\b)")
 RUN_END = re.compile(r"\[behavior_server_node\].*\brun (complete|stopped|cancelled)\b")
-CAN_DONE = re.compile(r"\[behavior_server_node\].*\b(can_\d+)\b.*\bplaced\b")
+CAN_DONE = re.compile(r"\[behavior_server_node\].*\b(can_\d+): placed \(")
+"""The tree's line for a can let go in its compartment (not "can_k: placed at the box estimate's offset",
+which the tree logs before the carry)."""
 NODE_ARG = re.compile(r"__node:=(\S+)")
 
 

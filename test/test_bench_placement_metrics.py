@@ -187,8 +187,9 @@ def test_one_run_times_each_can_from_the_previous_cans_placed_line():
         line(108.5, "can_0: placed (released over compartment 0 at offset [0.0, 0.0, 0.0] mm; ...)"),
         line(109.0, "box estimate: offset (1.8, -1.8) mm ..."),
         line(115.0, "can_1: placed (released over compartment 1 at offset [2.0, -2.0, 0.0] mm; ...)"),
+        line(116.0, "can_2: placed at the box estimate's offset [1.8, -1.8, 0.0] mm (from 1 can)"),
     ]
-    # can_2 never placed: it ended the run, timed to the result; nothing after it.
+    # can_2 never placed (its estimate line, logged before the carry, is no placement): timed to the result.
     times = bench.run_times(lines, ["can_0", "can_1", "can_2", "can_3"], ended=121.0)
     assert times == pytest.approx({"can_0": 8.5, "can_1": 6.5, "can_2": 6.0})
     assert bench.run_times(lines[2:], ["can_0"], ended=121.0) == {}  # no run started: nothing to time
