@@ -85,6 +85,7 @@ JOBS = load_jobs(REPO / "config" / "cell.yaml")
 def test_the_carry_ends_low_only_with_low_carry_on_the_tree_placing_and_the_band_below_it() -> None:
     job = JOBS[2]
     low = job.place_above.shifted(0.0, 0.0, job.rim_pass_z + 0.015 - job.place_above.z)
+    py_trees.blackboard.Blackboard.unset(BOX_ESTIMATE_KEY)  # none left by an earlier test on this worker
     writer = py_trees.blackboard.Client(name="test")
     writer.register_key(key="/place_offset/can_2", access=py_trees.common.Access.WRITE)
     writer.set("/place_offset/can_2", (0.002, -0.001, 0.0))
@@ -100,6 +101,7 @@ def test_the_carry_ends_low_only_with_low_carry_on_the_tree_placing_and_the_band
     writer.set(BOX_ESTIMATE_KEY, box)
     assert target(known) == low.shifted(0.002, -0.001)  # known to ~0.9 mm: the tree places it, low
     assert target(replace(known, manual_place_known_m=0.0008)) == above  # not known well enough
+    py_trees.blackboard.Blackboard.unset(BOX_ESTIMATE_KEY)
     assert target(BehaviorSettings(guard_band_above_m=0.0099)) == low.shifted(0.002, -0.001)  # 5 mm below it
     assert target(BehaviorSettings(guard_band_above_m=0.0101)) == above  # the band's top too close
     assert CarryTarget(job, None)(BehaviorSettings()) == above
