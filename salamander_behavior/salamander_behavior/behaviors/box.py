@@ -51,6 +51,13 @@ NO_OFFSET_M = 1e-6
 EVIDENCE_SOURCES = (OFFSET_MANUAL, OFFSET_SEARCH)
 
 
+def weighed_estimate(estimate: BoxEstimate | None, settings: BehaviorSettings) -> BoxEstimate | None:
+    """The estimate under the noise parameters in force; None: ``box_estimate`` off, or no evidence yet."""
+    if not settings.box_estimate or estimate is None or estimate.empty:
+        return None
+    return estimate.with_noise(settings.estimate_noise)
+
+
 def operator_places(
     estimate: BoxEstimate | None, settings: BehaviorSettings, planned: tuple[float, float]
 ) -> tuple[bool, str]:
@@ -60,9 +67,10 @@ def operator_places(
     known = settings.manual_place_known_m
     if known <= 0.0:
         return True, "manual_place is true"
-    if not settings.box_estimate or estimate is None or estimate.empty:
+    weighed = weighed_estimate(estimate, settings)
+    if weighed is None:
         return True, "manual_place is true and the box estimate has no evidence yet"
-    sx, sy = estimate.with_noise(settings.estimate_noise).sigma_at(planned)
+    sx, sy = weighed.sigma_at(planned)
     sigma = f"({sx * 1e3:.2f}, {sy * 1e3:.2f}) mm (1 sigma; manual_place_known_m {known * 1e3:.2f} mm)"
     if max(sx, sy) > known:
         return True, f"manual_place is true and the box estimate knows this compartment to {sigma} only"
@@ -73,9 +81,10 @@ def estimated_offset(
     estimate: BoxEstimate | None, settings: BehaviorSettings, planned: tuple[float, float]
 ) -> tuple[tuple[float, float], str]:
     """(dx, dy) m and its source (OFFSET_ESTIMATE or OFFSET_PLAN) for a can placed at `planned`."""
-    if not settings.box_estimate or estimate is None or estimate.empty:
+    weighed = weighed_estimate(estimate, settings)
+    if weighed is None:
         return (0.0, 0.0), OFFSET_PLAN
-    offset = estimate.with_noise(settings.estimate_noise).offset_at(planned)
+    offset = weighed.offset_at(planned)
     offset = within_radius(offset, AdjustLimits.max_offset)
     if math.hypot(*offset) < NO_OFFSET_M:
         return (0.0, 0.0), OFFSET_PLAN
