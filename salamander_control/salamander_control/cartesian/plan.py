@@ -36,14 +36,23 @@ _RATE_TOL = 1e-3
 _FIT_MARGIN = 1.02
 """Extra slow-down when fitting a plan to the joint limits: sampled peaks can miss the true ones a little."""
 DECEL_SHARE = 0.55
-"""A plan to a goal decelerates with this share of its acceleration limit (Ruckig's `min_acceleration`).
+"""A line that does not rise decelerates with this share of its acceleration limit (Ruckig's
+`min_acceleration`).
 
 The trajectory generator brakes a stream that stops (the sender died or stalled past `stream_timeout_s`)
 along the line with all of the joint limits, but only 30 ms after the command passed the newest sample,
 and its brake's limits hold over the whole stretch it covers: with a deceleration as steep as the
 acceleration, a stop just before the plan began to decelerate carried the TCP up to 20 mm beyond the
 line's end (into the box floor on a place descent, release 5 mm above it). At 0.55: 0 mm at every stop
-moment and speed_scale measured (docs/design/stream_following.md); a line takes ~9 % longer."""
+moment and speed_scale measured (docs/design/stream_following.md); a line takes ~9 % longer.
+
+A line whose end lies higher than its start (`RISE_M`: the lift, the rise, a search's lift clear)
+decelerates with all of it: past its end there is only the free space above it, where nothing of the
+cell stands (the arm works above a table), and a stopped stream's overshoot there (measured up to
+~20 mm, then back down the line to the newest sample) meets nothing. The lift and the rise hand on
+before their ends; the steeper deceleration lets them reach their hand-off sooner."""
+RISE_M = 1e-3
+"""m; a line whose end is this much higher than its start rises (`DECEL_SHARE` does not apply)."""
 
 
 RAMP_FLOOR = 0.1
@@ -204,12 +213,17 @@ def _leg(
     current: tuple[list[float], list[float], list[float]],
     target: tuple[list[float], list[float]],
     limits: CartesianLimits,
+    gentle: bool = True,
 ) -> Trajectory:
-    """One Ruckig leg from (position, velocity, acceleration) to (position, velocity), acceleration 0."""
+    """One Ruckig leg from (position, velocity, acceleration) to (position, velocity), acceleration 0.
+
+    With `gentle` it decelerates with `DECEL_SHARE` of the acceleration limit.
+    """
     inp = _input(current, limits)
     inp.target_position, inp.target_velocity = target
     inp.synchronization = Synchronization.Phase  # falls back to Time when not collinear
-    _gentle_deceleration(inp)
+    if gentle:
+        _gentle_deceleration(inp)
     return _calculate(inp)
 
 
@@ -282,7 +296,8 @@ class LinePlan:
         else:
             assert self.goal is not None
             target = [*(r @ (self.goal[:3] - self.origin)), float(self.goal[3]), float(self.goal[4])]
-            self._legs = self._plan_legs(current, target, limits, band)
+            rises = float(self.goal[2] - self.origin[2]) > RISE_M
+            self._legs = self._plan_legs(current, target, limits, band, gentle=not rises)
         self._begins = list(np.cumsum([0.0] + [float(leg.duration) for leg in self._legs[:-1]]))
         self.duration = self._begins[-1] + float(self._legs[-1].duration)
 
@@ -292,6 +307,7 @@ class LinePlan:
         target: list[float],
         limits: CartesianLimits,
         band: SlowBand | None,
+        gentle: bool = True,
     ) -> list[Trajectory]:
         """The legs to `target` (line frame): one without a band, else to, through and out of the band.
 
@@ -303,7 +319,7 @@ class LinePlan:
         length = float(np.linalg.norm(target[:3]))
         slow = limits if band is None else limits.scaled(min(band.speed / limits.linear_velocity, 1.0))
         if band is None or slow == limits or length <= _LEG_MIN:  # no band, or none slower than the line
-            return [_leg(current, (target, [0.0] * DOFS), limits)]
+            return [_leg(current, (target, [0.0] * DOFS), limits, gentle)]
         direction = (np.asarray(target) - np.asarray(current[0])) / length  # per metre along the line
         # The join speed along the line: within every DoF's velocity limit (the angles move in proportion).
         v_max = np.asarray(slow.per_dof()[0])
@@ -332,7 +348,7 @@ class LinePlan:
             end = (target, [0.0] * DOFS) if s1 >= length else (
                 list(np.asarray(current[0]) + direction * s1), list(direction * v1)
             )
-            leg = _leg(state, end, leg_limits)
+            leg = _leg(state, end, leg_limits, gentle)
             reach = leg.position_extrema[0]
             if reach.min >= s0 - 1e-12 and reach.max <= s1 + 1e-12:
                 del legs[i:]

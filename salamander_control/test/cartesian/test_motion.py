@@ -20,7 +20,14 @@ from salamander_control.cartesian.goal import (
 )
 from salamander_control.cartesian.motion import plan_checked
 from salamander_control.cartesian.params import build_config
-from salamander_control.cartesian.plan import RAMP_FLOOR, CartesianLimits, CartesianState, LinePlan
+from salamander_control.cartesian.plan import (
+    DECEL_SHARE,
+    RAMP_FLOOR,
+    RISE_M,
+    CartesianLimits,
+    CartesianState,
+    LinePlan,
+)
 from salamander_control.kinematics import (
     JOINT_NAMES,
     ArmParams,
@@ -111,6 +118,27 @@ def test_a_slow_goal_keeps_its_speed_and_ramps_at_the_floor() -> None:
     assert 1.0 < band.duration < 1.12  # 10 mm at 10 mm/s plus one 0.1 s ramp (it was 1.35 s)
     halved = {f: getattr(LIMITS, f) * 0.5 for f in LIMITS.__dataclass_fields__}
     assert LIMITS.scaled(0.5) == replace(LIMITS, **halved)  # above the floor: all six scaled
+
+
+def test_a_line_that_does_not_rise_decelerates_gently_and_a_rising_one_with_all_of_its_acceleration():
+    """`DECEL_SHARE` leaves a stopped stream's brake room before a descent's end (the box floor); a line
+    that rises by more than `RISE_M` has only free space past its end and stops as it accelerates."""
+    low, high = (0.3, 0.0, 0.0, 0.0, 0.0), (0.3, 0.0, 0.15, 0.0, 0.0)
+    down = LinePlan(CartesianState.at_rest(high), low, LIMITS)
+    up = LinePlan(CartesianState.at_rest(low), high, LIMITS)
+    level = LinePlan(CartesianState.at_rest(low), (0.3, 0.15, 0.0, 0.0, 0.0), LIMITS)
+    ts = np.linspace(0.0, down.duration, 2001)
+    decel_down = max(down.state_at(t).acceleration[2] for t in ts)  # braking a descent: +z
+    decel_up = min(up.state_at(t).acceleration[2] for t in np.linspace(0.0, up.duration, 2001))
+    decel_level = min(level.state_at(t).acceleration[1] for t in np.linspace(0.0, level.duration, 2001))
+    accel = LIMITS.linear_acceleration
+    assert decel_down == pytest.approx(DECEL_SHARE * accel, rel=1e-3)
+    assert decel_level == pytest.approx(-DECEL_SHARE * accel, rel=1e-3)  # sideways counts as not rising
+    assert decel_up == pytest.approx(-accel, rel=1e-3)
+    assert up.duration < down.duration
+    barely = LinePlan(CartesianState.at_rest(low), (0.3, 0.15, RISE_M / 2, 0.0, 0.0), LIMITS)
+    ts = np.linspace(0.0, barely.duration, 2001)
+    assert min(barely.state_at(t).acceleration[1] for t in ts) > -0.6 * accel
 
 
 def joint_peaks(plan, params, seed, dt=1e-3):

@@ -12,12 +12,13 @@ Cartesian node's own cancel brakes on its line already (`cartesian.goal`): check
 Along the line the brake starts only `stream_timeout_s` (60 ms) after the newest sample arrived, when
 the command (`stream_delay_s` behind the stream) has run 30 ms past it on the follower's extrapolation,
 so at speed the TCP passes the newest sample (tens of mm) before it comes back up the line to it. It
-must not pass the line's end (the release point, 5 mm above the box floor): the Cartesian plans
-decelerate with `DECEL_SHARE` of their acceleration limit (`cartesian.plan`), which leaves the brake the
-room it needs. Before that, a stop just before the plan began to decelerate went up to 20 mm beyond
-the end. Braking from the late moment instead was tried and measured worse: with samples often late
-under load (in order, up to 40 ms) the rejoins left the line by up to 115 mm
-(docs/design/stream_following.md). A stream that comes back after its timeout is ignored (tested
+must not pass the line's end (the release point, 5 mm above the box floor): the Cartesian plans of
+lines that do not rise decelerate with `DECEL_SHARE` of their acceleration limit (`cartesian.plan`),
+which leaves the brake the room it needs; a rising line (the lift, the rise) decelerates with all of it
+and may pass its end, upward only (tested below). Before that, a stop just before the plan began to
+decelerate went up to 20 mm beyond the end. Braking from the late moment instead was tried and measured
+worse: with samples often late under load (in order, up to 40 ms) the rejoins left the line by up to
+115 mm (docs/design/stream_following.md). A stream that comes back after its timeout is ignored (tested
 below). docs/design/stream_following.md ("Stopping on the path").
 """
 
@@ -45,27 +46,32 @@ CLEARANCE = 1.95e-3  # m per side in each compartment
 MAX_DEVIATION = 0.05e-3  # m, any stop moment and speed; measured up to 0.007 mm (the command's own
 # offset from the line when the brake starts, and the fade of its velocity's offset)
 MAX_BEYOND_END = 0.1e-3  # m, any stop moment and speed; measured 0 (before DECEL_SHARE: up to 20 mm)
+MAX_BEYOND_RISE = 20e-3  # m, upward past a rising line's end (measured up to 15.7 mm; see its test)
+MAX_RISE_DEVIATION = 0.1e-3  # m, off a rising line (measured up to 0.053 mm: its brake starts faster)
 STALL = 0.045  # s: a sender stalled longer than stream_delay (30 ms), shorter than stream_timeout (60 ms)
 
 
-def _descent(compartment: int) -> tuple[np.ndarray, np.ndarray, tuple[float, ...]]:
+def _line(compartment: int, rise: bool = False) -> tuple[np.ndarray, np.ndarray, tuple[float, ...]]:
+    """(start, end, start joints) of the place descent into `compartment`, or of the rise out of it."""
     above = np.array(load_cell_targets("config/cell.yaml").places[compartment].place_above, dtype=float)
     below = above - np.array([0.0, 0.0, DESCENT])
-    ik = solve_ik_pitched(above, 0.0, 0.0, ArmParams())
+    begin, end = (below, above) if rise else (above, below)
+    ik = solve_ik_pitched(begin, 0.0, 0.0, ArmParams())
     assert ik.ok
-    return above, below, tuple(ik.q)
+    return begin, end, tuple(ik.q)
 
 
 class Run:
-    """A linear descent streamed like the Cartesian node does (100 Hz, with velocities) into the core."""
+    """A linear descent (or rise) streamed as the Cartesian node does (100 Hz, with velocities)."""
 
     def __init__(
-        self, compartment: int, speed_scale: float, band: tuple[float, float, float] = (0.0, 0.0, 0.0)
+        self, compartment: int, speed_scale: float, band: tuple[float, float, float] = (0.0, 0.0, 0.0),
+        rise: bool = False,
     ) -> None:
-        self.above, self.below, q0 = _descent(compartment)
+        self.begin, self.end, q0 = _line(compartment, rise)
         self.cfg = MotionConfig()
         self.core_cfg = TrajectoryConfig(self.cfg.arm, MotionLimits(*self.cfg.joint_limits))
-        goal = parse_goal(tuple(self.below), 0.0, 0.0, "linear", speed_scale, "bt", band_speed_scale=band[0],
+        goal = parse_goal(tuple(self.end), 0.0, 0.0, "linear", speed_scale, "bt", band_speed_scale=band[0],
                           band_start=band[1], band_end=band[2])
         self.run, early = start_goal(goal, self.cfg, 0.0, q0, None)
         assert early is None, early.message
@@ -132,10 +138,10 @@ class Run:
     def measure(self) -> tuple[float, float, float]:
         """(max distance from the line, max distance beyond its end, max distance behind its start), m."""
         tcp = np.array([forward_kinematics(o.position).tcp for o in self.outputs])
-        axis = (self.below - self.above) / np.linalg.norm(self.below - self.above)
-        along = (tcp - self.above) @ axis
+        axis = (self.end - self.begin) / np.linalg.norm(self.end - self.begin)
+        along = (tcp - self.begin) @ axis
         return (
-            line_deviation(tcp, self.above, self.below),
+            line_deviation(tcp, self.begin, self.end),
             max(float(np.max(along)) - DESCENT, 0.0),
             max(-float(np.min(along)), 0.0),
         )
@@ -169,11 +175,11 @@ def test_a_stream_that_stops_at_full_release_speed_stays_on_the_line_and_returns
     deviation, beyond_end, behind_start = run.measure()
     last_tcp = np.array(forward_kinematics(last_q).tcp)
     past_last = float(np.max([
-        (np.array(forward_kinematics(o.position).tcp) - last_tcp) @ (run.below - run.above) / DESCENT
+        (np.array(forward_kinematics(o.position).tcp) - last_tcp) @ (run.end - run.begin) / DESCENT
         for o in run.outputs
     ]))
     print(
-        f"compartment {compartment}: stopped at {np.linalg.norm(last_tcp - run.above) * 1e3:.1f} mm of "
+        f"compartment {compartment}: stopped at {np.linalg.norm(last_tcp - run.begin) * 1e3:.1f} mm of "
         f"{DESCENT * 1e3:.0f}; max TCP deviation from the line {deviation * 1e3:.4f} mm, past the last "
         f"sample {past_last * 1e3:.1f} mm, beyond the line's end {beyond_end * 1e3:.2f} mm"
     )
@@ -200,6 +206,33 @@ def test_a_stream_stopped_at_any_moment_and_speed_stays_on_the_line_within_the_l
     deviation, beyond_end, behind_start = run.measure()
     assert deviation < MAX_DEVIATION, deviation
     assert behind_start < 1e-6 and beyond_end < MAX_BEYOND_END, (beyond_end, behind_start)
+    assert run.outputs[-1].position == tuple(run.sent[-1][0])  # at rest on the newest sample
+    assert run.outputs[-1].velocity == (0.0,) * 5
+    run.assert_within_limits()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    compartment=st.integers(0, 2),
+    speed_scale=st.floats(0.1, 1.0),
+    stop_share=st.floats(0.0, 1.0),
+)
+def test_a_rising_line_stopped_at_any_moment_overshoots_only_upward_and_returns_on_the_line(
+    compartment: int, speed_scale: float, stop_share: float
+) -> None:
+    """A line that rises (the rise out of a compartment, the lift) decelerates with all of its acceleration
+    (`cartesian.plan.RISE_M`): a stop may carry it past its end, but only upward, into the free space
+    above, never below its start, and it comes back down the line to the newest sample.
+
+    Measured over 315 stops (3 compartments, 5 speed scales, 21 moments): at most 15.7 mm past the end
+    and 0.053 mm off the line; with `DECEL_SHARE` on the rise too, 0 mm and 0.035 mm.
+    """
+    run = Run(compartment, speed_scale, rise=True)
+    stop_after = 1 + int(stop_share * (run.samples - 1))
+    run.drive(stop_after=stop_after)
+    deviation, beyond_end, behind_start = run.measure()
+    assert deviation < MAX_RISE_DEVIATION, deviation
+    assert behind_start < 1e-6 and beyond_end < MAX_BEYOND_RISE, (beyond_end, behind_start)
     assert run.outputs[-1].position == tuple(run.sent[-1][0])  # at rest on the newest sample
     assert run.outputs[-1].velocity == (0.0,) * 5
     run.assert_within_limits()
@@ -341,7 +374,7 @@ def test_a_stream_that_comes_back_after_its_timeout_is_ignored_and_the_goal_resu
     # Then the goal saw the arm stand short of its end and resumed from there: a new stream, followed.
     assert len(run.resumes) == 1 and "resuming along a new line" in run.resumes[0], run.resumes
     assert run.outputs[-1].position == tuple(run.sent[-1][0]) and run.outputs[-1].velocity == (0.0,) * 5
-    np.testing.assert_allclose(forward_kinematics(run.outputs[-1].position).tcp, run.below, atol=1e-6)
+    np.testing.assert_allclose(forward_kinematics(run.outputs[-1].position).tcp, run.end, atol=1e-6)
     # A goal without velocities (a joint goal) is taken again.
     run.core.set_goal(run.q0, run.cfg.arm)
     for _ in range(2000):
