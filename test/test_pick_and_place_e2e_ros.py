@@ -323,9 +323,10 @@ def test_sigterm_cancels_the_running_goal_and_releases_the_lease(start):
     cancelled = (GoalStatus.STATUS_CANCELING, GoalStatus.STATUS_CANCELED)
     run.wait(lambda: run.goals[goal] in cancelled, "the running goal cancelled")
     run.wait(lambda: run.lease_holder() == "", "the lease free again")
-    # Given back, not expired: the generator says which.
+    # Given back, not expired: the generator says which, and the server heard its answer before it went.
     released = "lease released by 'behavior_server'"
     assert generator.wait_for_text(released, since=mark, timeout=STEP_TIMEOUT), generator.describe()
+    assert f"arm lease released: {released}" in run.bt.text(), run.bt.describe()
 
 
 def test_a_bad_cell_config_stops_the_node_with_the_reason(tmp_path):

@@ -60,6 +60,9 @@ ANSWER_LOSS_S = 2.5
 sent again (within `REJECT_RETRY_S` of the first send; then the leaf fails). Its answer takes at most the
 node's 1 s lease check; a goal sent while a respawned node's action server was still being discovered
 was never answered, and the leaf waited the whole 30 s `motion_timeout_s`."""
+RELEASE_WAIT_S = 0.6
+"""s the stop waits for the generator's answer to the lease's RELEASE (a round trip takes milliseconds);
+within run_node's STOP_GRACE_S with the goal's cancel (1 s) and the progress flush."""
 FEEDBACK_LOSS_S = 1.5
 """s; an accepted goal whose server sends no feedback for this long (it sends 10 per second while the
 goal runs) has lost its server (killed, hung, gone from the graph): the leaf fails instead of waiting
@@ -299,6 +302,7 @@ class ArmMotionCore:
         self.lease_timeout = lease_timeout
         self.keeper: LeaseKeeper | None = None  # the current run's; None between runs (nothing held)
         self._pending_release: tuple[LeaseKeeper, Future] | None = None  # see release_lease
+        self._stopping = False  # `shutdown` ran: the release is reported there
         self._last_handle: RosMotionHandle | None = None
         self._lock = threading.Lock()
         self._max_age = joint_state_max_age
@@ -474,10 +478,14 @@ class ArmMotionCore:
             logger.warning(f"arm lease: {keeper.problem}", throttle_duration_sec=LOG_THROTTLE_S)
 
     def _on_release_reply(self, future: Future) -> None:
+        if self._stopping:  # `shutdown` says it (this task may or may not run after its spin)
+            return
         if future.exception() is not None or future.result() is None:
             self.node.get_logger().warning(f"arm lease: RELEASE failed: {future.exception()}")
             return
-        res = future.result()
+        self._report_release(future.result())
+
+    def _report_release(self, res: ArmLease.Response) -> None:
         if res.success:
             self.node.get_logger().info(f"arm lease released: {res.message}")
         else:
@@ -485,12 +493,36 @@ class ArmMotionCore:
             self.node.get_logger().warning(f"arm lease: RELEASE refused: {why}")
 
     def shutdown(self) -> None:
-        """Stop the lease timer and give the lease back (fire and forget: the executor has stopped).
+        """Stop the lease timer, cancel the last goal and give the lease back, its answer awaited (bounded).
 
-        If the RELEASE never arrives (the process is killed), the generator drops the lease after its
-        timeout and stops the arm anyway.
+        The executor has stopped, so the RELEASE's answer is spun for here, at most `RELEASE_WAIT_S`; a
+        RELEASE not answered within half of it is sent once more (seen once in a suite run: a RELEASE
+        sent in the stop never reached the generator, which dropped the lease on expiry a second later).
+        One log line says whether the generator confirmed it. If it never arrives (the process is killed,
+        the generator is gone), the generator drops the lease after its timeout and stops the arm anyway.
         """
         self._timer.cancel()
+        self._stopping = True
         if self._last_handle is not None:
             self._last_handle.settle_cancel(timeout=1.0)
-        self.release_lease()
+        with self._lock:
+            token = self.keeper.token if self.keeper is not None else ""
+        release = self.release_lease()
+        if release is None:
+            return
+        for attempt in (1, 2):
+            rclpy.spin_until_future_complete(self.node, release, timeout_sec=RELEASE_WAIT_S / 2.0)
+            if release.done() or attempt == 2 or not token:
+                break
+            self.node.get_logger().warning(
+                f"arm lease: no answer to the RELEASE within {RELEASE_WAIT_S / 2.0:.2f} s: sending it again"
+            )
+            release = self._send_release(token)
+        if not release.done():
+            self.node.get_logger().warning(
+                f"arm lease: no answer to the RELEASE within {RELEASE_WAIT_S:.1f} s of the stop: the "
+                "generator drops the lease when its heartbeats stop"
+            )
+        elif release.exception() is None and isinstance(release.result(), ArmLease.Response):
+            # Said here: a future's done-callback is a task of an executor that no longer spins.
+            self._report_release(release.result())
