@@ -54,7 +54,7 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
   (search_fallback manual, or manual_place true) `ManualAdjust[place_can_i after the search]`, then one
   guarded pass without a search. Without joint efforts (or guarded_pass false) the descent is one
   unguarded line at release_speed.
-- The transit (`above can_i`, a joint path) ends at the can's approach, `approach_dz` (30 mm) above its
+- The transit (`above can_i`, a joint path) ends at the can's approach, `approach_dz` (15 mm) above its
   top, where the descent onto it begins, when the joint path to there from rest and from every
   compartment's place_above and depart keeps the pad at least that high (`plan.transit_end`); else
   `pick_dz` above it. The lift still rises to `pick_dz` (the held can's bottom must clear the standing
