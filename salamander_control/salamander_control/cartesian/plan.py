@@ -46,13 +46,22 @@ acceleration, a stop just before the plan began to decelerate carried the TCP up
 line's end (into the box floor on a place descent, release 5 mm above it). At 0.55: 0 mm at every stop
 moment and speed_scale measured (docs/design/stream_following.md); a line takes ~9 % longer.
 
-A line whose end lies higher than its start (`RISE_M`: the lift, the rise, a search's lift clear)
-decelerates with all of it: past its end there is only the free space above it, where nothing of the
-cell stands (the arm works above a table), and a stopped stream's overshoot there (measured up to
-~20 mm, then back down the line to the newest sample) meets nothing. The lift and the rise hand on
-before their ends; the steeper deceleration lets them reach their hand-off sooner."""
+A line that goes straight up (`rises`: the lift, the rise, a search's lift clear) decelerates with all
+of it: past its end there is only the free space above it, where nothing of the cell stands (the arm
+works above a table), and a stopped stream's overshoot there (measured up to ~16 mm, then back down the
+line to the newest sample) meets nothing. The lift and the rise hand on before their ends; the steeper
+deceleration lets them reach their hand-off sooner."""
 RISE_M = 1e-3
-"""m; a line whose end is this much higher than its start rises (`DECEL_SHARE` does not apply)."""
+"""m; a line rises (`rises`) only if its end is at least this much higher than its start ..."""
+RISE_SIDEWAYS = 0.1
+"""... and lies sideways of it by at most this share of the height gained (within ~6 deg of vertical:
+an overshoot then goes sideways by at most a tenth of its length)."""
+
+
+def rises(start: Any, goal: Any) -> bool:
+    """Whether the straight line from `start` to `goal` (TCP positions, m) goes up (`DECEL_SHARE`)."""
+    dx, dy, dz = (float(goal[i]) - float(start[i]) for i in range(3))
+    return dz >= RISE_M and math.hypot(dx, dy) <= RISE_SIDEWAYS * dz
 
 
 RAMP_FLOOR = 0.1
@@ -296,8 +305,8 @@ class LinePlan:
         else:
             assert self.goal is not None
             target = [*(r @ (self.goal[:3] - self.origin)), float(self.goal[3]), float(self.goal[4])]
-            rises = float(self.goal[2] - self.origin[2]) > RISE_M
-            self._legs = self._plan_legs(current, target, limits, band, gentle=not rises)
+            gentle = not rises(self.origin, self.goal)
+            self._legs = self._plan_legs(current, target, limits, band, gentle=gentle)
         self._begins = list(np.cumsum([0.0] + [float(leg.duration) for leg in self._legs[:-1]]))
         self.duration = self._begins[-1] + float(self._legs[-1].duration)
 

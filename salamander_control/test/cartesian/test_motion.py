@@ -24,9 +24,11 @@ from salamander_control.cartesian.plan import (
     DECEL_SHARE,
     RAMP_FLOOR,
     RISE_M,
+    RISE_SIDEWAYS,
     CartesianLimits,
     CartesianState,
     LinePlan,
+    rises,
 )
 from salamander_control.kinematics import (
     JOINT_NAMES,
@@ -122,7 +124,7 @@ def test_a_slow_goal_keeps_its_speed_and_ramps_at_the_floor() -> None:
 
 def test_a_line_that_does_not_rise_decelerates_gently_and_a_rising_one_with_all_of_its_acceleration():
     """`DECEL_SHARE` leaves a stopped stream's brake room before a descent's end (the box floor); a line
-    that rises by more than `RISE_M` has only free space past its end and stops as it accelerates."""
+    that goes straight up (`rises`) has only free space past its end and stops as it accelerates."""
     low, high = (0.3, 0.0, 0.0, 0.0, 0.0), (0.3, 0.0, 0.15, 0.0, 0.0)
     down = LinePlan(CartesianState.at_rest(high), low, LIMITS)
     up = LinePlan(CartesianState.at_rest(low), high, LIMITS)
@@ -136,9 +138,13 @@ def test_a_line_that_does_not_rise_decelerates_gently_and_a_rising_one_with_all_
     assert decel_level == pytest.approx(-DECEL_SHARE * accel, rel=1e-3)  # sideways counts as not rising
     assert decel_up == pytest.approx(-accel, rel=1e-3)
     assert up.duration < down.duration
+    # Only straight up counts: a line that rises too little, or climbs sideways, keeps the gentle brake.
     barely = LinePlan(CartesianState.at_rest(low), (0.3, 0.15, RISE_M / 2, 0.0, 0.0), LIMITS)
     ts = np.linspace(0.0, barely.duration, 2001)
     assert min(barely.state_at(t).acceleration[1] for t in ts) > -0.6 * accel
+    assert rises(low, high) and rises(low, (0.3, 0.15 * RISE_SIDEWAYS, 0.15))
+    assert not rises(low, (0.3, 0.15 * RISE_SIDEWAYS * 1.01, 0.15)) and not rises(high, low)
+    assert not rises(low, (0.3, 0.0, RISE_M * 0.99)) and not rises(low, (0.3, 0.1, 0.1))  # 45 deg: sideways
 
 
 def joint_peaks(plan, params, seed, dt=1e-3):

@@ -221,7 +221,7 @@ def test_a_rising_line_stopped_at_any_moment_overshoots_only_upward_and_returns_
     compartment: int, speed_scale: float, stop_share: float
 ) -> None:
     """A line that rises (the rise out of a compartment, the lift) decelerates with all of its acceleration
-    (`cartesian.plan.RISE_M`): a stop may carry it past its end, but only upward, into the free space
+    (`cartesian.plan.rises`): a stop may carry it past its end, but only upward, into the free space
     above, never below its start, and it comes back down the line to the newest sample.
 
     Measured over 315 stops (3 compartments, 5 speed scales, 21 moments): at most 15.7 mm past the end
