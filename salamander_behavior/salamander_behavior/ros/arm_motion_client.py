@@ -510,14 +510,14 @@ class ArmMotionCore:
         release = self.release_lease()
         if release is None:
             return
-        for attempt in (1, 2):
-            rclpy.spin_until_future_complete(self.node, release, timeout_sec=RELEASE_WAIT_S / 2.0)
-            if release.done() or attempt == 2 or not token:
-                break
+        half = RELEASE_WAIT_S / 2.0
+        rclpy.spin_until_future_complete(self.node, release, timeout_sec=half)
+        if not release.done() and token:
             self.node.get_logger().warning(
-                f"arm lease: no answer to the RELEASE within {RELEASE_WAIT_S / 2.0:.2f} s: sending it again"
+                f"arm lease: no answer to the RELEASE within {half:.2f} s: sending it again"
             )
             release = self._send_release(token)
+            rclpy.spin_until_future_complete(self.node, release, timeout_sec=half)
         if not release.done():
             self.node.get_logger().warning(
                 f"arm lease: no answer to the RELEASE within {RELEASE_WAIT_S:.1f} s of the stop: the "

@@ -129,10 +129,13 @@ def test_a_line_that_does_not_rise_decelerates_gently_and_a_rising_one_with_all_
     down = LinePlan(CartesianState.at_rest(high), low, LIMITS)
     up = LinePlan(CartesianState.at_rest(low), high, LIMITS)
     level = LinePlan(CartesianState.at_rest(low), (0.3, 0.15, 0.0, 0.0, 0.0), LIMITS)
-    ts = np.linspace(0.0, down.duration, 2001)
-    decel_down = max(down.state_at(t).acceleration[2] for t in ts)  # braking a descent: +z
-    decel_up = min(up.state_at(t).acceleration[2] for t in np.linspace(0.0, up.duration, 2001))
-    decel_level = min(level.state_at(t).acceleration[1] for t in np.linspace(0.0, level.duration, 2001))
+
+    def accelerations(plan: LinePlan, axis: int) -> list[float]:
+        return [plan.state_at(t).acceleration[axis] for t in np.linspace(0.0, plan.duration, 2001)]
+
+    decel_down = max(accelerations(down, 2))  # braking a descent: +z
+    decel_up = min(accelerations(up, 2))
+    decel_level = min(accelerations(level, 1))
     accel = LIMITS.linear_acceleration
     assert decel_down == pytest.approx(DECEL_SHARE * accel, rel=1e-3)
     assert decel_level == pytest.approx(-DECEL_SHARE * accel, rel=1e-3)  # sideways counts as not rising
@@ -140,8 +143,7 @@ def test_a_line_that_does_not_rise_decelerates_gently_and_a_rising_one_with_all_
     assert up.duration < down.duration
     # Only straight up counts: a line that rises too little, or climbs sideways, keeps the gentle brake.
     barely = LinePlan(CartesianState.at_rest(low), (0.3, 0.15, RISE_M / 2, 0.0, 0.0), LIMITS)
-    ts = np.linspace(0.0, barely.duration, 2001)
-    assert min(barely.state_at(t).acceleration[1] for t in ts) > -0.6 * accel
+    assert min(accelerations(barely, 1)) > -0.6 * accel
     assert rises(low, high) and rises(low, (0.3, 0.15 * RISE_SIDEWAYS, 0.15))
     assert not rises(low, (0.3, 0.15 * RISE_SIDEWAYS * 1.01, 0.15)) and not rises(high, low)
     assert not rises(low, (0.3, 0.0, RISE_M * 0.99)) and not rises(low, (0.3, 0.1, 0.1))  # 45 deg: sideways

@@ -159,6 +159,19 @@ class Run:
         assert np.all(np.abs(accel) <= amax * 1.01)  # finite differences of the commanded velocities
 
 
+def stop_anywhere(run: Run, stop_share: float, max_deviation: float, max_beyond: float) -> None:
+    """Stream `run` until `stop_share` of its samples were sent, then silence: the stop stays within
+    `max_deviation` of the line, never behind its start, at most `max_beyond` past its end, and rests on
+    the newest sample within the limits."""
+    run.drive(stop_after=1 + int(stop_share * (run.samples - 1)))
+    deviation, beyond_end, behind_start = run.measure()
+    assert deviation < max_deviation, deviation
+    assert behind_start < 1e-6 and beyond_end < max_beyond, (beyond_end, behind_start)
+    assert run.outputs[-1].position == tuple(run.sent[-1][0])  # at rest on the newest sample
+    assert run.outputs[-1].velocity == (0.0,) * 5
+    run.assert_within_limits()
+
+
 @pytest.mark.parametrize("compartment", [0, 1, 2])
 @pytest.mark.parametrize("stop_share", [0.4, 0.5])
 def test_a_stream_that_stops_at_full_release_speed_stays_on_the_line_and_returns_to_its_last_sample(
@@ -200,15 +213,7 @@ def test_a_stream_that_stops_at_full_release_speed_stays_on_the_line_and_returns
 def test_a_stream_stopped_at_any_moment_and_speed_stays_on_the_line_within_the_limits(
     compartment: int, speed_scale: float, stop_share: float
 ) -> None:
-    run = Run(compartment, speed_scale)
-    stop_after = 1 + int(stop_share * (run.samples - 1))
-    run.drive(stop_after=stop_after)
-    deviation, beyond_end, behind_start = run.measure()
-    assert deviation < MAX_DEVIATION, deviation
-    assert behind_start < 1e-6 and beyond_end < MAX_BEYOND_END, (beyond_end, behind_start)
-    assert run.outputs[-1].position == tuple(run.sent[-1][0])  # at rest on the newest sample
-    assert run.outputs[-1].velocity == (0.0,) * 5
-    run.assert_within_limits()
+    stop_anywhere(Run(compartment, speed_scale), stop_share, MAX_DEVIATION, MAX_BEYOND_END)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -227,15 +232,7 @@ def test_a_rising_line_stopped_at_any_moment_overshoots_only_upward_and_returns_
     Measured over 315 stops (3 compartments, 5 speed scales, 21 moments): at most 15.7 mm past the end
     and 0.053 mm off the line; with `DECEL_SHARE` on the rise too, 0 mm and 0.035 mm.
     """
-    run = Run(compartment, speed_scale, rise=True)
-    stop_after = 1 + int(stop_share * (run.samples - 1))
-    run.drive(stop_after=stop_after)
-    deviation, beyond_end, behind_start = run.measure()
-    assert deviation < MAX_RISE_DEVIATION, deviation
-    assert behind_start < 1e-6 and beyond_end < MAX_BEYOND_RISE, (beyond_end, behind_start)
-    assert run.outputs[-1].position == tuple(run.sent[-1][0])  # at rest on the newest sample
-    assert run.outputs[-1].velocity == (0.0,) * 5
-    run.assert_within_limits()
+    stop_anywhere(Run(compartment, speed_scale, rise=True), stop_share, MAX_RISE_DEVIATION, MAX_BEYOND_RISE)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
