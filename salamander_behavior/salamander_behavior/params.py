@@ -68,7 +68,7 @@ class BehaviorSettings:
     grip_confirm_s: float = 0.1
     removal_confirm_s: float = 0.5
     release_timeout_s: float = 2.0
-    settle_s: float = 0.1
+    settle_s: float = 0.0
     vacuum_timeout_s: float = 2.0
     part_present_timeout_s: float = 0.5
     motion_timeout_s: float = 30.0
@@ -298,7 +298,9 @@ def param_specs() -> list[ParamSpec]:
             0.1,
             30.0,
         ),
-        ParamSpec("settle_s", _D.settle_s, "pause after the can let go, before the rise (s)", 0.0, 10.0),
+        ParamSpec(
+            "settle_s", _D.settle_s, "pause after the switch saw the can go, before the rise (s)", 0.0, 10.0
+        ),
         ParamSpec(
             "vacuum_timeout_s", _D.vacuum_timeout_s, "vacuum service answer at most this late (s)", 0.1, 30.0
         ),
