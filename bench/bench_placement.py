@@ -45,7 +45,10 @@ cell's ground truth once the can rests off the pad, and its log line of a tear-o
 probes of the rim search (0 without a contact). With ``--one-run`` the start's cans go in one goal, as a
 production run and the README demo send them (the rise hands on to the next can's transit, the lease
 is taken once): a can's cycle time then runs from the previous can's ``placed`` line (the first can's
-from the tree's start, `run_times`) to its own, the behaviour server's log stamps.
+from the tree's start, `run_times`) to its own, the behaviour server's log stamps; and, as a production
+cell counts its cycle, each can's time from the previous can of the run leaving the pad to its own
+(`release_times`, the cell's stamps: the first can's approach from rest and the last one's rise, once per
+run, left out).
 
 A can still on the pad when its goal ended (a search that ran out: "no probe of the search passed"; a
 contact after ManualAdjust; an abort), a can lost in transit (torn off by an unguarded descent at the
@@ -359,6 +362,7 @@ def run_start(
             if args.one_run:
                 outcomes, run_s = peer.run_all(cans, args.run_timeout * len(cans))
                 in_run = run_times(stack.text(), cans, time.time())
+                released = release_times(stack.text(), cans)
             for can in cans:
                 if args.one_run:
                     tree = outcomes.get(can, "not_run")
@@ -373,7 +377,8 @@ def run_start(
                 lines = stack.text()
                 adjust = find_adjust(lines, can) if manual else None
                 search = find_search(lines, can)
-                cycle = Cycle(mode, level, seed, can, tree, cell, seconds, adjust, search, start)
+                cycle = Cycle(mode, level, seed, can, tree, cell, seconds, adjust, search, start,
+                              released.get(can) if args.one_run else None)  # fmt: skip
                 cycles.append(cycle)
                 print(f"  {tag} {can}: tree {tree}, cell {cell} -> {cycle.outcome}, "
                       f"{'-' if seconds is None else f'{seconds:.1f} s'}, probes {cycle.search.probes}",
@@ -391,6 +396,7 @@ TREE_STARTED = re.compile(
     r"\[(?P<t>\d+\.\d+)\] \[[^\]]*behavior_server_node\]: arm and gripper ready: starting the run"
 )
 CAN_PLACED = re.compile(r"\[(?P<t>\d+\.\d+)\] \[[^\]]*behavior_server_node\]: (?P<can>can_\d+): placed \(")
+LEFT_PAD = re.compile(r"\[(?P<t>\d+\.\d+)\] \[[^\]]*cell_sim\]: (?P<can>can_\d+) left the pad")
 
 
 def run_times(lines: Sequence[str], cans: Sequence[str], ended: float) -> dict[str, float]:
@@ -416,6 +422,21 @@ def run_times(lines: Sequence[str], cans: Sequence[str], ended: float) -> dict[s
             break
         previous = end
     return times
+
+
+def release_times(lines: Sequence[str], cans: Sequence[str]) -> dict[str, float]:
+    """`--one-run`: each can's seconds from the previous can of the run leaving the pad to its own.
+
+    The cell's ``<can> left the pad`` stamps (its ground truth, not the tree's). A production cell's cycle
+    time: the first can's approach from rest and the last can's rise to its end come once per run, not
+    per can, and are left out. Only cans whose predecessor in `cans` left the pad in the same run count.
+    """
+    left = {m["can"]: float(m["t"]) for line in lines if (m := LEFT_PAD.search(line))}
+    return {
+        can: left[can] - left[before]
+        for before, can in zip(cans, cans[1:], strict=False)
+        if before in left and can in left and left[can] > left[before]
+    }
 
 
 def run_mode(

@@ -108,6 +108,9 @@ class Search:
 class Cycle:
     """One can of one mode at one level (see the module docstring); `cycle_s` None: no result in time.
 
+    `release_to_release_s` (``--one-run`` only): from the previous can of the same run leaving the pad to
+    this one leaving it, the cell's log stamps; None for a run's first can or one that never left the pad.
+
     `start` counts the stack starts of this seed, mode and level: a can that ends a start (torn off,
     lost, held) leaves the cans after it to a new start of the same seed.
     """
@@ -122,6 +125,7 @@ class Cycle:
     adjust: Adjust | None = None
     search: Search = Search()
     start: int = 1
+    release_to_release_s: float | None = None
 
     @property
     def attempted(self) -> bool:
@@ -205,6 +209,7 @@ class Summary:
     waits: int = 0
     correction_mean_mm: float | None = None
     looks_mean: float | None = None
+    steady: tuple[float, float | None, int] | None = None  # release to release: mean, sd, cans
 
     def share(self, outcome: str) -> tuple[int, tuple[float, float]]:
         """How many cans ended in `outcome` and the Wilson 95 % interval of that share."""
@@ -226,6 +231,7 @@ def summarise(cycles: Sequence[Cycle]) -> Summary:
     untouched = sum(not c.attempted for c in cycles)
     cycles = [c for c in cycles if c.attempted]
     times = [c.cycle_s for c in cycles if c.cycle_s is not None]
+    steady = [c.release_to_release_s for c in cycles if c.release_to_release_s is not None]
     waits = [c.adjust for c in cycles if c.adjust is not None]
     confirmed = [a for a in waits if a.how == "confirmed"]
     looks = [float(a.looks) for a in confirmed if a.looks is not None]
@@ -244,6 +250,9 @@ def summarise(cycles: Sequence[Cycle]) -> Summary:
         waits=len(waits),
         correction_mean_mm=_mean([a.correction_mm for a in confirmed]),
         looks_mean=_mean(looks),
+        steady=(statistics.fmean(steady), statistics.stdev(steady) if len(steady) > 1 else None, len(steady))
+        if steady
+        else None,
     )
 
 
@@ -269,6 +278,12 @@ def table(columns: Sequence[tuple[str, Summary]]) -> str:
         sd = "" if s.cycle_sd_s is None else f" ± {s.cycle_sd_s:.1f}"
         return "-" if s.cycle_mean_s is None else f"{s.cycle_mean_s:.1f}{sd}"
 
+    def steady(s: Summary) -> str:
+        if s.steady is None:
+            return "-"
+        mean, sd, n = s.steady
+        return f"{mean:.2f}{'' if sd is None else f' ± {sd:.2f}'} ({n} cans)"
+
     def astray(s: Summary) -> str:
         return ", ".join(f"{k} {v}" for k, v in sorted(s.astray.items())) or "none"
 
@@ -281,6 +296,7 @@ def table(columns: Sequence[tuple[str, Summary]]) -> str:
     rows += [
         ("astray: where (cell's outcome)", [astray(s) for _, s in columns]),
         ("cycle time per can, mean ± sd [s]", [cycle(s) for _, s in columns]),
+        ("... release to release within a run, mean ± sd [s]", [steady(s) for _, s in columns]),
         ("runs without a result in time", [str(s.timeouts) for _, s in columns]),
         ("operator time per can (ManualAdjust waits / cans tried) [s]",
          [_num(s.operator_s_per_can) for _, s in columns]),

@@ -97,7 +97,18 @@ def test_summary_counts_each_class_and_averages_per_can_tried():
     late = pm.Adjust("timed_out", (0.0, 0.0, 0.0), 120.0)
     cycles = [
         pm.Cycle(pm.MANUAL, 1.0, 1, "can_0", "placed", pm.CELL_CLEAR, 12.0, adjust),
-        pm.Cycle(pm.MANUAL, 1.0, 1, "can_1", "placed", pm.CELL_TOUCHING, 14.0, small, pm.Search(True, 0)),
+        pm.Cycle(
+            pm.MANUAL,
+            1.0,
+            1,
+            "can_1",
+            "placed",
+            pm.CELL_TOUCHING,
+            14.0,
+            small,
+            pm.Search(True, 0),
+            release_to_release_s=13.0,
+        ),
         pm.Cycle(pm.MANUAL, 1.0, 2, "can_0", "timeout", "on_table", None, late),
         pm.Cycle(pm.MANUAL, 1.0, 2, "can_1", "skipped", pm.UNTOUCHED, 2.0),  # never tried: not counted
     ]
@@ -109,6 +120,7 @@ def test_summary_counts_each_class_and_averages_per_can_tried():
     assert s.operator_s_per_can == pytest.approx(126.0 / 3)  # every wait: the operator's time is spent
     assert s.correction_mean_mm == 3.0 and s.looks_mean == 3.0  # confirmed waits only
     assert s.probes_per_can == 0.0
+    assert s.steady == (13.0, None, 1)  # only the cans with a release before them in the run
 
     searched = [
         pm.Cycle(pm.SHIPPED, 2.0, 1, "can_0", "placed", pm.CELL_CLEAR, 20.0, search=pm.Search(True, 3)),
@@ -126,6 +138,7 @@ def test_summary_counts_each_class_and_averages_per_can_tried():
     assert "| operator time per can (ManualAdjust waits / cans tried) [s] | - | 42.0 | 0.0 |" in text
     assert "| probes per can (0 without a contact), mean | - | 0.00 | 7.50 |" in text
     assert "| cans the tree skipped untouched (not counted) | 0 | 1 | 0 |" in text
+    assert "| ... release to release within a run, mean ± sd [s] | - | 13.00 (1 cans) | - |" in text
     assert pm.level_text(2.0) == "sigma x2" and pm.level_text(1.5) == "sigma x1.5"
 
 
@@ -198,3 +211,17 @@ def test_one_run_times_each_can_from_the_previous_cans_placed_line():
     assert bench.run_times(waited, ["can_0"], ended=121.0) == pytest.approx({"can_0": 7.0})
     earlier = [lines[0], line(99.5, "arm and gripper ready: starting the run"), *lines[1:]]  # not this run's
     assert bench.run_times(earlier, ["can_0"], ended=121.0) == pytest.approx({"can_0": 8.5})
+
+
+def test_one_run_times_each_can_from_the_previous_cans_release_in_the_cells_log():
+    import bench_placement as bench
+
+    def left(t: float, can: str) -> str:
+        return f"[cell_sim] [INFO] [{t}] [salamander.cell_sim]: {can} left the pad (vacuum off)"
+
+    lines = [left(108.0, "can_0"), "[cell_sim] [INFO] [110.0] [salamander.cell_sim]: vacuum on",
+             left(114.25, "can_1"), left(120.5, "can_3")]  # fmt: skip
+    # can_0 has no release before it, can_2 never left the pad, can_3's predecessor (can_2) never did.
+    times = bench.release_times(lines, ["can_0", "can_1", "can_2", "can_3"])
+    assert times == pytest.approx({"can_1": 6.25})
+    assert bench.release_times(lines, ["can_1", "can_0"]) == {}  # out of order: no cycle
