@@ -26,11 +26,9 @@ generator, no stream); the stop after a trip is modelled as the worst the real n
 computed: the arm runs on at full speed for `RUN_ON_S` (the command's lead over the measured arm, the
 generator's stream delay and the motors' lag, with a late control cycle) and then decelerates at
 `BRAKE_DECEL` (what the node's hard brake achieves at 20 mm/s: 0.93 mm); docs/design/guarded_moves.md.
-The joints for the Jacobian are the IK of the commanded pose; the guarded descents and the lifts clear are
-straight lines at guard_speed with its acceleration (0.4 m/s^2, RAMP_FLOOR), the moves between probes
-straight lines at release_speed with its acceleration (2 m/s^2, braking too; trapezoidal, so harsher on
-the seal than the node's jerk-limited plans), the other moves minimum-jerk at fixed speeds; the can is
-gripped on its true spot.
+The joints for the Jacobian are the IK of the commanded pose; the guarded descents, the lifts and the
+moves between probes are straight lines at guard_speed with its acceleration (0.4 m/s^2, RAMP_FLOOR), the
+other moves minimum-jerk at fixed speeds; the can is gripped on its true spot.
 
 The property: no can is torn off, released or knocked outside its compartment (in_box_clear or
 touching a wall, never on the rim, astray or tipped); every contact ends with the can held before and
@@ -76,9 +74,6 @@ CARTESIAN_MAX_ACCEL = 4.0
 GUARD_SPEED = SETTINGS.guard_speed * CARTESIAN_MAX_SPEED
 GUARD_ACCEL = max(SETTINGS.guard_speed, RAMP_FLOOR) * CARTESIAN_MAX_ACCEL
 RELEASE_SPEED = SETTINGS.release_speed * CARTESIAN_MAX_SPEED
-PROBE_MOVE = (RELEASE_SPEED, SETTINGS.release_speed * CARTESIAN_MAX_ACCEL)
-"""m/s, m/s^2: a move to a probe at the band's top, at release_speed: its speed, acceleration and braking
-(all of it: harsher than the plan's jerk-limited ramps)."""
 RELEASE_DECEL = DECEL_SHARE * SETTINGS.release_speed * CARTESIAN_MAX_ACCEL
 """m/s^2: how the release descent brakes into the band (the plan's `DECEL_SHARE` of its acceleration)."""
 RUN_ON_S = 0.15
@@ -250,7 +245,7 @@ def guarded_release(
         if i == 0:  # into the band at its speed, without stopping
             run.line((cx, cy, top), RELEASE_SPEED, RELEASE_DECEL, end_speed=GUARD_SPEED)
         else:
-            run.line((cx + px, cy + py, top), *PROBE_MOVE)  # to the probe, sideways
+            run.line((cx + px, cy + py, top), GUARD_SPEED, GUARD_ACCEL)
         run.peak_stroke = run.peak_seal_use = 0.0
         trip = run.guarded_descent(bottom, GUARD_SPEED if i == 0 else 0.0)
         if trip is None:  # the vacuum goes off release_early_m before the release height, below the band
@@ -264,7 +259,7 @@ def guarded_release(
                     break
             break
         held_after_stop = cell.held == can
-        run.line((cx + px, cy + py, top), GUARD_SPEED, GUARD_ACCEL)  # the lift clear
+        run.line((cx + px, cy + py, top), GUARD_SPEED, GUARD_ACCEL)
         tcp, push = trip
         out.contacts.append(
             Contact(i, tcp, push, held_after_stop, cell.held == can, run.peak_stroke, run.peak_seal_use)

@@ -229,7 +229,7 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "release_speed",
             _D.release_speed,
-            "speed_scale of the release descent outside the rim band and of the search's lifts and steps",
+            "speed_scale of the linear release descent (outside the rim band)",
             0.01,
             1.0,
         ),

@@ -11,13 +11,10 @@ description: `CanJob.rim_pass_z`): from `guard_band_above_m` above to `guard_ban
 above place_above nor below the release height.
 
 A contact in the band: one line says where (TCP, force, can, compartment, offset) and what comes next;
-the can is lifted clear of the rim, straight up to the band's top (vacuum on: nothing here touches the
-valve), then the search probes `probe_offsets` around the offset the descent started from (the
-blackboard's ``/place_offset/<can>`` then: the plan's, the estimate's or the operator's): for each, a
-move at the band's top to the probe offset and a guarded descent through the band to the release height.
-The lift runs at guard_speed (the can starts it on what it met), the move at release_speed: the band's
-top is `guard_band_above_m` above the rim, the margin the band keeps for the can's and the pad's
-heights, so the can meets nothing there. Which probe comes next (`next_probe`):
+the can is lifted clear of the rim (vacuum on: nothing here touches the valve), then the search probes
+`probe_offsets` around the offset the descent started from (the blackboard's ``/place_offset/<can>``
+then: the plan's, the estimate's or the operator's): for each, a move above the band at the probe
+offset and a guarded descent through it to the release height. Which probe comes next (`next_probe`):
 the one nearest a step from the contact in the direction the rim pushed the can sideways (the rim's
 edge pushes it back toward the compartment; ``search_follow_push``), else the next of the spiral. The
 first probe that passes writes its offset (the start offset plus the probe's) to ``/place_offset/<can>``
@@ -229,7 +226,7 @@ class _Leg(Enum):
 
     DOWN = "to the release"  # unguarded, to the release height
     THROUGH = "through the rim"  # guarded, slow through the band, to the release height
-    LIFT = "lift clear"  # straight back up to the band's top after a contact
+    LIFT = "lift clear"  # back to the band's top after a contact
     ABOVE_PROBE = "above the rim"  # at the band's top, to the next probe's offset
 
 
@@ -349,11 +346,7 @@ class RimPass(MotionLeaf):
                 band=MotionBand(settings.guard_speed, top, bottom),
                 handoff=release_handoff(settings, bottom),
             )
-        # The lift clear starts with the can on what it met, its seal loaded: slowly (a faster lift's
-        # acceleration peeled a can resting on a wall's edge, test_guarded_pass_property.py). The move to
-        # the next probe is at the band's top, where the can meets nothing: at release_speed.
-        speed = settings.guard_speed if leg is _Leg.LIFT else settings.release_speed
-        return MotionRequest(self._at(self._band.top), MotionPath.LINEAR, speed, label)
+        return MotionRequest(self._at(self._band.top), MotionPath.LINEAR, settings.guard_speed, label)
 
     def _send(self, ports: Ports, leg: _Leg) -> None:
         probe = f" probe {self.probes_tried}" if self.probes_tried else ""
