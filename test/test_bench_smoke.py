@@ -104,3 +104,14 @@ def test_bench_placement_quick_runs_and_prints_its_table(tmp_path) -> None:
     tried = row(out, "cans tried (a placement tried)")[1:]
     skipped = row(out, "cans the tree skipped untouched (not counted)")[1:]
     assert [int(a) + int(b) for a, b in zip(tried, skipped, strict=True)] == [1], out
+
+
+def test_guarded_pass_survey_quick_runs_and_prints_a_row_per_variant() -> None:
+    """Two draws for the shipped settings and one variant: a row each; an unknown setting is refused."""
+    out = run_bench("guarded_pass_survey.py", "--draws", "2", "--set", "guard_force_n=4", timeout=120)
+    assert row(out, "shipped")[1] == "2" and row(out, "guard_force_n=4.0")[1] == "2"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "guarded_pass_survey.py"), "--set", "no_such_setting=1"],
+        cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "'no_such_setting' is no behaviour setting" in proc.stderr
