@@ -209,7 +209,7 @@ class Summary:
     waits: int = 0
     correction_mean_mm: float | None = None
     looks_mean: float | None = None
-    steady: tuple[float, float | None, int] | None = None  # release to release: mean, sd, cans
+    release_to_release: tuple[float, float | None, int] | None = None  # mean s, sd s (None: one can), cans
 
     def share(self, outcome: str) -> tuple[int, tuple[float, float]]:
         """How many cans ended in `outcome` and the Wilson 95 % interval of that share."""
@@ -231,7 +231,8 @@ def summarise(cycles: Sequence[Cycle]) -> Summary:
     untouched = sum(not c.attempted for c in cycles)
     cycles = [c for c in cycles if c.attempted]
     times = [c.cycle_s for c in cycles if c.cycle_s is not None]
-    steady = [c.release_to_release_s for c in cycles if c.release_to_release_s is not None]
+    released = [c.release_to_release_s for c in cycles if c.release_to_release_s is not None]
+    sd = statistics.stdev(released) if len(released) > 1 else None
     waits = [c.adjust for c in cycles if c.adjust is not None]
     confirmed = [a for a in waits if a.how == "confirmed"]
     looks = [float(a.looks) for a in confirmed if a.looks is not None]
@@ -250,9 +251,7 @@ def summarise(cycles: Sequence[Cycle]) -> Summary:
         waits=len(waits),
         correction_mean_mm=_mean([a.correction_mm for a in confirmed]),
         looks_mean=_mean(looks),
-        steady=(statistics.fmean(steady), statistics.stdev(steady) if len(steady) > 1 else None, len(steady))
-        if steady
-        else None,
+        release_to_release=(statistics.fmean(released), sd, len(released)) if released else None,
     )
 
 
@@ -278,10 +277,10 @@ def table(columns: Sequence[tuple[str, Summary]]) -> str:
         sd = "" if s.cycle_sd_s is None else f" ± {s.cycle_sd_s:.1f}"
         return "-" if s.cycle_mean_s is None else f"{s.cycle_mean_s:.1f}{sd}"
 
-    def steady(s: Summary) -> str:
-        if s.steady is None:
+    def released(s: Summary) -> str:
+        if s.release_to_release is None:
             return "-"
-        mean, sd, n = s.steady
+        mean, sd, n = s.release_to_release
         return f"{mean:.2f}{'' if sd is None else f' ± {sd:.2f}'} ({n} cans)"
 
     def astray(s: Summary) -> str:
@@ -296,7 +295,7 @@ def table(columns: Sequence[tuple[str, Summary]]) -> str:
     rows += [
         ("astray: where (cell's outcome)", [astray(s) for _, s in columns]),
         ("cycle time per can, mean ± sd [s]", [cycle(s) for _, s in columns]),
-        ("... release to release within a run, mean ± sd [s]", [steady(s) for _, s in columns]),
+        ("... release to release within a run, mean ± sd [s]", [released(s) for _, s in columns]),
         ("runs without a result in time", [str(s.timeouts) for _, s in columns]),
         ("operator time per can (ManualAdjust waits / cans tried) [s]",
          [_num(s.operator_s_per_can) for _, s in columns]),

@@ -120,7 +120,7 @@ def test_summary_counts_each_class_and_averages_per_can_tried():
     assert s.operator_s_per_can == pytest.approx(126.0 / 3)  # every wait: the operator's time is spent
     assert s.correction_mean_mm == 3.0 and s.looks_mean == 3.0  # confirmed waits only
     assert s.probes_per_can == 0.0
-    assert s.steady == (13.0, None, 1)  # only the cans with a release before them in the run
+    assert s.release_to_release == (13.0, None, 1)  # only the cans with a release before them in the run
 
     searched = [
         pm.Cycle(pm.SHIPPED, 2.0, 1, "can_0", "placed", pm.CELL_CLEAR, 20.0, search=pm.Search(True, 3)),
