@@ -54,10 +54,6 @@ def variant(text: str) -> dict[str, float | int | bool]:
 
 def survey(settings: BehaviorSettings, draws: int, seed: int) -> dict:
     """`draws` seeded draws through the harness with `settings`; what they did."""
-    harness.SETTINGS = settings
-    harness.GUARD_SPEED, harness.GUARD_ACCEL, harness.RELEASE_SPEED, harness.RELEASE_DECEL = harness.speeds(
-        settings
-    )
     rng = random.Random(seed)
     broken: list[tuple[int, str]] = []
     contacts = probes = exhausted = 0
@@ -70,7 +66,7 @@ def survey(settings: BehaviorSettings, draws: int, seed: int) -> dict:
                 rng.uniform(-harness.GRIP_LIMIT, harness.GRIP_LIMIT))  # fmt: skip
         k, cell_seed = rng.randrange(harness.CFG.layout.compartments), rng.randrange(2**16)
         try:
-            out = harness.check_property(box, grip, k, cell_seed)
+            out = harness.check_property(box, grip, k, cell_seed, settings=settings)
         except AssertionError as exc:
             broken.append((i, str(exc).split("; events ")[-1]))
             continue

@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -73,10 +74,22 @@ CARTESIAN_MAX_ACCEL = 4.0
 """m/s^2: its acceleration at speed_scale 1; a slow goal's at max(speed_scale, RAMP_FLOOR) (0.4 m/s^2)."""
 
 
-def speeds(settings: BehaviorSettings) -> tuple[float, float, float, float]:
-    """The harness's motion from `settings`: (guard speed m/s, its acceleration m/s^2, release speed m/s,
-    how the release descent brakes into the band m/s^2: the plan's `DECEL_SHARE` of its acceleration)."""
-    return (
+class Speeds(NamedTuple):
+    """The harness's motion under a set of behaviour settings (`speeds`)."""
+
+    guard: float
+    """m/s: the guarded descents, the lifts clear and the moves between probes (guard_speed)."""
+    guard_accel: float
+    """m/s^2: their acceleration (a slow goal ramps at `RAMP_FLOOR`)."""
+    release: float
+    """m/s: the release descent outside the band (release_speed)."""
+    release_decel: float
+    """m/s^2: how the release descent brakes into the band (the plan's `DECEL_SHARE` of its acceleration)."""
+
+
+def speeds(settings: BehaviorSettings) -> Speeds:
+    """The Cartesian node's speeds and ramps for `settings` (its limits at speed_scale 1 above)."""
+    return Speeds(
         settings.guard_speed * CARTESIAN_MAX_SPEED,
         max(settings.guard_speed, RAMP_FLOOR) * CARTESIAN_MAX_ACCEL,
         settings.release_speed * CARTESIAN_MAX_SPEED,
@@ -84,8 +97,6 @@ def speeds(settings: BehaviorSettings) -> tuple[float, float, float, float]:
     )
 
 
-GUARD_SPEED, GUARD_ACCEL, RELEASE_SPEED, RELEASE_DECEL = speeds(SETTINGS)
-"""The shipped settings' (bench/guarded_pass_survey.py runs the harness with others)."""
 RUN_ON_S = 0.15
 """s: after the trip the arm runs on at full speed this long (0.08 s lead of the command in simulation,
 a late control cycle or two on a loaded machine: the real runs' worst was 4.9 mm past the 2 N point)."""
@@ -133,8 +144,10 @@ class Outcome:
 class Harness:
     """Drives a PhysicsCell at 100 Hz and feeds its efforts to a real ContactDetector (module docstring)."""
 
-    def __init__(self, cell: PhysicsCell, seed: int) -> None:
+    def __init__(self, cell: PhysicsCell, seed: int, settings: BehaviorSettings) -> None:
         self.cell = cell
+        self.settings = settings
+        self.speeds = speeds(settings)
         self.t = cell.t
         self.p: Point = TARGETS.picks[0].above
         self.sensor = EffortSensor(SimConfig().effort_noise, seed)
@@ -193,11 +206,11 @@ class Harness:
     def guarded_descent(self, bottom: float, v0: float = 0.0) -> tuple[Point, Point] | None:
         """Down the vertical line to `bottom` at guard speed (from `v0`); None if it got there, else (TCP,
         the estimated force F) at the trip, after braking (run on `RUN_ON_S`, then `BRAKE_DECEL`)."""
-        detector = ContactDetector(SETTINGS.guard_force_n, ARM, self.t)
+        detector = ContactDetector(self.settings.guard_force_n, ARM, self.t)
         x, y, z = self.p
         v = v0
         while z > bottom:
-            v = min(v + GUARD_ACCEL * TICK, GUARD_SPEED)
+            v = min(v + self.speeds.guard_accel * TICK, self.speeds.guard)
             z = max(bottom, z - v * TICK)
             self.tick((x, y, z))
             q = solve_ik_pitched(self.p, 0.0, 0.0).q
@@ -219,13 +232,20 @@ class Harness:
 
 
 def guarded_release(
-    box: tuple[float, float, float], grip: tuple[float, float], k: int, seed: int, follow_push: bool = True
+    box: tuple[float, float, float],
+    grip: tuple[float, float],
+    k: int,
+    seed: int,
+    follow_push: bool = True,
+    settings: BehaviorSettings = SETTINGS,
 ) -> Outcome:
     """Can k gripped on its spot, carried over its believed compartment, released through the guarded pass
-    and the search into the true box moved by `box` (dx, dy, dyaw) with the grip shifted by `grip`."""
+    and the search into the true box moved by `box` (dx, dy, dyaw) with the grip shifted by `grip`; the
+    tree's `settings` (bench/guarded_pass_survey.py tries others)."""
     layout = draw_truth(CFG.layout, Uncertainty(box_error=box)).layout
     cell = PhysicsCell(layout, CFG.suction, grip_scatter=lambda: grip)
-    run = Harness(cell, seed)
+    run = Harness(cell, seed, settings)
+    v = run.speeds
     can, out = f"can_{k}", Outcome()
     pick, place = TARGETS.picks[k], TARGETS.places[k]
     run.move(pick.above, 0.3)
@@ -236,15 +256,15 @@ def guarded_release(
     run.move(pick.above, 0.2)
     run.move((*pick.above[:2], TARGETS.travel_z), 0.2)
     cx, cy, _ = place.place_above
-    top = min(TARGETS.rim_pass_z + SETTINGS.guard_band_above_m, place.place_above[2])
-    bottom = max(TARGETS.rim_pass_z - SETTINGS.guard_band_below_m, place.place_release[2])
+    top = min(TARGETS.rim_pass_z + settings.guard_band_above_m, place.place_above[2])
+    bottom = max(TARGETS.rim_pass_z - settings.guard_band_below_m, place.place_release[2])
     run.move((cx, cy, TARGETS.travel_z), 0.4)
     run.move((cx, cy, TARGETS.rim_pass_z + LOW_CARRY_ABOVE_RIM), 0.15)  # where the carry ends (low_carry)
-    step = SETTINGS.search_step_m
-    probes = probe_offsets(step, SETTINGS.search_reach_m, CANDIDATES)  # RimPass's candidates ...
+    step = settings.search_step_m
+    probes = probe_offsets(step, settings.search_reach_m, CANDIDATES)  # RimPass's candidates ...
     tried: list[int] = []
     px = py = 0.0
-    for i in range(min(SETTINGS.search_probes, len(probes)) + 1):  # ... and its budget of tries
+    for i in range(min(settings.search_probes, len(probes)) + 1):  # ... and its budget of tries
         out.probes = i
         if i:  # the search's next probe (RimPass: where the last contact pushed the can, else the spiral)
             push = out.contacts[-1].push if follow_push else None  # None: the square spiral
@@ -253,14 +273,14 @@ def guarded_release(
             tried.append(index)
             px, py = probes[index]
         if i == 0:  # into the band at its speed, without stopping
-            run.line((cx, cy, top), RELEASE_SPEED, RELEASE_DECEL, end_speed=GUARD_SPEED)
+            run.line((cx, cy, top), v.release, v.release_decel, end_speed=v.guard)
         else:
-            run.line((cx + px, cy + py, top), GUARD_SPEED, GUARD_ACCEL)
+            run.line((cx + px, cy + py, top), v.guard, v.guard_accel)
         run.peak_stroke = run.peak_seal_use = 0.0
-        trip = run.guarded_descent(bottom, GUARD_SPEED if i == 0 else 0.0)
+        trip = run.guarded_descent(bottom, v.guard if i == 0 else 0.0)
         if trip is None:  # the vacuum goes off release_early_m before the release height, below the band
             release = place.place_release
-            early = release_handoff(SETTINGS, bottom - release[2])
+            early = release_handoff(settings, bottom - release[2])
             run.move((cx + px, cy + py, release[2]), 0.15, vent_within=early)
             cell.set_vacuum(False, run.t)
             for _ in range(300):  # at most 3 s for the can to settle
@@ -269,7 +289,7 @@ def guarded_release(
                     break
             break
         held_after_stop = cell.held == can
-        run.line((cx + px, cy + py, top), GUARD_SPEED, GUARD_ACCEL)
+        run.line((cx + px, cy + py, top), v.guard, v.guard_accel)
         tcp, push = trip
         out.contacts.append(
             Contact(i, tcp, push, held_after_stop, cell.held == can, run.peak_stroke, run.peak_seal_use)
@@ -303,11 +323,16 @@ LIFT_OFF = (
 
 
 def check_property(
-    box: tuple[float, float, float], grip: tuple[float, float], k: int, seed: int, follow_push: bool = True
+    box: tuple[float, float, float],
+    grip: tuple[float, float],
+    k: int,
+    seed: int,
+    follow_push: bool = True,
+    settings: BehaviorSettings = SETTINGS,
 ) -> Outcome:
     """Run one guarded release, record its numbers in STATS and assert the safety property."""
     start = time.monotonic()
-    out = guarded_release(box, grip, k, seed, follow_push)
+    out = guarded_release(box, grip, k, seed, follow_push, settings)
     STATS["cases"].append((box, grip, k))
     STATS["contacts"].append(len(out.contacts))
     STATS["peaks"] += [(c.force, c.stroke, c.seal_use) for c in out.contacts]
