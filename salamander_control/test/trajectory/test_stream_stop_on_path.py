@@ -204,12 +204,12 @@ def test_a_stream_that_stops_at_full_release_speed_stays_on_the_line_and_returns
     run.assert_within_limits()
 
 
+STOPS = dict(compartment=st.integers(0, 2), speed_scale=st.floats(0.1, 1.0), stop_share=st.floats(0.0, 1.0))
+"""A stopped stream's draws (`stop_anywhere`): the line, its speed scale, the share of samples sent."""
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    compartment=st.integers(0, 2),
-    speed_scale=st.floats(0.1, 1.0),
-    stop_share=st.floats(0.0, 1.0),
-)
+@given(**STOPS)
 def test_a_stream_stopped_at_any_moment_and_speed_stays_on_the_line_within_the_limits(
     compartment: int, speed_scale: float, stop_share: float
 ) -> None:
@@ -217,11 +217,7 @@ def test_a_stream_stopped_at_any_moment_and_speed_stays_on_the_line_within_the_l
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    compartment=st.integers(0, 2),
-    speed_scale=st.floats(0.1, 1.0),
-    stop_share=st.floats(0.0, 1.0),
-)
+@given(**STOPS)
 def test_a_rising_line_stopped_at_any_moment_overshoots_only_upward_and_returns_on_the_line(
     compartment: int, speed_scale: float, stop_share: float
 ) -> None:
