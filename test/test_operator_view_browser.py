@@ -83,7 +83,9 @@ if _missing:
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.options import Options  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -333,6 +335,10 @@ def page(stack, browser):
     return Page(browser, stack.address())
 
 
+_FIRST = ("const first = (xpath) => document.evaluate("
+          "xpath, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue;")
+
+
 class Page:
     """The page in the browser: DOM reads and clicks by label, screenshots as RGB arrays.
 
@@ -340,12 +346,18 @@ class Page:
     as text and its GUI id as `id`; an input's label is a <label> (split by <wbr> after "_", so its text
     still normalises to the label), whose `for` is a checkbox's id; a text field is the <input> in the
     label's row.
+
+    Every read and click is one script in the page: it finds the element and uses it in the same turn of
+    the page's event loop. React re-renders the panel at any time (the status rows several times a
+    second), so an element found by one WebDriver call can be replaced before the next one reads it
+    (a StaleElementReferenceException, seen in CI on the reasons list).
     """
 
     def __init__(self, driver, url: str, draw_3d: bool = False) -> None:
         self.driver = driver
         driver.get(url if draw_3d else f"{url}/?salamander_no3d")
-        self.until(lambda: self.buttons("start run"), "the panel", START_TIMEOUT)  # the scene comes first
+        # The scene comes first, then the panel.
+        self.until(lambda: self.enabled("start run") is not None, "the panel", START_TIMEOUT)
 
     def until(self, predicate, what: str, timeout: float = STEP_TIMEOUT):
         deadline = time.monotonic() + timeout
@@ -367,55 +379,52 @@ class Page:
         a drawn page: shown after a run's half minute hidden, Chromium blocked for minutes)."""
         self.driver.execute_script("document.documentElement.classList.toggle('no3d', !arguments[0]);", on)
 
-    def buttons(self, label: str):
-        return self.driver.find_elements(By.XPATH, f"//button[normalize-space(.)='{label}']")
+    def _button(self, label: str, then: str):
+        """Run `then` (JS, on the button `b` labelled `label`, or null while the panel has none)."""
+        return self.driver.execute_script(_FIRST + f"const b = first(arguments[0]); {then}",
+                                          f"//button[normalize-space(.)='{label}']")  # fmt: skip
 
-    def enabled(self, label: str) -> bool:
-        found = self.buttons(label)
-        return bool(found) and found[0].get_attribute("disabled") is None
+    def enabled(self, label: str) -> bool | None:
+        """Whether the button `label` is enabled (None while the panel has no such button)."""
+        return self._button(label, "return b === null ? null : !b.disabled;")
 
     def click(self, label: str) -> None:
-        self.until(lambda: self.enabled(label), f"'{label}' enabled")
-        self.driver.execute_script("arguments[0].click();", self.buttons(label)[0])
+        click = "if (b === null || b.disabled) return false; b.click(); return true;"
+        self.until(lambda: self._button(label, click), f"'{label}' enabled and clicked")
 
-    def checkbox(self, label: str):
-        """The checkbox input labelled `label` (None while the panel has none)."""
-        labels = self.driver.find_elements(By.XPATH, f"//label[normalize-space(.)='{label}']")
-        found = self.driver.find_elements(By.ID, labels[0].get_attribute("for")) if labels else []
-        return found[0] if found else None
+    def _checkbox(self, label: str, then: str):
+        """Run `then` (JS, on the checkbox `c` whose <label> reads `label`, or null while there is none)."""
+        find = "const l = first(arguments[0]); const c = l && document.getElementById(l.htmlFor);"
+        return self.driver.execute_script(f"{_FIRST} {find} {then}", f"//label[normalize-space(.)='{label}']")
+
+    def checkbox_enabled(self, label: str) -> bool | None:
+        return self._checkbox(label, "return c ? !c.disabled : null;")
 
     def checked(self, label: str) -> bool | None:
-        box = self.checkbox(label)
-        return None if box is None else box.is_selected()
+        return self._checkbox(label, "return c ? c.checked : null;")
 
     def toggle(self, label: str) -> None:
         """Click the (enabled) checkbox `label`, as a user does."""
-        self.until(lambda: (b := self.checkbox(label)) is not None and b.is_enabled(), f"'{label}' enabled")
-        self.driver.execute_script("arguments[0].click();", self.checkbox(label))
-
-    def text_field(self, label: str):
-        xpath = (f"//label[normalize-space(.)='{label}']"
-                 "/ancestor::div[contains(@class, 'mantine-Flex-root')][1]//input")  # fmt: skip
-        return self.driver.find_element(By.XPATH, xpath)
+        click = "if (!c || c.disabled) return false; c.click(); return true;"
+        self.until(lambda: self._checkbox(label, click), f"'{label}' enabled and clicked")
 
     def type_into(self, label: str, text: str) -> None:
-        """Replace the text of the field `label`, then wait until the page has sent that value."""
-        from selenium.webdriver.common.keys import Keys
-
-        field = self.text_field(label)
+        """Replace the text of the field `label` by keystrokes (focused and selected in the page, typed into
+        whatever has the focus: no element reference to go stale), then wait until the page has sent it."""
+        row = f"//label[normalize-space(.)='{label}']/ancestor::div[contains(@class, 'mantine-Flex-root')][1]"
+        focus = _FIRST + "const f = first(arguments[0]); f?.focus(); f?.select(); return f !== null;"
+        self.until(lambda: self.driver.execute_script(focus, f"{row}//input"), f"the field '{label}'")
         before = len(self.sent())
-        field.send_keys(Keys.CONTROL, "a")  # not clear(): React keeps its own copy of the value
-        field.send_keys(Keys.BACKSPACE, text)
+        self.press_key(Keys.BACKSPACE + text)  # not clear(): React keeps its own copy of the value
         sent = f'"value":{json.dumps(text)}'
         self.until(lambda: any(sent in m for m in self.sent()[before:]), f"the page sending '{label}'")
 
     def press_key(self, key: str) -> None:
-        from selenium.webdriver.common.action_chains import ActionChains
-
         ActionChains(self.driver).send_keys(key).perform()
 
     def reasons(self) -> list[str]:
-        return [e.text.strip() for e in self.driver.find_elements(By.CSS_SELECTOR, ".mantine-List-itemLabel")]
+        labels = "document.querySelectorAll('.mantine-List-itemLabel')"
+        return self.driver.execute_script(f"return Array.from({labels}, (e) => e.innerText.trim());")
 
     def sent(self) -> list[str]:
         return self.driver.execute_script("return window.__probe.sent;")
@@ -423,7 +432,7 @@ class Page:
     def forge_click(self, label: str) -> None:
         """Send what a click on button `label` sends, through the page's own connection, whether the
         button is enabled or not (a tampered or stale page)."""
-        uuid = self.buttons(label)[0].get_attribute("id")
+        uuid = self._button(label, "return b && b.id;")
         click = {"type": "GuiUpdateMessage", "uuid": uuid, "updates": {"value": True}}
         message = {"type": "send", "message": click}
         self.driver.execute_script("window.__probe.worker.postMessage(arguments[0]);", message)
@@ -447,9 +456,8 @@ class Page:
         return None if match is None else tuple(float(v) for v in match.groups())
 
     def status(self, what: str) -> str:
-        xpath = f"//td[normalize-space(.)='{what}']/following-sibling::td"
-        cells = self.driver.find_elements(By.XPATH, xpath)
-        return cells[0].text.strip() if cells else ""
+        script = _FIRST + "const c = first(arguments[0]); return c ? c.innerText.trim() : '';"
+        return self.driver.execute_script(script, f"//td[normalize-space(.)='{what}']/following-sibling::td")
 
     def screenshot(self, path: Path | None = None) -> np.ndarray:
         png = self.driver.get_screenshot_as_png()
@@ -690,7 +698,7 @@ def test_on_an_open_address_the_controls_need_the_token(stack, browser, tmp_path
         locked = "start run: enter the access token first"
         page.until(lambda: locked in page.reasons(), "the reason on the locked page")
         assert all(r.endswith("enter the access token first") for r in page.reasons()), page.reasons()
-        assert not page.enabled("start run") and not page.checkbox("manual_place").is_enabled()
+        assert not page.enabled("start run") and not page.checkbox_enabled("manual_place")
         # A start_run sent anyway (a tampered page): refused, logged, nothing started.
         before = stack.get_param("manual_place")
         view_mark, stack_mark = len(view.lines), stack.log_mark()
