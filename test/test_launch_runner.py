@@ -7,6 +7,7 @@ processes: prefixed output, clean stop on Ctrl-C/SIGTERM/--duration, failure whe
 """
 
 import importlib.util
+import io
 import json
 import os
 import re
@@ -27,7 +28,8 @@ from rclpy.node import Node as RclpyNode
 from rclpy.parameter import parameter_value_to_python
 from rclpy.parameter_client import AsyncParameterClient
 
-from salamander_bringup.launch_plan import find_executable, load_plan
+from salamander_bringup import runner as runner_module
+from salamander_bringup.launch_plan import LaunchPlan, find_executable, load_plan
 from salamander_bringup.runner import clean_exit
 from salamander_control import names, params_file
 from salamander_control.kinematics import ArmParams
@@ -502,14 +504,47 @@ def test_runner_kills_a_node_that_ignores_sigint_and_fails(standin, run_runner, 
     runner = run_runner([str(no_ros), "--stop-timeout", "30" if second_interrupt else "1"], env)
     assert runner.wait_for_text("[stubborn] ignoring SIGINT"), runner.text()
     runner.proc.send_signal(signal.SIGINT)
-    if second_interrupt:  # an impatient operator's second Ctrl-C: kill now, not after the stop timeout
-        assert runner.wait_for_text("[runner] stopping (SIGINT)"), runner.text()
-        runner.proc.send_signal(signal.SIGINT)
-    assert runner.wait(timeout=15) == 1, runner.text()
     why = "second interrupt" if second_interrupt else "not stopped after 1 s"
+    if second_interrupt:  # an impatient operator presses Ctrl-C again: kill now, not after the stop timeout
+        assert runner.wait_for_text("[runner] stopping (SIGINT)"), runner.text()
+        for _ in range(20):  # again and again: a press within REPEAT_WINDOW_S of the first is the same stop
+            runner.proc.send_signal(signal.SIGINT)
+            if runner.wait_for_text(f"[runner] /stubborn {why}: killing it", timeout=0.5):
+                break
+    assert runner.wait(timeout=15) == 1, runner.text()
     assert f"[runner] /stubborn {why}: killing it" in runner.lines
     assert "[runner] stopped, with failures (exit code 1)" in runner.lines
     assert not [p for p in pids_in(runner.text()) if psutil.pid_exists(p)]
+
+
+@pytest.mark.ros
+def test_a_stop_signal_sent_to_the_runner_and_its_group_at_once_is_one_clean_stop(standin, run_runner):
+    """`timeout -s INT` (and supervisors like it) signal the runner, then its process group: the runner
+    gets the signal twice within microseconds. That is one stop, not an operator's second Ctrl-C (which
+    would kill every node): each node stops cleanly. Before, a fresh clone's `timeout -s INT 420
+    ./scripts/up.sh` ended with every node killed (-9) and exit code 1."""
+    launch, env = standin
+    runner = run_runner([str(launch)], env)
+    assert runner.wait_for_text("[talker] up as", "[listener] up as"), runner.text()
+    os.kill(runner.proc.pid, signal.SIGINT)  # what timeout does: the child ...
+    os.killpg(runner.proc.pid, signal.SIGINT)  # ... then its group (the runner alone: nodes have their own)
+    assert runner.wait() == 0, runner.text()
+    assert "[runner] all nodes stopped cleanly" in runner.lines
+    assert not any("killing it" in line for line in runner.lines), runner.text()
+
+
+def test_a_stop_request_within_the_repeat_window_is_the_same_stop_one_after_it_kills(monkeypatch):
+    """The rule behind the test above, deterministic: the signal handler's `request_stop` on a clock."""
+    clock = [100.0]
+    monkeypatch.setattr(runner_module.time, "monotonic", lambda: clock[0])
+    supervisor = runner_module.Supervisor(LaunchPlan("x.launch.xml", (), {}, ()), io.StringIO(), 5.0)
+    supervisor.request_stop("SIGINT")
+    clock[0] += runner_module.REPEAT_WINDOW_S * 0.9
+    supervisor.request_stop("SIGINT")  # the same signal again (timeout: the child, then its group)
+    assert supervisor._stop_reason == "SIGINT" and not supervisor._kill_now
+    clock[0] += runner_module.REPEAT_WINDOW_S * 0.2  # past the window since the first: a second Ctrl-C
+    supervisor.request_stop("SIGTERM")
+    assert supervisor._stop_reason == "SIGINT" and supervisor._kill_now
 
 
 def test_death_by_sigint_is_a_clean_stop_only_for_nodes_outside_the_project():

@@ -8,7 +8,9 @@ The launch file is read by `launch_plan` (the same file ``ros2 launch`` runs on 
 node is started like ``ros2 run`` would start it, in a process group of its own so that a terminal's
 Ctrl-C reaches the runner only and each node is stopped exactly once. Every output line is prefixed
 with ``[node_name]`` (coloured on a terminal). Ctrl-C, SIGTERM or the end of ``--duration`` send SIGINT
-to every node, wait ``--stop-timeout`` seconds, then kill what is left; a second Ctrl-C kills at once.
+to every node, wait ``--stop-timeout`` seconds, then kill what is left; a second Ctrl-C kills at once
+(one within `REPEAT_WINDOW_S` of the first is the same stop: ``timeout`` sends its signal to the runner
+and then to the runner's process group, so the runner gets it twice within microseconds).
 Before a node of the project's packages is killed for not stopping in time, it is asked for every
 thread's Python stack (`STACK_DUMP_SIGNAL`, printed by `run_node`'s faulthandler), so the log shows
 where it hung.
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import math
 import os
 import shlex
 import signal
@@ -58,6 +61,7 @@ from salamander_control.ros.held_signals import HELD_SIGINT_PACKAGES, HELD_SIGNA
 
 EXIT_CLEAN, EXIT_NODE_FAILED, EXIT_BAD_LAUNCH = 0, 1, 2
 POLL_PERIOD = 0.05  # s; how often the supervisor looks at its children and its stop flag
+REPEAT_WINDOW_S = 0.25  # s; a stop request this soon after the first is the same one, not a second Ctrl-C
 STACK_DUMP_WAIT = 1.0  # s; how long a hung node is given to print its stacks before it is killed
 _COLOURS = ("\033[36m", "\033[32m", "\033[33m", "\033[35m", "\033[34m", "\033[91m")
 _RESET = "\033[0m"
@@ -118,14 +122,20 @@ class Supervisor:
         self._children: list[_Child] = []
         self._env: dict[str, str] = {}
         self._stop_reason: str | None = None  # set from signal handlers: plain assignments only
+        self._stop_requested_at = -math.inf  # monotonic s of the first stop request
         self._kill_now = False
 
     def request_stop(self, reason: str) -> None:
-        """Ask for a clean stop (signal handler); a second request kills the nodes at once."""
-        if self._stop_reason is not None:
+        """Ask for a clean stop (signal handler); a second request kills the nodes at once.
+
+        A request within `REPEAT_WINDOW_S` of the first is the same stop (a signal sent to the runner and
+        to its process group, as ``timeout`` does), not an operator's second Ctrl-C.
+        """
+        now = time.monotonic()
+        if self._stop_reason is None:
+            self._stop_reason, self._stop_requested_at = reason, now
+        elif now - self._stop_requested_at >= REPEAT_WINDOW_S:
             self._kill_now = True
-        else:
-            self._stop_reason = reason
 
     def say(self, text: str) -> None:
         """One line of the runner's own, prefixed like the nodes' lines."""
