@@ -56,7 +56,15 @@ from toppra.interpolator import AbstractGeometricPath
 from salamander_behavior.behaviors.motion import carry_end as tree_carry_end
 from salamander_behavior.behaviors.search import release_handoff, rim_band
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import CanJob, carry_path, load_jobs, low_carry_end, transit_end, transit_starts
+from salamander_behavior.plan import (
+    CanJob,
+    carry_path,
+    lift_clear_level,
+    load_jobs,
+    low_carry_end,
+    transit_end,
+    transit_starts,
+)
 from salamander_behavior.ports import CartesianTarget, MotionPath
 from salamander_behavior.tree import lift_handoff, rise_handoff
 from salamander_control.cartesian.config import MotionConfig, parse_goal
@@ -294,6 +302,7 @@ def chain_times(
 def cycle(
     job: CanJob, start_q: tuple[float, ...], cfg: MotionConfig, cell: dict, settings: BehaviorSettings,
     more: bool = False, down_from: CartesianTarget | None = None, low: CartesianTarget | None = None,
+    lift_clear: float | None = None,
 ) -> tuple[list[Segment], tuple[float, ...]]:  # fmt: skip
     """The segments of one can's cycle from `start_q`, and the joints it ends at.
 
@@ -301,7 +310,8 @@ def cycle(
     ends where it hands on to the next can's joint path; otherwise at place_above, at rest. `down_from`:
     where the transit ends and the descent onto the can begins (the tree's `plan.transit_end`; default
     above the can). `low`: where the carry may end below place_above (the tree's `plan.low_carry_end`,
-    taken as `CarryTarget` takes it).
+    taken as `CarryTarget` takes it). `lift_clear`: the level the lift clears before it hands on (the
+    tree's `plan.lift_clear_level`; default the job's `lift_clear_z`).
     """
     limits = MotionLimits(*cfg.joint_limits)
     down = down_from or job.above
@@ -315,7 +325,7 @@ def cycle(
     release, guard = settings.release_speed, settings.guard_speed
     joint = joint_time(start_q, down_q, limits)  # the joint path runs at the generator's limits
     if carry_path(job, cfg.arm) is MotionPath.JOINT:  # the tree's carry in joint space, out of the lift
-        lift_ahead = lift_handoff(job)(settings)
+        lift_ahead = lift_handoff(job, lift_clear)(settings)
         (lift_full,), _ = chain_times(contact_q, [(job.above, 1.0, lift_ahead)], cfg)
         (lift_conf,), handed_q = chain_times(contact_q, [(job.above, approach, lift_ahead)], cfg)
         lift = Segment("lift (hands on)" if lift_ahead > 0.0 else "lift", lift_full, lift_conf)
@@ -421,7 +431,8 @@ def bounds(cell_path: Path = CELL, behavior_path: Path = BEHAVIOR) -> list[tuple
     for k, job in enumerate(jobs):
         down = transit_end(job, starts, cfg.arm)
         low = low_carry_end(job, jobs, jobs[k + 1:], cfg.arm)  # as build_tree plans a run in order
-        segments, q = cycle(job, q, cfg, cell, settings, more=k + 1 < len(jobs), down_from=down, low=low)
+        clear = lift_clear_level(job, jobs, jobs[k + 1:], cfg.arm, low)
+        segments, q = cycle(job, q, cfg, cell, settings, k + 1 < len(jobs), down, low, clear)
         out.append((job.can, segments))
     return out
 

@@ -1,7 +1,8 @@
 """The tree's hand-offs over the shipped cell: a joint path bent out of a moving line keeps the pad high.
 
 Two lines hand on to a joint path (salamander_behavior/tree.py): the lift, with the can on the pad, to the
-carry (`lift_handoff`; to place_above, or low over the compartment, `plan.low_carry_end`), and the rise,
+carry (`lift_handoff`, once the can clears `plan.lift_clear_level`; to place_above, or low over the
+compartment, `plan.low_carry_end`), and the rise,
 with the pad empty, to the next can's transit (`rise_handoff`), which
 ends at the can's approach, approach_dz above its top (`plan.transit_end`). The
 trajectory generator's Ruckig then continues from the line's moving state to the joint target. Here that
@@ -19,15 +20,16 @@ import numpy as np
 import pytest
 
 from salamander_behavior.plan import (
+    LIFT_CLEAR_M,
     LOW_CARRY_ABOVE_RIM,
-    CanJob,
     clear_of_cans,
+    lift_clear_level,
     low_carry_end,
     transit_end,
     transit_starts,
 )
 from salamander_behavior.ports import CartesianTarget
-from salamander_behavior.tree import LIFT_CLEAR_M, lift_handoff, rise_handoff
+from salamander_behavior.tree import lift_handoff, rise_handoff
 from salamander_control.cartesian.config import parse_goal
 from salamander_control.cartesian.goal import start_goal
 from salamander_control.kinematics import REST_POSTURE, forward_kinematics_batch, solve_ik_pitched
@@ -71,13 +73,29 @@ def handed_on(start: CartesianTarget, line_end: CartesianTarget, scale: float, a
     return float(plan.state_at(t).pose[2]), path
 
 
-@pytest.mark.parametrize("job", JOBS, ids=[j.can for j in JOBS])
-def test_the_carry_bent_out_of_the_lift_keeps_the_can_above_the_standing_cans(job: CanJob) -> None:
-    ahead = lift_handoff(job)(SETTINGS)
-    assert ahead == pytest.approx(0.025)  # 150 mm lift; the can clears the cans' tops 35 mm before its end
+def lift_ahead(k: int) -> tuple[float, float]:
+    """(the level the lift clears, its hand-off distance) of `JOBS[k]` in a run in order, as `build_tree`."""
+    job = JOBS[k]
+    low = low_carry_end(job, JOBS, JOBS[k + 1:], CFG.arm)
+    clear = lift_clear_level(job, JOBS, JOBS[k + 1:], CFG.arm, low)
+    assert clear is not None
+    return clear, lift_handoff(job, clear)(SETTINGS)
+
+
+@pytest.mark.parametrize("k", [0, 1, 2], ids=[j.can for j in JOBS])
+def test_the_carry_bent_out_of_the_lift_keeps_the_can_above_its_hand_off_and_off_the_cans(k: int) -> None:
+    """To place_above (the operator's carry). can_0's lift clears the cans' tops first (its straight joint
+    path from lower sweeps over can_1's spot); can_1's and can_2's leave the pick row away from every
+    other spot and hand on once their can clears the rim: 52 mm sooner."""
+    job = JOBS[k]
+    clear, ahead = lift_ahead(k)
+    assert clear == pytest.approx(job.lift_clear_z if k == 0 else job.rim_pass_z)
+    assert ahead == pytest.approx(0.025 if k == 0 else 0.077)  # of the 150 mm lift
     start_z, path = handed_on(job.contact, job.above, SETTINGS.approach_speed, ahead, job.place_above)
-    assert start_z == pytest.approx(job.lift_clear_z + LIFT_CLEAR_M, abs=0.5e-3)
+    assert start_z == pytest.approx(clear + LIFT_CLEAR_M, abs=0.5e-3)
     assert path[:, 2].min() >= start_z - 1e-4  # the joint path never lowers the can below the hand-off
+    spots = [(o.contact.x, o.contact.y) for o in JOBS if o is not job]
+    assert clear_of_cans(path, job, spots, [o.planned_xy for o in JOBS[:k]])
     assert path[-1] == pytest.approx(job.place_above.position, abs=1e-4)
 
 
@@ -86,9 +104,10 @@ def test_the_low_carry_out_of_the_lift_keeps_clear_of_the_rim_and_every_can_that
     job = JOBS[k]
     low = low_carry_end(job, JOBS, JOBS[k + 1:], CFG.arm)  # a run in order: the later compartments empty
     assert low is not None and low.z == pytest.approx(job.rim_pass_z + LOW_CARRY_ABOVE_RIM)
-    ahead = lift_handoff(job)(SETTINGS)
-    _, path = handed_on(job.contact, job.above, SETTINGS.approach_speed, ahead, low)
-    assert path[:, 2].min() >= low.z - 1e-4  # the can's bottom 15 mm above the rim, wherever the box stands
+    clear, ahead = lift_ahead(k)
+    start_z, path = handed_on(job.contact, job.above, SETTINGS.approach_speed, ahead, low)
+    assert path[:, 2].min() >= min(start_z, low.z) - 1e-4  # never below the hand-off nor the low end, so
+    assert path[:, 2].min() >= job.rim_pass_z + LIFT_CLEAR_M - 1e-4  # 10 mm over the rim wherever the box is
     spots = [(o.contact.x, o.contact.y) for o in JOBS if o is not job]
     assert clear_of_cans(path, job, spots, [o.planned_xy for o in JOBS[:k]])  # the filled compartments
     assert path[-1] == pytest.approx(low.position, abs=1e-4)

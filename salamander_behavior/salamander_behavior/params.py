@@ -239,8 +239,8 @@ def param_specs() -> list[ParamSpec]:
             _D.blend_m,
             "m; the most the rise after a release and the lift bend into the joint path after them before "
             "their end (no stop between them), each no earlier than its clearance allows: the rise's empty "
-            "pad approach_dz above the placed cans, the lift's can 10 mm above the standing cans; 0: both "
-            "end at rest",
+            "pad approach_dz above the placed cans, the lift's can 10 mm above the standing cans (or above "
+            "the rim, where the carry from there keeps clear of them); 0: both end at rest",
             0.0,
             0.3,
         ),

@@ -33,6 +33,9 @@ LOW_CARRY_ABOVE_RIM = 0.015
 """m: a low carry ends with the held can's bottom this far above the rim (`low_carry_end`)."""
 LOW_CARRY_CLEAR = 0.005
 """m: below the can tops plus this, a held can keeps this far (beyond touching) from a standing can."""
+LIFT_CLEAR_M = 0.01
+"""m: the lift hands on no earlier than with the held can's bottom this far above what it must clear
+(`lift_clear_level`; `tree.lift_handoff`)."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +215,39 @@ def low_carry_end(job: CanJob, cell: Sequence[CanJob], later: Sequence[CanJob], 
     spots = [(o.contact.x, o.contact.y) for o in cell if o.can != job.can]
     filled = [o.planned_xy for o in cell if o.compartment not in empty]
     return end if clear_of_cans(tcp, job, spots, filled) else None
+
+
+def lift_clear_level(job: CanJob, cell: Sequence[CanJob], later: Sequence[CanJob], arm: ArmParams,
+                     low: CartesianTarget | None = None) -> float | None:  # fmt: skip
+    """The level the lift must clear before it hands on to the carry (a TCP z), as low as the cell allows.
+
+    The rim's (the held can's bottom level with the rim and the divider tops, `CanJob.rim_pass_z`) where
+    the carry is a joint path (`carry_path`) and the straight joint paths from `LIFT_CLEAR_M` above it,
+    over the can, to each end the carry may have (place_above; `low` when given, `low_carry_end`) sink
+    at most `CARRY_SAG_TOLERANCE` below that start and keep clear of the other cans as `low_carry_end`
+    asks (`clear_of_cans`: every other can's spot, every compartment but its own and those of `later`).
+    Else `CanJob.lift_clear_z`: the higher of the standing cans' tops and the rim. None: not known.
+
+    The shipped cell: can_1's and can_2's carries leave the pick row sideways, away from every other
+    spot, so their lifts hand on 52 mm sooner; can_0's straight path from there sweeps over can_1's spot
+    (the real bend out of the moving lift rises first and clears it, but the tree cannot check that
+    motion: docs/design/cycle.md), so its lift clears the cans' tops.
+    """
+    if job.lift_clear_z is None or job.rim_pass_z is None or carry_path(job, arm) is not MotionPath.JOINT:
+        return job.lift_clear_z
+    start = job.above.shifted(0.0, 0.0, job.rim_pass_z + LIFT_CLEAR_M - job.above.z)
+    if not job.contact.z < start.z < job.above.z:
+        return job.lift_clear_z
+    empty = {other.compartment for other in later} | {job.compartment}
+    spots = [(o.contact.x, o.contact.y) for o in cell if o.can != job.can]
+    filled = [o.planned_xy for o in cell if o.compartment not in empty]
+    for end in (job.place_above, *([low] if low is not None else [])):
+        tcp = joint_path(start, end, arm)
+        if tcp is None or start.z - tcp[:, 2].min() > CARRY_SAG_TOLERANCE or not clear_of_cans(
+            tcp, job, spots, filled
+        ):
+            return job.lift_clear_z
+    return job.rim_pass_z
 
 
 def carry_path(job: CanJob, arm: ArmParams) -> MotionPath:

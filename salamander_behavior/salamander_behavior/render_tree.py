@@ -69,7 +69,10 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
   over the shipped cell all three in a run in order; with `manual_place` at place_above.
 - No stop between the lift and the carry, nor between the rise and the next can's joint path: `lift`
   succeeds once the measured pad is 25 mm from its end (`lift_handoff`: `blend_m` at most, and no
-  earlier than with the held can's bottom 10 mm above the standing cans' tops and the rim), `rise` once
+  earlier than with the held can's bottom 10 mm above the standing cans' tops and the rim), or 77 mm
+  (10 mm above the rim) where the carry's straight joint path from there keeps clear of every other
+  can's spot and of every compartment not known to be empty (`plan.lift_clear_level`: over the shipped
+  cell can_1's and can_2's in a run in order), `rise` once
   it is 95 mm from its end (`rise_handoff`: `blend_m` at most, and no earlier than at the compartment's
   depart, the empty pad `approach_dz` above the placed cans' tops); each leaves its goal running, the
   joint goal after it goes out at once and the trajectory generator continues from the moving line.

@@ -103,7 +103,15 @@ from salamander_behavior.behaviors.vacuum import SetVacuum, StillHeld, WaitForPa
 from salamander_behavior.box_estimate import BoxEstimate
 from salamander_behavior.manual_adjust.behavior import ManualAdjust, ManualPlaceOff
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import CanJob, carry_path, low_carry_end, transit_end, transit_starts
+from salamander_behavior.plan import (
+    LIFT_CLEAR_M,
+    CanJob,
+    carry_path,
+    lift_clear_level,
+    low_carry_end,
+    transit_end,
+    transit_starts,
+)
 from salamander_behavior.ports import CartesianTarget, MotionPath
 from salamander_control.kinematics import ArmParams
 
@@ -125,6 +133,7 @@ def can_cycle(
     carry: MotionPath = MotionPath.JOINT,
     transit: CartesianTarget | None = None,
     low: CartesianTarget | None = None,
+    lift_clear: float | None = None,
 ) -> Seq:
     """The cycle of one can, without guard and fallback (approach, then carry and place).
 
@@ -133,7 +142,8 @@ def can_cycle(
     `transit`: where the empty pad's joint path ends and the descent onto the can begins (default: above
     the can; `build_tree` chooses the job's approach where `plan.transit_end` allows). `low`: where the
     carry may end below place_above (`behaviors.motion.CarryTarget`; `build_tree` gives
-    `plan.low_carry_end`).
+    `plan.low_carry_end`). `lift_clear`: the level the lift clears before it hands on (`lift_handoff`;
+    `build_tree` gives `plan.lift_clear_level`).
     """
     can = job.can
     approach = Seq(
@@ -173,7 +183,7 @@ def can_cycle(
                 "approach_speed",
                 "lift",
                 PICK,
-                handoff=lift_handoff(job) if carry is MotionPath.JOINT else None,
+                handoff=lift_handoff(job, lift_clear) if carry is MotionPath.JOINT else None,
             ),
             *place_steps(job, more, carry, low),
         ],
@@ -217,15 +227,12 @@ def _blend_within(room: float) -> Callable[[BehaviorSettings], float]:
     return at
 
 
-LIFT_CLEAR_M = 0.01
-"""m: the lift hands on no earlier than with the held can's bottom this far above the standing cans' tops
-and the rim (`lift_handoff`)."""
-
-
-def lift_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:
+def lift_handoff(job: CanJob, clear_z: float | None = None) -> Callable[[BehaviorSettings], float]:
     """The lift's hand-off point to the carry's joint path: `blend_m` before its end at most.
 
-    No earlier than leaves the held can's bottom `LIFT_CLEAR_M` above the standing cans' tops and the rim.
+    No earlier than leaves the held can's bottom `LIFT_CLEAR_M` above `clear_z` (a TCP z; `build_tree`
+    gives `plan.lift_clear_level`: the rim where the carry's path from there keeps clear of every other can,
+    else the standing cans' tops), by default above the standing cans' tops and the rim.
     The joint path bent out of the lift (the generator's Ruckig, from the lift's moving state) swings the
     can sideways from there on and only rises on to place_above (over the shipped cell; `plan.
     joint_carry_sag`), or sinks to the low end only where it keeps clear of every can that may stand
@@ -233,7 +240,8 @@ def lift_handoff(job: CanJob) -> Callable[[BehaviorSettings], float]:
     judged on the measured pad, which trails the command. 0 (never) when the job does not know the cans'
     height.
     """
-    room = 0.0 if job.lift_clear_z is None else job.above.z - (job.lift_clear_z + LIFT_CLEAR_M)
+    clear = job.lift_clear_z if clear_z is None else clear_z
+    room = 0.0 if clear is None else job.above.z - (clear + LIFT_CLEAR_M)
     return _blend_within(room)
 
 
@@ -315,13 +323,14 @@ def can_subtree(
     carry: MotionPath = MotionPath.JOINT,
     transit: CartesianTarget | None = None,
     low: CartesianTarget | None = None,
+    lift_clear: float | None = None,
 ) -> Selector:
     """The can's selector: the (guarded) cycle, then the outcome leaf that skips or stops.
 
     The cycle runs behind `StillHeld` (a no-memory sequence: the condition is re-ticked before the
     running leaf on every tick), so a can lost or a switch gone stale while carrying stops the motion.
     """
-    return _selector(job, can_cycle(job, more, carry, transit, low), guard)
+    return _selector(job, can_cycle(job, more, carry, transit, low, lift_clear), guard)
 
 
 def held_subtree(job: CanJob, guard: Guard | None = None) -> Selector:
@@ -401,7 +410,9 @@ def build_tree(
     or a place_above sinks, else above the can.
     `cell`: every can of the cell (its spots and compartments) for `plan.low_carry_end`: a carry ends
     low where its joint path keeps clear of them all, counting every compartment as filled but those of
-    the cans this run picks later; () (not known): no carry ends low.
+    the cans this run picks later; and for `plan.lift_clear_level`: a lift hands on as soon as its can
+    clears the rim where the carry's path from there keeps clear of them as well; () (not known): no
+    carry ends low, and every lift clears the cans' tops first.
     """
     if not jobs and held is None and not lost:
         raise ValueError("the tree needs at least one can")
@@ -427,9 +438,11 @@ def build_tree(
     for i, job in enumerate(jobs):
         more = i + 1 < len(jobs)
         low = low_carry_end(job, cell, jobs[i + 1:], arm) if cell else None
+        clear = lift_clear_level(job, cell, jobs[i + 1:], arm, low) if cell else None
+        carry, transit = carry_path(job, arm), transit_end(job, starts, arm)
         children += [
             pad_subtree(job, held if i == 0 else None, guard),
-            can_subtree(job, guard, more, carry_path(job, arm), transit_end(job, starts, arm), low),
+            can_subtree(job, guard, more, carry, transit, low, clear),
         ]
     if not jobs and held is not None:
         children.append(pad_subtree(None, held, guard))

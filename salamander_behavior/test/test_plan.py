@@ -1,5 +1,5 @@
 """The run's plan (plan.py): one job per can, from the cell's own targets; the joint carry's sag; where
-the carry may end low."""
+the carry may end low; how soon the lift may hand on to it."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from salamander_behavior.plan import (
     LOW_CARRY_ABOVE_RIM,
     jobs_from_targets,
     joint_carry_sag,
+    lift_clear_level,
     low_carry_end,
     transit_end,
     transit_starts,
@@ -78,3 +79,25 @@ def test_a_carry_ends_low_only_where_no_can_may_stand_under_its_path() -> None:
     assert low_carry_end(replace(JOBS[2], can_tops_z=None), JOBS, (), arm) is None
     under = replace(JOBS[0], can="can_x", contact=CartesianTarget.pad_down(0.42, -0.05, -0.065))
     assert low_carry_end(JOBS[2], [*JOBS, under], (), arm) is None
+
+
+def test_a_lift_hands_on_over_the_rim_only_where_the_carry_from_there_keeps_clear_of_every_can() -> None:
+    arm = ArmParams()
+
+    def levels(order, cell=JOBS):
+        return [lift_clear_level(job, cell, order[k + 1:], arm, low_carry_end(job, cell, order[k + 1:], arm))
+                for k, job in enumerate(order)]  # fmt: skip
+
+    # A run in order: can_0's straight joint path from over the rim sweeps over can_1's spot, so its lift
+    # clears the cans' tops; can_1's and can_2's leave the pick row away from every other spot.
+    assert levels(JOBS) == [JOBS[0].lift_clear_z, JOBS[1].rim_pass_z, JOBS[2].rim_pass_z]
+    assert JOBS[0].lift_clear_z - JOBS[0].rim_pass_z == pytest.approx(0.052)  # 115 mm can, 63 mm rim
+    # can_1 alone (compartment 2 not known to be empty): its path passes low over it
+    assert levels([JOBS[1]]) == [JOBS[1].lift_clear_z]
+    # a standing can under can_2's path, a carry along a line, or no rim height: the cans' tops
+    under = replace(JOBS[0], can="can_x", contact=CartesianTarget.pad_down(0.46, 0.08, -0.065))
+    assert levels([JOBS[2]], [*JOBS, under]) == [JOBS[2].lift_clear_z]
+    sinking = replace(JOBS[2], place_above=CartesianTarget.pad_down(0.1, -0.45, 0.3))
+    assert lift_clear_level(sinking, JOBS, (), arm) == sinking.lift_clear_z  # a line carry (no joint path)
+    assert lift_clear_level(replace(JOBS[2], rim_pass_z=None), JOBS, (), arm) == JOBS[2].lift_clear_z
+    assert lift_clear_level(replace(JOBS[2], lift_clear_z=None), JOBS, (), arm) is None

@@ -17,7 +17,7 @@ from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
 from salamander_behavior.ports import CartesianTarget, MotionOutcome, MotionPath, MotionPhase, MotionRequest
 from salamander_behavior.report import RunReport
-from salamander_behavior.tree import rise_handoff
+from salamander_behavior.tree import lift_handoff, rise_handoff
 from salamander_control.kinematics import IkStatus
 from salamander_testing import REPO
 
@@ -213,6 +213,17 @@ def test_the_rise_hands_on_blend_m_before_its_end_and_no_lower_than_its_depart()
     assert rise_handoff(replace(job, depart=None))(BehaviorSettings(blend_m=0.06)) == 0.0  # unknown: never
     below = replace(job, depart=replace(job.depart, z=job.place_release.z - 0.001))
     assert rise_handoff(below)(BehaviorSettings(blend_m=0.06)) == 0.0  # a depart below the release: never
+
+
+def test_the_lift_hands_on_blend_m_before_its_end_and_once_its_can_clears_the_level_given() -> None:
+    job = JOBS[2]
+    tops = job.above.z - (job.lift_clear_z + 0.01)  # the default: 10 mm over the cans' tops and the rim
+    assert tops == pytest.approx(0.025)
+    assert lift_handoff(job)(BehaviorSettings()) == pytest.approx(tops)
+    assert lift_handoff(job, job.rim_pass_z)(BehaviorSettings()) == pytest.approx(0.077)  # over the rim
+    assert lift_handoff(job, job.rim_pass_z)(BehaviorSettings(blend_m=0.05)) == 0.05
+    assert lift_handoff(job, job.rim_pass_z)(BehaviorSettings(blend_m=0.0)) == 0.0  # never
+    assert lift_handoff(replace(job, lift_clear_z=None))(BehaviorSettings()) == 0.0  # not known: never
 
 
 def test_a_hand_off_is_judged_on_the_measured_distance_not_the_commanded_progress() -> None:
