@@ -22,7 +22,8 @@ it)::
     |               |-- vacuum on                stage := holding
     |               |-- can_i gripped?           part-present true for grip_confirm_s; stage := gripped
     |               |-- lift can_i               linear back to above-can; hands on to the carry once
-    |               |                            the can clears the standing cans (lift_handoff)
+    |               |                            the can clears the standing cans, or the rim where
+    |               |                            the carry keeps clear of them (plan.lift_clear_level)
     |               |-- offset can_i             offset := the box estimate's (0 without one)
     |               |-- carry can_i              joint path to place_above + offset (plan.carry_path),
     |               |                            or 15 mm above the rim below it (plan.low_carry_end)
