@@ -208,13 +208,24 @@ def low_carry_end(job: CanJob, cell: Sequence[CanJob], later: Sequence[CanJob], 
     end = job.place_above.shifted(0.0, 0.0, job.rim_pass_z + LOW_CARRY_ABOVE_RIM - job.place_above.z)
     if not job.place_release.z < end.z < job.place_above.z:
         return None
-    tcp = joint_path(job.above, end, arm)
-    if tcp is None or end.z - tcp[:, 2].min() > CARRY_SAG_TOLERANCE:
-        return None
+    return end if _carry_keeps_clear(job.above, end, end.z, job, cell, later, arm) else None
+
+
+def _carry_keeps_clear(start: CartesianTarget, end: CartesianTarget, floor: float, job: CanJob,
+                       cell: Sequence[CanJob], later: Sequence[CanJob], arm: ArmParams) -> bool:  # fmt: skip
+    """Whether `job`'s carry along the straight joint path from `start` to `end` keeps clear of the cell.
+
+    It sinks at most `CARRY_SAG_TOLERANCE` below `floor` (a TCP z) and keeps clear of the other cans
+    (`clear_of_cans`): of every other can of the `cell` on its spot, and of every compartment but its
+    own and those of the cans in `later` (picked after it in this run, so theirs are still empty).
+    """
+    tcp = joint_path(start, end, arm)
+    if tcp is None or floor - tcp[:, 2].min() > CARRY_SAG_TOLERANCE:
+        return False
     empty = {other.compartment for other in later} | {job.compartment}
     spots = [(o.contact.x, o.contact.y) for o in cell if o.can != job.can]
     filled = [o.planned_xy for o in cell if o.compartment not in empty]
-    return end if clear_of_cans(tcp, job, spots, filled) else None
+    return clear_of_cans(tcp, job, spots, filled)
 
 
 def lift_clear_level(job: CanJob, cell: Sequence[CanJob], later: Sequence[CanJob], arm: ArmParams,
@@ -224,8 +235,8 @@ def lift_clear_level(job: CanJob, cell: Sequence[CanJob], later: Sequence[CanJob
     The rim's (the held can's bottom level with the rim and the divider tops, `CanJob.rim_pass_z`) where
     the carry is a joint path (`carry_path`) and the straight joint paths from `LIFT_CLEAR_M` above it,
     over the can, to each end the carry may have (place_above; `low` when given, `low_carry_end`) sink
-    at most `CARRY_SAG_TOLERANCE` below that start and keep clear of the other cans as `low_carry_end`
-    asks (`clear_of_cans`: every other can's spot, every compartment but its own and those of `later`).
+    at most `CARRY_SAG_TOLERANCE` below that start and keep clear of the other cans as `low_carry_end`'s
+    do (`_carry_keeps_clear`).
     Else `CanJob.lift_clear_z`: the higher of the standing cans' tops and the rim. None: not known.
 
     The shipped cell: can_1's and can_2's carries leave the pick row sideways, away from every other
@@ -238,16 +249,10 @@ def lift_clear_level(job: CanJob, cell: Sequence[CanJob], later: Sequence[CanJob
     start = job.above.shifted(0.0, 0.0, job.rim_pass_z + LIFT_CLEAR_M - job.above.z)
     if not job.contact.z < start.z < job.above.z:
         return job.lift_clear_z
-    empty = {other.compartment for other in later} | {job.compartment}
-    spots = [(o.contact.x, o.contact.y) for o in cell if o.can != job.can]
-    filled = [o.planned_xy for o in cell if o.compartment not in empty]
-    for end in (job.place_above, *([low] if low is not None else [])):
-        tcp = joint_path(start, end, arm)
-        if tcp is None or start.z - tcp[:, 2].min() > CARRY_SAG_TOLERANCE or not clear_of_cans(
-            tcp, job, spots, filled
-        ):
-            return job.lift_clear_z
-    return job.rim_pass_z
+    ends = (job.place_above, *([low] if low is not None else []))
+    if all(_carry_keeps_clear(start, end, start.z, job, cell, later, arm) for end in ends):
+        return job.rim_pass_z
+    return job.lift_clear_z
 
 
 def carry_path(job: CanJob, arm: ArmParams) -> MotionPath:
