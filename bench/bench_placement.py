@@ -361,8 +361,8 @@ def run_start(
             box = box_error(peer.state, layout)
             if args.one_run:
                 outcomes, run_s = peer.run_all(cans, args.run_timeout * len(cans))
-                in_run = run_times(stack.text(), cans, time.time())
-                released = release_times(stack.text(), cans)
+                ran = stack.text()  # the run's log, read once for both timings
+                in_run, released = run_times(ran, cans, time.time()), release_times(ran, cans)
             for can in cans:
                 if args.one_run:
                     tree = outcomes.get(can, "not_run")
