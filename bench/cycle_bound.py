@@ -59,9 +59,8 @@ from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import (
     CanJob,
     carry_path,
-    lift_clear_level,
+    carry_plan,
     load_jobs,
-    low_carry_end,
     transit_end,
     transit_starts,
 )
@@ -430,8 +429,7 @@ def bounds(cell_path: Path = CELL, behavior_path: Path = BEHAVIOR) -> list[tuple
     starts = transit_starts(jobs, cfg.arm)
     for k, job in enumerate(jobs):
         down = transit_end(job, starts, cfg.arm)
-        low = low_carry_end(job, jobs, jobs[k + 1:], cfg.arm)  # as build_tree plans a run in order
-        clear = lift_clear_level(job, jobs, jobs[k + 1:], cfg.arm, low)
+        low, clear = carry_plan(job, jobs, jobs[k + 1:], cfg.arm)  # as build_tree plans a run in order
         segments, q = cycle(job, q, cfg, cell, settings, k + 1 < len(jobs), down, low, clear)
         out.append((job.can, segments))
     return out

@@ -22,8 +22,8 @@ import pytest
 from salamander_behavior.plan import (
     LIFT_CLEAR_M,
     LOW_CARRY_ABOVE_RIM,
+    carry_plan,
     clear_of_cans,
-    lift_clear_level,
     low_carry_end,
     transit_end,
     transit_starts,
@@ -76,8 +76,7 @@ def handed_on(start: CartesianTarget, line_end: CartesianTarget, scale: float, a
 def lift_ahead(k: int) -> tuple[float, float]:
     """(the level the lift clears, its hand-off distance) of `JOBS[k]` in a run in order, as `build_tree`."""
     job = JOBS[k]
-    low = low_carry_end(job, JOBS, JOBS[k + 1:], CFG.arm)
-    clear = lift_clear_level(job, JOBS, JOBS[k + 1:], CFG.arm, low)
+    _, clear = carry_plan(job, JOBS, JOBS[k + 1:], CFG.arm)
     assert clear is not None
     return clear, lift_handoff(job, clear)(SETTINGS)
 

@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -253,6 +254,28 @@ def lift_clear_level(job: CanJob, cell: Sequence[CanJob], later: Sequence[CanJob
     if all(_carry_keeps_clear(start, end, start.z, job, cell, later, arm) for end in ends):
         return job.rim_pass_z
     return job.lift_clear_z
+
+
+class CarryPlan(NamedTuple):
+    """Where a can's carry may end low, and the level its lift clears before it hands on to the carry.
+
+    `low`: `low_carry_end`; `lift_clear`: `lift_clear_level`, judged against that low end.
+    """
+
+    low: CartesianTarget | None
+    lift_clear: float | None
+
+
+def carry_plan(job: CanJob, cell: Sequence[CanJob], later: Sequence[CanJob], arm: ArmParams) -> CarryPlan:
+    """`job`'s `CarryPlan` in a run that picks the cans of `later` after it.
+
+    `cell` () (not known): neither, so the carry ends at place_above and the lift clears the cans' tops
+    (the job's own `lift_clear_z`).
+    """
+    if not cell:
+        return CarryPlan(None, None)
+    low = low_carry_end(job, cell, later, arm)
+    return CarryPlan(low, lift_clear_level(job, cell, later, arm, low))
 
 
 def carry_path(job: CanJob, arm: ArmParams) -> MotionPath:

@@ -108,8 +108,7 @@ from salamander_behavior.plan import (
     LIFT_CLEAR_M,
     CanJob,
     carry_path,
-    lift_clear_level,
-    low_carry_end,
+    carry_plan,
     transit_end,
     transit_starts,
 )
@@ -438,8 +437,7 @@ def build_tree(
     starts = transit_starts(every, arm)
     for i, job in enumerate(jobs):
         more = i + 1 < len(jobs)
-        low = low_carry_end(job, cell, jobs[i + 1:], arm) if cell else None
-        clear = lift_clear_level(job, cell, jobs[i + 1:], arm, low) if cell else None
+        low, clear = carry_plan(job, cell, jobs[i + 1:], arm)
         carry, transit = carry_path(job, arm), transit_end(job, starts, arm)
         children += [
             pad_subtree(job, held if i == 0 else None, guard),
