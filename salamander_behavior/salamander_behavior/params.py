@@ -65,7 +65,7 @@ class BehaviorSettings:
     vacuum_early_m: float = 0.002
     release_early_m: float = 0.01
     attach_timeout_s: float = 2.0
-    grip_confirm_s: float = 0.1
+    grip_confirm_s: float = 0.0
     removal_confirm_s: float = 0.5
     release_timeout_s: float = 2.0
     settle_s: float = 0.0
@@ -279,7 +279,7 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "grip_confirm_s",
             _D.grip_confirm_s,
-            "part-present must stay true without interruption this long before the lift (s)",
+            "part-present must stay true without a break this long before the lift (s; 0: the first true)",
             0.0,
             5.0,
         ),

@@ -196,7 +196,6 @@ class MotionConfig:
     feedback_rate_hz: float = 10.0
     position_tolerance: float = 0.001
     angle_tolerance: float = 0.01
-    joint_tolerance: float = 0.001
     settle_timeout_s: float = 3.0
     joint_path_timeout_s: float = 30.0
     joint_state_timeout_s: float = 1.0

@@ -14,10 +14,14 @@ Decisions documented here:
   slower than `SETTLED_SPEED` for `SETTLED_S` (not passing through); after `settle_timeout_s` without
   that they abort. An arm that stands still short of the target after the plan (the generator ended a
   stream that paused too long) resumes along a new line from where it stands, at most `MAX_RESUMES`
-  times (`LinearGoalRun._resume_if_stopped_short`). Joint goals succeed when every measured joint is
-  within `joint_tolerance` of the IK answer, or abort after `joint_path_timeout_s`; an arm that stands
-  still away from it (the generator dropped the target: a measurement it took for a pushed arm) gets the
-  target again, at most `MAX_RESUMES` times (`JointGoalRun._resend_if_standing`).
+  times (`LinearGoalRun._resume_if_stopped_short`). Joint goals succeed when the measured pose (FK of the
+  measured joints) is within `position_tolerance` / `angle_tolerance` of the IK answer's, the test by
+  which the next goal starts from that end (`RestStart`): a joint goal has succeeded exactly when its
+  successor may start where it left the command (the generator's command rests there a few tens of
+  milliseconds before the measured joints come within a milliradian). They abort after
+  `joint_path_timeout_s`; an arm that stands still away from the end (the generator dropped the target:
+  a measurement it took for a pushed arm) gets the target again, at most `MAX_RESUMES` times
+  (`JointGoalRun._resend_if_standing`).
 - A goal that does not preempt starts at rest. It starts where the previous goal left the command
   (`RestStart`: the end of a goal that succeeded, its pose and joints) when the measured arm is within
   `position_tolerance` / `angle_tolerance` of it, else at the measured pose. A goal succeeds with the
@@ -489,10 +493,13 @@ class JointGoalRun:
 
     kind = PATH_JOINT
 
-    def __init__(self, goal: CartesianGoal, q_goal: tuple[float, ...], start: np.ndarray, now: float) -> None:
+    def __init__(
+        self, goal: CartesianGoal, q_goal: tuple[float, ...], start: np.ndarray, now: float, arm: ArmParams
+    ) -> None:
         self.goal = goal
         self.target = np.asarray(goal.pose, dtype=float)
         self.q_goal = q_goal
+        self._end = measured_pose(q_goal, arm)
         self.t0 = now
         self._initial = max(float(np.linalg.norm(self.target[:3] - start[:3])), 1e-9)
         self._send: tuple[float, ...] | None = q_goal
@@ -511,7 +518,8 @@ class JointGoalRun:
     ) -> Cycle:
         """Send the target (again if the arm stands still away from it); report; succeed on arrival.
 
-        Arrival: every measured joint within `joint_tolerance`. `measured_at`: as for
+        Arrival: the measured pose within `position_tolerance` / `angle_tolerance` of the end's (the
+        module docstring says why). `measured_at`: as for
         `LinearGoalRun.step` (when the measurement was received; None: `now`). `efforts` are unused (a
         joint goal is never guarded: `config.parse_goal`).
         """
@@ -527,21 +535,23 @@ class JointGoalRun:
         if self._pending is not None:
             return Cycle(target, feedback, self._pending._replace(final_tcp=_tcp(meas)))
         outcome = None
-        if measured_q is not None:
-            err = max(abs(a - b) for a, b in zip(measured_q, self.q_goal, strict=True))
-            if err <= cfg.joint_tolerance:
-                outcome = Outcome(
-                    "succeeded", IkStatus.OK, f"reached {_fmt(self.target)} in joint space", _tcp(meas)
-                )
+        if self._arrived(meas, cfg):
+            outcome = Outcome(
+                "succeeded", IkStatus.OK, f"reached {_fmt(self.target)} in joint space", _tcp(meas)
+            )
         if outcome is None and now - self.t0 > cfg.joint_path_timeout_s:
             outcome = Outcome(
                 "aborted",
                 IkStatus.OK,
-                f"timeout: joints not within {cfg.joint_tolerance} rad of the goal "
-                f"after {cfg.joint_path_timeout_s:.1f} s",
+                f"timeout: the measured pose not within {cfg.position_tolerance * 1000:.1f} mm / "
+                f"{cfg.angle_tolerance} rad of the goal after {cfg.joint_path_timeout_s:.1f} s",
                 _tcp(meas),
             )
         return Cycle(target, feedback, outcome, event)
+
+    def _arrived(self, meas: np.ndarray | None, cfg: MotionConfig) -> bool:
+        """Whether the measured pose is within the tolerances of the end (a successor starts there)."""
+        return meas is not None and self._end is not None and _within_tolerance(meas, self._end, cfg)
 
     def _resend_if_standing(self, measured_at: float, measured_q: Any, cfg: MotionConfig) -> str:
         """Send the target again when the measured joints stand still (`RESUME_STILL_S`) away from it.
@@ -554,8 +564,8 @@ class JointGoalRun:
         the line to log, or "".
         """
         q = tuple(float(v) for v in measured_q)
-        err = max(abs(a - b) for a, b in zip(q, self.q_goal, strict=True))
-        if err <= cfg.joint_tolerance or self.resumes >= MAX_RESUMES:
+        meas = measured_pose(q, cfg.arm)
+        if self._arrived(meas, cfg) or self.resumes >= MAX_RESUMES:
             return ""
         still = self._still
         moved = math.inf if still is None else max(abs(a - b) for a, b in zip(q, still[0], strict=True))
@@ -565,10 +575,11 @@ class JointGoalRun:
             return ""
         self._send, self._still = self.q_goal, None
         self.resumes += 1
+        off = float(np.linalg.norm(meas[:3] - self._end[:3]))
         return (
-            f"the arm stands still {err:.4f} rad from the joint goal for {_fmt(self.target)} (the generator "
-            f"dropped it? a measurement it took for a pushed arm); sending it again ({self.resumes} of "
-            f"{MAX_RESUMES})"
+            f"the arm stands still {off * 1000:.1f} mm from the joint goal for {_fmt(self.target)} (the "
+            f"generator dropped it? a measurement it took for a pushed arm); sending it again "
+            f"({self.resumes} of {MAX_RESUMES})"
         )
 
     def retarget(self, pose: Any, now: float, cfg: MotionConfig) -> tuple[bool, IkStatus | None, str]:
@@ -579,15 +590,14 @@ class JointGoalRun:
         if not res.ok:
             return False, res.status, f"retarget refused ({res.status.reason}: {res.status.message})"
         self.target, self.q_goal, self._send, self.t0 = np.asarray(pose, dtype=float), res.q, res.q, now
-        self._still = None
+        self._end, self._still = measured_pose(res.q, cfg.arm), None
         return True, IkStatus.OK, f"retargeted to {_fmt(self.target)}"
 
     def rest(self, now: float, arm: ArmParams) -> RestStart | None:
         """Where the command rests once this goal succeeded (the generator's goal: the IK answer)."""
         if self.cancelling:
             return None
-        pose = measured_pose(self.q_goal, arm)
-        return None if pose is None else RestStart(pose, self.q_goal)
+        return None if self._end is None else RestStart(self._end, self.q_goal)
 
     def cancel(self, now: float, cfg: MotionConfig, measured_q: Any = None) -> None:
         """Hold the measured joints; the goal ends CANCELED on the next cycle."""
@@ -650,7 +660,7 @@ def start_goal(
                 f"({res.status.message})"
             )
             return None, Outcome("aborted", res.status, msg, _tcp(meas))
-        return JointGoalRun(goal, res.q, start.pose, now), None
+        return JointGoalRun(goal, res.q, start.pose, now, cfg.arm), None
     current = branch_of(seed[1], seed[2]).value
     if goal.branch and goal.branch != current:
         msg = (

@@ -42,7 +42,6 @@ PLAIN_PARAMS = (
     "feedback_rate_hz",
     "position_tolerance",
     "angle_tolerance",
-    "joint_tolerance",
     "settle_timeout_s",
     "joint_path_timeout_s",
     "joint_state_timeout_s",
@@ -72,10 +71,13 @@ def own_param_specs() -> list[ParamSpec]:
             "control_rate_hz", 100.0, "rate of Cartesian sampling, IK and joint targets (Hz)", 10.0, 1000.0
         ),
         ParamSpec("feedback_rate_hz", 10.0, "rate of MoveCartesian feedback (Hz)", 1.0, 100.0),
-        ParamSpec("position_tolerance", 0.001, "measured TCP to target distance for success (m)", 1e-5, 0.05),
-        ParamSpec("angle_tolerance", 0.01, "measured tool pitch/yaw error for success (rad)", 1e-4, 0.2),
         ParamSpec(
-            "joint_tolerance", 0.001, "measured joint error for success of a joint path (rad)", 1e-5, 0.1
+            "position_tolerance", 0.001, "measured TCP to target distance for success, linear or joint (m)",
+            1e-5, 0.05,
+        ),
+        ParamSpec(
+            "angle_tolerance", 0.01, "measured tool pitch/yaw error for success, linear or joint (rad)",
+            1e-4, 0.2,
         ),
         ParamSpec(
             "settle_timeout_s", 3.0, "time after the trajectory ends for the arm to arrive (s)", 0.1, 60.0
