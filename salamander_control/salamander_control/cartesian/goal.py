@@ -95,6 +95,15 @@ GUARD_LEAD_S = 0.15
 motors' lag (50 ms in simulation), plus the sample's age: at a steady speed that speed times them; while
 the command slows down (into a band) more than its present speed times them."""
 
+START_LEAD_S = 0.03
+"""s: a linear goal from rest samples its plan on a grid that began this long before the goal (at most:
+never at or before the previous goal's last sample). The trajectory generator follows a stream its
+`stream_delay_s` (0.03 s) behind the newest sample; the first timer cycle then sends the start at rest
+(which anchors the stream, stamped that far back) and the plan's first `START_LEAD_S`, so the command
+starts at once instead of one delay later (`stream_start`; docs/design/stream_following.md, "Anchored
+start"). A generator with a longer delay starts the command that much less early; one with a shorter
+delay follows with this much look-ahead: both stay on the plan."""
+
 EARLY_FAIL = "early fail, no joint target sent for this goal"
 """The start of every early-fail message (nothing was sent: the arm did not move for this goal)."""
 
@@ -614,6 +623,18 @@ class JointGoalRun:
 
 
 GoalRun = LinearGoalRun | JointGoalRun
+
+
+def stream_start(goal: CartesianGoal, now: float, last_sample: float, period: float) -> float:
+    """The clock time a goal that does not preempt counts its control cycles from (the first: a period on).
+
+    A joint goal starts `now`; a linear goal, which starts from rest, `START_LEAD_S` back, but after the
+    last sample any goal sent (`last_sample`, clock time: the generator drops a sample stamped before the
+    one it took last). A preempting goal continues the running goal's grid instead (the node's affair).
+    """
+    if goal.path != PATH_LINEAR:
+        return now
+    return max(now - START_LEAD_S, min(last_sample + period, now))
 
 
 def start_goal(

@@ -131,6 +131,8 @@ class LinearMotion:
             generator anchors the stream of targets on it, and the curve it follows through them
             starts without an acceleration kink (a first target already moving would need a guessed
             join from the arm's state, measured to kink the joints' jerk past the generator's bound).
+            The node steps a plan from rest on a grid that began `goal.START_LEAD_S` back, so that
+            first step lies in the past and the generator starts at once (`goal.stream_start`).
         joints: the joints at the plan's start (the IK seed of the first cycle).
         sampling: path sampling, for the per-cycle jump bound.
     """

@@ -72,7 +72,7 @@ from salamander_control.cartesian import params
 from salamander_control.cartesian.clock_map import ClockMap
 from salamander_control.cartesian.config import CartesianGoal, GoalRejected, MotionConfig, parse_goal
 from salamander_control.cartesian.contact import NO_SAMPLE, Efforts, read_efforts
-from salamander_control.cartesian.goal import GoalRun, Outcome, RestStart, start_goal
+from salamander_control.cartesian.goal import GoalRun, Outcome, RestStart, start_goal, stream_start
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
 from salamander_control.latest_sample import PutResult, StampOrder
 from salamander_control.ros.conversions import (
@@ -134,6 +134,7 @@ class CartesianMotionNode(PolledNode):
         self._joints_time = -math.inf  # monotonic receive time
         self._active: _Active | None = None
         self._rest: RestStart | None = None  # where the last goal that succeeded left the command
+        self._last_sample_at = -math.inf  # time.monotonic() of the last joint target sent (its plan time)
         self._last_feedback = -math.inf
         self._js_topic = self.resolve_topic_name(names.JOINT_STATES)  # resolved and remapped, for the logs
         self._js_sub: Subscription | None = None  # only while goals come: `_start_measuring`
@@ -395,8 +396,12 @@ class CartesianMotionNode(PolledNode):
             return self._finish(handle, Outcome("aborted", IkStatus.OK, "no joint state", (math.nan,) * 3))
         active = self._active
         # A preempted goal's plan is continued from the instant of its last sample: the new one's samples
-        # then follow on the same grid, a period apart (see `_on_timer`).
-        start = active.stepped_at if active is not None else now
+        # then follow on the same grid, a period apart (see `_on_timer`); a line from rest starts its grid
+        # a stream delay back, so the first cycle sends that much of it and the command starts at once.
+        if active is not None:
+            start = active.stepped_at
+        else:
+            start = stream_start(goal, now, self._last_sample_at, 1.0 / cfg.control_rate_hz)
         run, outcome = start_goal(
             goal, cfg, start, measured, active.run if active else None, efforts, self._rest
         )
@@ -511,6 +516,7 @@ class CartesianMotionNode(PolledNode):
             active.stepped_at = t
             if cycle.target is not None:
                 self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.lease_token, stamp)
+                self._last_sample_at = t
             if cycle.event:
                 self.get_logger().warning(f"MoveCartesian: {cycle.event}")
             if cycle.outcome is not None:

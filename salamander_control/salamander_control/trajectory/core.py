@@ -47,6 +47,8 @@ STREAM_ANCHOR = 0.01
 (docs/design/stream_following.md).
 A sender's motion from rest starts at the measured joints, which trail the command by the sender's
 tolerance: 1 mm of TCP is ~3e-3 rad. Farther away, a goal at rest is Ruckig's to reach."""
+AT_REST = 1e-9
+"""rad/s (and rad/s^2): a command this slow rests (an anchor backdated up to the delay needs no join)."""
 STREAM_HISTORY = 32
 """Streamed samples kept for the line a stop brakes along (`line_brake.stream_line`): 0.32 s at 100 Hz."""
 STAMP_JUMP = 1.0
@@ -326,7 +328,11 @@ class TrajectoryCore:
         # it): at its arrival, but never less than half the delay ahead of the point the curve is evaluated
         # at. One older than the delay lay behind it already, and the join from rest had to reach it within
         # the minimum gap: a kink of thousands of rad/s^3 (a sender's grid lag plus a loaded transport).
-        when = max(arrival, self._time - 0.5 * cfg.stream_delay)
+        # An anchor (at rest where the command rests) needs no join: it may lie up to the whole delay back,
+        # so a sender that streams its motion from rest the delay ahead starts the command at once
+        # (`cartesian.goal.stream_start`; docs/design/stream_following.md, "Anchored start").
+        back = cfg.stream_delay if self._stream_last is None and self._rests_at(v) else 0.5 * cfg.stream_delay
+        when = max(arrival, self._time - back)
         if self._stream_last is not None:
             last_when, last_ref, last_q, last_v = self._stream_last
             nominal = ref - last_ref
@@ -344,6 +350,11 @@ class TrajectoryCore:
         self._stream.push(when, projected.q, v)
         self._stream_arrival, self._stream_velocity = self._time, v
         return projected
+
+    def _rests_at(self, velocity: tuple[float, ...]) -> bool:
+        """Whether a sample with `velocity` anchors the stream at a command that rests (no join to make)."""
+        still = (*self._velocity, *self._acceleration)
+        return not any(velocity) and all(abs(x) <= AT_REST for x in still)
 
     def _anchors(self, goal: tuple[float, ...]) -> bool:
         """Whether a zero-velocity sample at `goal` starts a stream (docs/design/stream_following.md)."""
