@@ -43,6 +43,14 @@ from salamander_control.kinematics.fk import position_jacobian
 from salamander_control.trajectory.clamp import JOINT_BOUND_NAMES, clamp_joints
 
 _ZERO = (0.0,) * NUM_JOINTS
+ROUNDING = 1e-9
+"""rad: a joint whose move toward the newest command is this small per sub-step never caps the arm's move
+(`_toward`). The trajectory generator commands a joint it holds with rounding-level offsets (1e-16 rad)
+and, while it blends one out, velocities down to 1e-19 rad/s; as the fastest velocity of the window that
+capped a 1e-16 rad move at 3e-21 rad per tick, and the whole arm's move with it: the arm stood 8 mm short
+of a descent onto a can while fresh commands came, in about 1 start in 5 of the placement benchmark
+(recorded: wrist_yaw capped at 3.2e-19 rad/s, its target 1.1e-16 rad off; docs/design/cycle.md, item
+20)."""
 SPEED_WINDOW_S = 1.0
 """s: `advance` moves the motors' target toward the newest command no faster than the fastest commanded
 velocity of this long (per joint): a command that arrived late is caught up at the commanded pace
@@ -315,12 +323,13 @@ def _toward(
 ) -> tuple[float, ...]:
     """`fraction` of the way from `here` to `goal`, shortened as a whole to the speed caps.
 
-    No joint with a cap > 0 moves faster than its cap over `h` s; the move stays on the straight line.
+    No joint with a cap > 0 moves faster than its cap over `h` s, beyond `ROUNDING`; the move stays on the
+    straight line. A joint that moves only by rounding caps nothing (`ROUNDING` says why).
     """
     scale = fraction
     if cap is not None:
         for a, b, c in zip(here, goal, cap, strict=True):
-            if c > 0.0 and abs(b - a) * scale > c * h:
+            if c > 0.0 and abs(b - a) * scale > max(c * h, ROUNDING):
                 scale = c * h / abs(b - a)
     if scale >= 1.0:
         return goal

@@ -257,6 +257,25 @@ def test_late_commands_overtaken_by_a_burst_never_make_the_motors_outrun_the_com
     assert model.position[1] == pytest.approx(ramp(3.0, speed)[1], abs=1e-4)
 
 
+def test_a_joint_that_moves_only_by_rounding_does_not_hold_the_arm_back() -> None:
+    """Recorded on the stack (sim_hardware's own numbers): a descent onto a can with wrist_yaw held, its
+    fastest commanded velocity of the window 3.2e-19 rad/s (the generator blending out a rounding offset)
+    and its target 1.1e-16 rad off the command's 0.0. As a speed cap that held the shoulder's 0.24 rad/s
+    to a crawl: the arm stood 8 mm short of the can while fresh commands came. Rounding caps nothing
+    now; a real cap still does."""
+    start = (0.5404195002705843, 0.6783, 1.0908, 0.0, -1.1101593277165103e-16)
+    model = SimModel(start=start)
+    model.advance(start, 0.01, 0.01, (0.0, 0.0, 0.0, 0.0, 3.1765173978537497e-19))
+    q = start
+    for _ in range(30):  # 0.3 s at 100 Hz: the shoulder and beam at their commanded pace, wrist_yaw at 0.0
+        q = (start[0], q[1] + 0.0024, q[2] + 0.0018, 0.0, 0.0)
+        model.advance(q, 0.01, 0.01, (0.0, 0.24, 0.18, 0.0, 0.0))
+    assert model.position[1] > start[1] + 0.06  # 0.072 rad commanded; it trails by its lag only
+    slow = SimModel(start=start)  # a real cap still holds: the base at 0.01 rad/s for a 0.1 rad move
+    slow.advance((start[0] + 0.1, *start[1:]), 0.01, 0.01, (0.01, 0.0, 0.0, 0.0, 0.0))
+    assert abs(slow.position[0] - start[0]) <= 0.01 * 0.01 * (1 + 1e-9)
+
+
 def test_the_burst_alone_outruns_the_command_without_velocities() -> None:
     """The same deliveries without velocities (the old behaviour, kept for commands that carry none)."""
     worst = 0.0
