@@ -218,7 +218,7 @@ def test_a_grip_that_never_comes_stops_the_run_with_the_vacuum_on() -> None:
 
 
 def test_a_grip_must_last_grip_confirm_s() -> None:
-    rig = Rig(JOBS[:1])
+    rig = Rig(JOBS[:1], settings=BehaviorSettings(grip_confirm_s=0.1))  # a robot's hold (default: none)
     rig.run(until=lambda: rig.leaf("can_0 gripped?").status is Status.RUNNING)
     rig.gripper.holding = None  # the cell undid the grip at once (pad still settling)
     for _ in range(10):
@@ -327,7 +327,7 @@ def test_a_can_dropping_during_the_release_descent_stops_it_without_a_release() 
 
 
 def test_a_stale_switch_while_waiting_for_the_grip_fails_holding() -> None:
-    rig = Rig(JOBS[:1])
+    rig = Rig(JOBS[:1], settings=BehaviorSettings(grip_confirm_s=0.1))
     rig.run(until=lambda: rig.leaf("can_0 gripped?").status is Status.RUNNING)
     rig.gripper.holding = None  # nothing sealed yet ...
     rig.gripper.fall_silent()  # ... and then nothing heard at all
