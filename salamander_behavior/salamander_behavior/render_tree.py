@@ -41,7 +41,7 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
   true, or the running motion is cancelled and the run stops holding (lost in transit, or a stale signal).
 - `vacuum off` is reachable only right after `over the rim can_i?` succeeded, which it does only with
   the can at its release height, or, on a guarded pass that crossed the band without a contact, within
-  `release_early_m` (10 mm) of it below the band, the descent finishing while the valve vents (memory
+  `release_early_m` (25 mm) of it below the band, the descent finishing while the valve vents (memory
   sequences up to the can's selector; the selector's fallback never touches the vacuum).
 - The release descent: `over the rim can_i` is one line from where the carry ended to the release
   height: fast (release_speed) to just above the rim band, slowly and guarded (guard_speed,

@@ -52,7 +52,9 @@ def released_only_over_the_box(rig: Rig) -> None:
         assert math.hypot(dx, dy) <= 0.030 + 1e-9
         assert release.at.z == pytest.approx(job.place_release.z)
     assert all(after is not None and release_descent(after[0]) for after in rig.gripper.off_after)
-    assert all(after[1] is MotionPhase.SUCCEEDED for after in rig.gripper.off_after)
+    # After the descent succeeded, or while it finished (it handed on within release_early_m, below the
+    # band: test_search's early-release tests pin that).
+    assert all(after[1] in (MotionPhase.SUCCEEDED, MotionPhase.ACTIVE) for after in rig.gripper.off_after)
     # The descent before each release ended there, and a guarded one crossed the band without a contact.
     ends = {r.label: (r, o) for r, o in rig.motion.finished if release_descent(r.label)}
     for release, (label, _) in zip(rig.gripper.releases, rig.gripper.off_after, strict=True):

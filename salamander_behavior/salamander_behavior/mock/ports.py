@@ -253,6 +253,21 @@ class FakeMotion:
         self.obstacle: Callable[[MotionRequest], tuple[float, float, float] | None] | None = None
         self.contact_force: tuple[float, float, float] = (0.0, 0.0, 6.0)
 
+    def release_point(self) -> CartesianTarget | None:
+        """Where a can let go now comes off the pad: where the goal still running ends, else where the pad is.
+
+        The cell's valve vents for `release_settle_s` and a guarded descent hands on before its end so that
+        the can lets go as the pad arrives (`release_early_m`); the fake lets go at once, so it places
+        the release at the end of the goal that is still moving the pad.
+        """
+        running = self.running()
+        return running.target if running is not None else self.position
+
+    def running(self) -> FakeHandle | None:
+        """The goal still moving the pad (sent, polled, not ended, not cancelled), if any."""
+        running = [h for h in self.handles if h._final is None and not h.cancelled and h.polls > 0]
+        return running[-1] if running else None
+
     def contact_sensing(self) -> bool | None:
         """As set by the test (`efforts`)."""
         return self.efforts
@@ -330,7 +345,8 @@ class FakeGripper:
     commands: list[bool] = field(default_factory=list)
     releases: list[Release] = field(default_factory=list)
     off_after: list[tuple[str, MotionPhase] | None] = field(default_factory=list)
-    """For each vacuum-off command: the label and end of the last goal that had finished before it."""
+    """For each vacuum-off command: the label and end of the last goal that had finished before it, or of
+    the goal still running then (ACTIVE: a descent that handed on before its end)."""
     _last: PartReading = field(default_factory=PartReading)
     _sealing: bool = False  # the vacuum came on over no can: the first contact the pad reaches seals
 
@@ -347,16 +363,19 @@ class FakeGripper:
                 self.holding, self._sealing = can, False
 
     def set_vacuum(self, on: bool) -> PendingCall:
-        """Switch at once; gripping and releasing happen immediately."""
+        """Switch at once; gripping and releasing happen immediately (a release where the pad arrives)."""
         self.commands.append(on)
         if not on:
+            running = self.motion.running()
             last = self.motion.finished[-1] if self.motion.finished else None
-            self.off_after.append((last[0].label, last[1].phase) if last else None)
+            if running is not None:  # handed on before its end: vented while it finishes
+                self.off_after.append((running.request.label, MotionPhase.ACTIVE))
+            else:
+                self.off_after.append((last[0].label, last[1].phase) if last else None)
         self.vacuum, self._sealing = on, on
-        pad = self.motion.position
         self._seal()
         if not on and self.holding is not None:
-            self.releases.append(Release(self.holding, pad))
+            self.releases.append(Release(self.holding, self.motion.release_point()))
             self.holding = None if self.let_go else self.holding
         return DoneCall(True, f"vacuum {'on' if on else 'off'}")
 
