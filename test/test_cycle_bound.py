@@ -36,7 +36,8 @@ def test_the_bound_is_the_configured_cycle_at_full_speed_with_the_release_descen
     grip = cell["attach_settle_s"] + tree["grip_confirm_s"]
     for _, segments in rows:
         assert len(segments) == 10  # the release descent in three lines: to the band, through it, below it
-        assert all(0.0 < s.bound <= s.configured + 1e-9 for s in segments)
+        # Every step takes time, but the let-go: vented far enough up, the valve is done as the arm arrives.
+        assert all(0.0 < s.bound <= s.configured + 1e-9 for s in segments if s.name != VENTED)
         assert sum(s.bound for s in segments if s.name == WAITS[0]) == pytest.approx(grip)
         # The vacuum goes off release_early_m before the release height: the valve vents meanwhile.
         (let_go,) = [s for s in segments if s.name == VENTED]
@@ -76,7 +77,7 @@ def test_without_release_early_m_the_valve_vents_after_the_descent(rows, tmp_pat
         (let_go,) = [s for s in segments if s.name == "release settle + settle"]
         assert let_go.bound == pytest.approx(cell["release_settle_s"] + tree["settle_s"])
         saved = sum(s.bound for s in segments) - sum(s.bound for s in vented)
-        assert 0.1 < saved < cell["release_settle_s"]  # the overlap: most of the valve's time
+        assert 0.1 < saved <= cell["release_settle_s"] + 1e-9  # the overlap: the valve's time, or most of it
 
 
 def test_the_rim_band_is_passed_at_guard_speed(rows) -> None:
