@@ -533,11 +533,12 @@ class JointGoalRun:
         joint goal is never guarded: `config.parse_goal`).
         """
         event = ""
-        if self._pending is None and measured_q is not None:
-            event = self._resend_if_standing(now if measured_at is None else measured_at, measured_q, cfg)
+        meas = measured_pose(measured_q, cfg.arm)
+        if self._pending is None and meas is not None:
+            at = now if measured_at is None else measured_at
+            event = self._resend_if_standing(at, measured_q, meas, cfg)
         target = None if self._send is None else (self._send, None)
         self._send = None
-        meas = measured_pose(measured_q, cfg.arm)
         dist = math.nan if meas is None else float(np.linalg.norm(self.target[:3] - meas[:3]))
         progress = 0.0 if meas is None else min(max(1.0 - dist / self._initial, 0.0), 1.0)
         feedback = Feedback(_tcp(meas), dist, progress)
@@ -562,8 +563,12 @@ class JointGoalRun:
         """Whether the measured pose is within the tolerances of the end (a successor starts there)."""
         return meas is not None and self._end is not None and _within_tolerance(meas, self._end, cfg)
 
-    def _resend_if_standing(self, measured_at: float, measured_q: Any, cfg: MotionConfig) -> str:
+    def _resend_if_standing(
+        self, measured_at: float, measured_q: Any, meas: np.ndarray, cfg: MotionConfig
+    ) -> str:
         """Send the target again when the measured joints stand still (`RESUME_STILL_S`) away from it.
+
+        `meas`: their pose (FK, as `step` computed it once for the cycle).
 
         The trajectory generator drops a goal when the measurement disagrees with its commands (it takes
         that for a pushed arm or a restarted driver: docs/design/trajectory_generator.md) and the arm
@@ -573,7 +578,6 @@ class JointGoalRun:
         the line to log, or "".
         """
         q = tuple(float(v) for v in measured_q)
-        meas = measured_pose(q, cfg.arm)
         if self._arrived(meas, cfg) or self.resumes >= MAX_RESUMES:
             return ""
         still = self._still

@@ -331,9 +331,10 @@ class TrajectoryCore:
         # An anchor (at rest where the command rests) needs no join: it may lie up to the whole delay back,
         # so a sender that streams its motion from rest the delay ahead starts the command at once
         # (`cartesian.goal.stream_start`; docs/design/stream_following.md, "Anchored start").
-        back = cfg.stream_delay if self._stream_last is None and self._rests_at(v) else 0.5 * cfg.stream_delay
-        when = max(arrival, self._time - back)
-        if self._stream_last is not None:
+        if self._stream_last is None:
+            back = cfg.stream_delay if self._rests_at(v) else 0.5 * cfg.stream_delay
+            when = max(arrival, self._time - back)
+        else:
             last_when, last_ref, last_q, last_v = self._stream_last
             nominal = ref - last_ref
             if 0.0 <= nominal <= STAMP_JUMP:
