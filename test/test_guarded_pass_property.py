@@ -12,7 +12,8 @@ off the believed one, and hypothesis draws the placement errors (derandomized, a
   with the simulator's noise (`hardware.EffortSensor`, 0.03 N m) and `read_efforts` into a real
   `ContactDetector` (guard_force_n 5 N, debounce 2, baseline 5 samples), as the Cartesian node does;
 - the tree's pass (`RimPass`, one goal with a band): from the carry's low end (`plan.low_carry_end`, 15 mm
-  above the rim) fast (release_speed, braking at `DECEL_SHARE` of its acceleration) into the band's top
+  above the rim) fast (release_speed, braking at `BAND_ENTRY_DECEL_SHARE` of its acceleration) into the
+  band's top
   (`rim_band` of the believed targets with the shipped `BehaviorSettings`) at guard_speed (10 mm/s)
   without stopping, on through the band at that speed, guarded from where the pad enters it (the
   detector's baseline is taken there); on a trip the pad brakes, is lifted back to the band's top (vacuum
@@ -52,7 +53,7 @@ from salamander_behavior.behaviors.search import CANDIDATES, next_probe, probe_o
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import LOW_CARRY_ABOVE_RIM
 from salamander_control.cartesian.contact import ContactDetector, read_efforts
-from salamander_control.cartesian.plan import DECEL_SHARE, RAMP_FLOOR
+from salamander_control.cartesian.plan import BAND_ENTRY_DECEL_SHARE, RAMP_FLOOR
 from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import JOINT_NAMES, ArmParams, ToolPose, solve_ik_pitched
 from salamander_sim.cell import load_cell_config
@@ -84,7 +85,7 @@ class Speeds(NamedTuple):
     release: float
     """m/s: the release descent outside the band (release_speed)."""
     release_decel: float
-    """m/s^2: how the release descent brakes into the band (the plan's `DECEL_SHARE` of its acceleration)."""
+    """m/s^2: how the release descent brakes into the band (the plan's `BAND_ENTRY_DECEL_SHARE` of it)."""
 
 
 def speeds(settings: BehaviorSettings) -> Speeds:
@@ -93,7 +94,7 @@ def speeds(settings: BehaviorSettings) -> Speeds:
         settings.guard_speed * CARTESIAN_MAX_SPEED,
         max(settings.guard_speed, RAMP_FLOOR) * CARTESIAN_MAX_ACCEL,
         settings.release_speed * CARTESIAN_MAX_SPEED,
-        DECEL_SHARE * settings.release_speed * CARTESIAN_MAX_ACCEL,
+        BAND_ENTRY_DECEL_SHARE * settings.release_speed * CARTESIAN_MAX_ACCEL,
     )
 
 

@@ -32,6 +32,13 @@ Decisions documented here:
 - Cancel brakes a linear motion on its own line with the plan's limits; the goal ends CANCELED once the
   commanded motion and the measured arm stand. A joint goal is cancelled by re-targeting the measured
   joints (the trajectory generator decelerates within its joint limits).
+- A line's tail: once the plan is within `plan.TAIL_LEAD_S` of its final deceleration, the rest of its
+  samples go out at once (`Cycle.ahead`, with `step(ahead=True)`: the node), so the generator ends the
+  line at its end, at rest, even if this node dies; that is what keeps a stopped stream short of the
+  line's end while every line brakes with all of its acceleration (docs/design/cartesian_plan.md).
+  Nothing can brake those samples afterwards: a cancel then lets the line finish and ends CANCELED at its
+  end, a retarget or a preempting line starts from its end after its last sample (`sent_until`), and a
+  guarded goal sends its tail only once the measured TCP has left its band.
 - A live change of the arm parameters re-checks the rest of a running linear path; if it became
   infeasible the motion brakes at once and the goal aborts with the status of the first bad point.
 - The goal's elbow `branch` ("" = nearest the current joints, "up", "down"): a joint goal solves the
@@ -88,6 +95,10 @@ STOPPED_SPEED = 0.002
 `SETTLED_S` (the arm trails the command by the stream delay and the motors' lag)."""
 MAX_RESUMES = 3
 """How often a goal resumes from where the arm stopped short (`LinearGoalRun`, `JointGoalRun`)."""
+MAX_TAIL = 80
+"""Most samples one tail holds (0.8 s at 100 Hz; the node's publisher and the generator's subscription
+keep more, `names.JOINT_TARGET_DEPTH`): a longer final deceleration goes out as far as this at once, the
+rest as the next tail."""
 GUARD_LEAD_M = 0.003
 """m a guarded goal's command may run ahead of the measured TCP, plus what it covered in `GUARD_LEAD_S`."""
 GUARD_LEAD_S = 0.15
@@ -139,12 +150,17 @@ class Feedback(NamedTuple):
 
 
 class Cycle(NamedTuple):
-    """What one control cycle produced: a joint target to send (or None), feedback, outcome (or None)."""
+    """What one control cycle produced: a joint target to send (or None), feedback, outcome (or None).
+
+    `ahead`: the line's final deceleration, sent whole after `target` (`LinearGoalRun`, "tail"): each
+    (clock time it describes, joints, joint velocities), one control period apart, the last at rest.
+    """
 
     target: tuple[tuple[float, ...], tuple[float, ...] | None] | None
     feedback: Feedback | None
     outcome: Outcome | None
     event: str = ""  # something the node should log (a resumed motion)
+    ahead: tuple[tuple[float, tuple[float, ...], tuple[float, ...]], ...] = ()
 
 
 def measured_pose(q: Any, arm: ArmParams) -> np.ndarray | None:
@@ -205,11 +221,25 @@ class LinearGoalRun:
         self._stopped_since: float | None = None  # ... and slower than `STOPPED_SPEED` (`_stopped`)
         self._paused = ""  # why a guarded goal braked to wait for the arm (`_check_lead`); "" = not
         self._in_band = False  # the measured TCP was inside the goal's band at the last measurement
+        self._tail_until: float | None = None  # clock time of the last sample of a tail sent ahead
+        self._tail_cancel = False  # a cancel came while the sent tail runs: the line ends at its end
 
     @property
     def cancelling(self) -> bool:
         """Whether the motion is braking to a stop (not a guarded goal's pause for a lagging arm)."""
-        return self.motion.braking and not self._paused
+        return (self.motion.braking and not self._paused) or self._tail_cancel
+
+    @property
+    def sent_until(self) -> float:
+        """Clock time of the last sample sent ahead (the tail's end), -inf when none was.
+
+        A preempting linear goal continues after it (the node's `_execute`).
+        """
+        return -math.inf if self._tail_until is None else self._tail_until
+
+    def _in_tail(self, now: float) -> bool:
+        """Whether the generator holds samples of this goal beyond `now` (its tail): none can be braked."""
+        return self._tail_until is not None and now <= self._tail_until + 1e-9
 
     def step(
         self,
@@ -218,12 +248,15 @@ class LinearGoalRun:
         measured_q: Any,
         measured_at: float | None = None,
         efforts: Efforts | None = None,
+        ahead: bool = False,
     ) -> Cycle:
         """One control cycle: the joint target, the feedback, and the outcome once decided.
 
         `measured_at` is when `measured_q` was measured (the clock of `now`; None: now). A resume needs the
         arm still over that much measured time: the catch-up cycles of a late call share one measurement.
-        `efforts` are that sample's (a guarded goal's input; None: none).
+        `efforts` are that sample's (a guarded goal's input; None: none). With `ahead` (the node) the
+        line's final deceleration comes whole in `Cycle.ahead` once it is due (`plan.TAIL_LEAD_S`); without
+        it, cycle by cycle (a caller that moves a model arm to each target).
         """
         meas = measured_pose(measured_q, cfg.arm)
         at = now if measured_at is None else measured_at
@@ -232,9 +265,12 @@ class LinearGoalRun:
         ms = self.motion.step(now, cfg.arm)
         self._track_speed(at, meas)
         target = None
-        if ms.joints is not None and not self._sent_final:
+        tail: tuple = ()
+        if ms.joints is not None and not self._sent_final and not self._in_tail(now):
             target = (ms.joints, ms.joint_velocities)
             self._sent_final = ms.finished  # the end target is sent once, then held by the generator
+            if ahead and not ms.finished and self._tail_due(now, meas):
+                tail = self._tail(now, cfg)
         tcp = ms.state.pose[:3]
         self._travelled += float(np.linalg.norm(tcp - self._last_tcp))
         self._last_tcp = tcp.copy()
@@ -251,10 +287,52 @@ class LinearGoalRun:
                 Outcome("aborted", status, f"{message}; the arm holds its last target", _tcp(meas)),
             )
         if not ms.finished:
-            return Cycle(target, feedback, None, lead_event)
+            return Cycle(target, feedback, None, lead_event, tail)
         event = self._resume_if_stopped_short(at, meas, measured_q, cfg)
         outcome = None if event else self._decide(now, at, meas, cfg)
         return Cycle(target, feedback, outcome, event or lead_event)
+
+    def _tail_due(self, now: float, meas: np.ndarray | None) -> bool:
+        """Whether the rest of the plan goes out whole this cycle (`plan.TAIL_LEAD_S`).
+
+        Once the plan is within its lead of its final deceleration, and never while something may still
+        have to brake it: a guarded goal only once the measured TCP has left its band downwards (the
+        guard feels only inside it; a guarded goal without a band always feels, and streams to its end).
+        """
+        motion = self.motion
+        if motion.braking or motion.failed or self._pending is not None or self._paused:
+            return False
+        if motion.t0 is None or motion.elapsed(now) < motion.plan.tail_from:
+            return False
+        if self.guard is None:
+            return True
+        if not self.goal.banded or meas is None:
+            return False
+        return float(np.linalg.norm(self.target[:3] - meas[:3])) < self.goal.band_end
+
+    def _tail(self, now: float, cfg: MotionConfig) -> tuple:
+        """The plan's samples after `now` on the control grid, to its end at rest (`Cycle.ahead`).
+
+        The trajectory generator then holds the line's whole deceleration: a stream that stops after
+        this (the node died) still ends at the line's end, at rest, never past it. Should a sample's IK
+        fail (the limits narrowed meanwhile), the tail ends before it and the normal cycle reports the
+        failure; the generator's stream timeout brakes on the line, as for any stream that stops.
+        """
+        period = 1.0 / cfg.control_rate_hz
+        samples = []
+        t = now
+        for _ in range(MAX_TAIL):
+            t += period
+            ms = self.motion.step(t, cfg.arm)
+            if ms.joints is None:
+                break
+            samples.append((t, ms.joints, ms.joint_velocities))
+            if ms.finished:
+                self._sent_final = True
+                break
+        if samples:
+            self._tail_until = samples[-1][0]
+        return tuple(samples)
 
     def _check_guard(
         self,
@@ -267,7 +345,7 @@ class LinearGoalRun:
     ) -> None:
         """Feed the guard the sample; on a trip (or a guard blind too long) brake on the line at `now`."""
         guard = self.guard
-        if guard is None or guard.tripped or self._pending is not None:
+        if guard is None or guard.tripped or self._pending is not None or self._in_tail(now):
             return
         if self.motion.failed or self.cancelling or not self._guard_armed(meas):
             return
@@ -319,6 +397,8 @@ class LinearGoalRun:
         """
         if self.guard is None or meas is None or self.motion.braking or self._pending is not None:
             return ""
+        if self._in_tail(now):
+            return ""  # the generator holds the rest: nothing to brake
         if self.motion.failed or self.motion.t0 is None:
             return ""
         cmd = self.motion.state(now)
@@ -412,6 +492,12 @@ class LinearGoalRun:
     def _decide(self, now: float, at: float, meas: np.ndarray | None, cfg: MotionConfig) -> Outcome | None:
         if self._done_at is None:
             self._done_at = now
+        if self._tail_until is not None and self._pending is not None:
+            # Decided while the generator held the sent tail (a cancel, parameters gone infeasible): the
+            # line ended at its end; the outcome stands once the arm does.
+            if not self._stopped(at) and now - self._done_at <= cfg.settle_timeout_s:
+                return None
+            return self._pending._replace(final_tcp=_tcp(meas))
         if self.motion.braking and (self._pending is not None or not self._paused):
             # A brake ends once the measured arm stands too (it trails the command by the stream delay and
             # the motors' lag): the next goal then starts where the generator holds the arm, not short of
@@ -455,9 +541,12 @@ class LinearGoalRun:
             return False, None, "the active goal is stopping; retarget refused"
         if self.goal.banded:
             return False, None, "a goal with a slow band keeps its target; retarget refused"
+        tail = self._tail_until if self._in_tail(now) else None
         try:
             limits = cfg.limits.scaled(self.goal.speed_scale)
-            check = self.motion.retarget(pose, now, limits, cfg.arm, cfg.joint_rate_limits)
+            # In the sent tail the new plan starts where it ends, at rest, after its last sample.
+            at = now if tail is None else tail
+            check = self.motion.retarget(pose, at, limits, cfg.arm, cfg.joint_rate_limits)
         except PlanningError as exc:
             return False, None, str(exc)
         if not check.ok:
@@ -466,6 +555,8 @@ class LinearGoalRun:
                 check.status,
                 f"retarget refused, motion continues to the old target: {check.message}",
             )
+        if tail is not None:
+            self.motion.t0 = tail  # its first sample one period after the tail's last (at its start)
         self.target = np.asarray(pose, dtype=float)
         self._done_at, self._sent_final, self._still = None, False, None
         return True, IkStatus.OK, f"retargeted to {_fmt(self.target)}"
@@ -477,7 +568,21 @@ class LinearGoalRun:
         return RestStart(self.motion.state(now).pose.copy(), self.motion.joints)
 
     def cancel(self, now: float, cfg: MotionConfig, measured_q: Any = None) -> None:
-        """Brake on the current line; the goal ends CANCELED once the motion and the arm stand."""
+        """Brake on the current line; the goal ends CANCELED once the motion and the arm stand.
+
+        In the sent tail the line is already decelerating as hard as its plan allows, and the generator
+        holds the rest: it ends at its end, and the goal then ends CANCELED.
+        """
+        if self._in_tail(now):
+            self._tail_cancel = True
+            end = self.motion.plan.end_pose
+            self._pending = Outcome(
+                "canceled",
+                IkStatus.OK,
+                f"canceled in the line's final deceleration (sent ahead); stopped at its end {_fmt(end)}",
+                (math.nan,) * 3,
+            )
+            return
         self.motion.brake(now)
         self._sent_final, self._paused = False, ""
 
@@ -488,11 +593,13 @@ class LinearGoalRun:
         check = self.motion.remaining_check(now, cfg.arm)
         if check.ok:
             return None
-        self.motion.brake(now)
-        self._sent_final = False
-        message = (
-            f"arm parameters changed, the rest of the path is infeasible; braked to a stop: {check.message}"
-        )
+        if self._in_tail(now):
+            how = "its final deceleration was sent ahead: it ends at its end"
+        else:
+            self.motion.brake(now)
+            self._sent_final = False
+            how = "braked to a stop"
+        message = f"arm parameters changed, the rest of the path is infeasible; {how}: {check.message}"
         self._pending = Outcome("aborted", check.status, message, (math.nan,) * 3)
         return message
 
@@ -501,6 +608,9 @@ class JointGoalRun:
     """A "joint" goal: one joint target (the IK of the goal); done when the measured joints arrive."""
 
     kind = PATH_JOINT
+
+    sent_until = -math.inf
+    """A joint goal sends nothing ahead (`LinearGoalRun.sent_until`)."""
 
     def __init__(
         self, goal: CartesianGoal, q_goal: tuple[float, ...], start: np.ndarray, now: float, arm: ArmParams
@@ -524,13 +634,14 @@ class JointGoalRun:
         measured_q: Any,
         measured_at: float | None = None,
         efforts: Efforts | None = None,
+        ahead: bool = False,
     ) -> Cycle:
         """Send the target (again if the arm stands still away from it); report; succeed on arrival.
 
         Arrival: the measured pose within `position_tolerance` / `angle_tolerance` of the end's (the
         module docstring says why). `measured_at`: as for
         `LinearGoalRun.step` (when the measurement was received; None: `now`). `efforts` are unused (a
-        joint goal is never guarded: `config.parse_goal`).
+        joint goal is never guarded: `config.parse_goal`); so is `ahead` (a joint goal is one target).
         """
         event = ""
         meas = measured_pose(measured_q, cfg.arm)
@@ -638,7 +749,7 @@ def stream_start(goal: CartesianGoal, now: float, last_sample: float, period: fl
     """
     if goal.path != PATH_LINEAR:
         return now
-    return max(now - START_LEAD_S, min(last_sample + period, now))
+    return max(now - START_LEAD_S, last_sample + period)
 
 
 def start_goal(

@@ -20,6 +20,7 @@ fit: docs/design/cartesian_plan.md.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
@@ -35,34 +36,28 @@ _RATE_TOL = 1e-3
 """rad; limits widened by this much when estimating joint rates (an estimate, not a feasibility check)."""
 _FIT_MARGIN = 1.02
 """Extra slow-down when fitting a plan to the joint limits: sampled peaks can miss the true ones a little."""
-DECEL_SHARE = 0.55
-"""A line that does not rise decelerates with this share of its acceleration limit (Ruckig's
-`min_acceleration`).
+TAIL_LEAD_S = 0.2
+"""s: a line's final deceleration is sent to the trajectory generator whole, from this long before it
+begins (`LinePlan.tail_from`; the Cartesian node's stream then ends with it).
 
-The trajectory generator brakes a stream that stops (the sender died or stalled past `stream_timeout_s`)
-along the line with all of the joint limits, but only 30 ms after the command passed the newest sample,
-and its brake's limits hold over the whole stretch it covers: with a deceleration as steep as the
-acceleration, a stop just before the plan began to decelerate carried the TCP up to 20 mm beyond the
-line's end (into the box floor on a place descent, release 5 mm above it). At 0.55: 0 mm at every stop
-moment and speed_scale measured (docs/design/stream_following.md); a line takes ~9 % longer.
+The generator brakes a stream that stops (its sender died or stalled past `stream_timeout_s`) along the
+line with all of the joint limits, but only 30 ms after its command passed the newest sample: a plan
+that decelerates as steeply as it accelerates leaves that brake no room, and a stop just before its
+deceleration carried the TCP up to 20 mm beyond the line's end (into the box floor on a place descent).
+Until 2026-12-05 every line that did not rise decelerated with 0.55 of its acceleration limit for that
+room (~9 % of each line). Now the generator holds the whole deceleration before it begins: a stream
+that stops after that still ends at the line's end, at rest; one that stops before it stops at least
+this long of the plan's motion before the deceleration, which covers the 30 ms the brake starts late
+and the extrapolation's speed-up (docs/design/stream_following.md, "Along the line")."""
 
-A line that goes straight up (`rises`: the lift, the rise, a search's lift clear) decelerates with all
-of it: past its end there is only the free space above it, where nothing of the cell stands (the arm
-works above a table), and a stopped stream's overshoot there (measured up to ~16 mm, then back down the
-line to the newest sample) meets nothing. The lift and the rise hand on before their ends; the steeper
-deceleration lets them reach their hand-off sooner."""
-RISE_M = 1e-3
-"""m; a line rises (`rises`) only if its end is at least this much higher than its start ..."""
-RISE_SIDEWAYS = 0.1
-"""... and lies sideways of it by at most this share of the height gained (within ~6 deg of vertical:
-an overshoot then goes sideways by at most a tenth of its length)."""
-
-
-def rises(start: Any, goal: Any) -> bool:
-    """Whether the straight line from `start` to `goal` (TCP positions, m) goes up (`DECEL_SHARE`)."""
-    dx, dy, dz = (float(goal[i]) - float(start[i]) for i in range(3))
-    return dz >= RISE_M and math.hypot(dx, dy) <= RISE_SIDEWAYS * dz
-
+BAND_ENTRY_DECEL_SHARE = 0.55
+"""A leg into a slow band (the release descent's fast approach to the rim band) decelerates with this
+share of its acceleration limit. The motors trail the command by their lag: the harder the command
+slows into the band, the faster the measured arm still moves as it enters, and the farther it trails
+(a guarded goal's lead check, `goal.GUARD_LEAD_S`, measured up to 5.6 mm against 5.0 at all of it). At
+0.55 (every line's share before `TAIL_LEAD_S`) the guarded pass is as it was; it costs ~0.02 s."""
+_TAIL_SCAN_S = 0.004
+"""s: the last leg is sampled this finely for where its speed peaks (`LinePlan.tail_from`)."""
 
 RAMP_FLOOR = 0.1
 """A goal's accelerations and jerks are scaled by at least this, whatever its `speed_scale`.
@@ -177,22 +172,6 @@ def line_frame(direction: np.ndarray) -> np.ndarray:
     return np.vstack((e1, e2, np.cross(e1, e2)))
 
 
-def _gentle_deceleration(inp: InputParameter) -> None:
-    """Limit each DoF's acceleration against its direction of travel to `DECEL_SHARE` of the limit.
-
-    A DoF that moves up decelerates with negative acceleration (`min_acceleration`), one that moves down
-    with positive (`max_acceleration`); one that ends where it starts keeps both. The shape is the same
-    for every DoF moving the same way, so phase synchronisation (the straight 5-D segment) still holds.
-    """
-    high, low = list(inp.max_acceleration), [-a for a in inp.max_acceleration]
-    for i, (start, goal) in enumerate(zip(inp.current_position, inp.target_position, strict=True)):
-        if goal > start:
-            low[i] *= DECEL_SHARE
-        elif goal < start:
-            high[i] *= DECEL_SHARE
-    inp.max_acceleration, inp.min_acceleration = high, low
-
-
 class SlowBand(NamedTuple):
     """A stretch of a line crossed no faster than `speed` (m/s): from `start` to `end` m before its goal.
 
@@ -222,18 +201,33 @@ def _leg(
     current: tuple[list[float], list[float], list[float]],
     target: tuple[list[float], list[float]],
     limits: CartesianLimits,
-    gentle: bool = True,
 ) -> Trajectory:
     """One Ruckig leg from (position, velocity, acceleration) to (position, velocity), acceleration 0.
 
-    With `gentle` it decelerates with `DECEL_SHARE` of the acceleration limit.
+    A leg that ends moving (into a slow band) decelerates with `BAND_ENTRY_DECEL_SHARE` of the limit.
     """
     inp = _input(current, limits)
     inp.target_position, inp.target_velocity = target
     inp.synchronization = Synchronization.Phase  # falls back to Time when not collinear
-    if gentle:
+    if any(target[1]):
         _gentle_deceleration(inp)
     return _calculate(inp)
+
+
+def _gentle_deceleration(inp: InputParameter) -> None:
+    """Limit each DoF's acceleration against its direction of travel to `BAND_ENTRY_DECEL_SHARE`.
+
+    A DoF that moves up decelerates with negative acceleration (`min_acceleration`), one that moves down
+    with positive (`max_acceleration`); one that ends where it starts keeps both. The shape is the same
+    for every DoF moving the same way, so phase synchronisation (the straight 5-D segment) still holds.
+    """
+    high, low = list(inp.max_acceleration), [-a for a in inp.max_acceleration]
+    for i, (start, goal) in enumerate(zip(inp.current_position, inp.target_position, strict=True)):
+        if goal > start:
+            low[i] *= BAND_ENTRY_DECEL_SHARE
+        elif goal < start:
+            high[i] *= BAND_ENTRY_DECEL_SHARE
+    inp.max_acceleration, inp.min_acceleration = high, low
 
 
 def _calculate(inp: InputParameter) -> Trajectory:
@@ -305,8 +299,7 @@ class LinePlan:
         else:
             assert self.goal is not None
             target = [*(r @ (self.goal[:3] - self.origin)), float(self.goal[3]), float(self.goal[4])]
-            gentle = not rises(self.origin, self.goal)
-            self._legs = self._plan_legs(current, target, limits, band, gentle=gentle)
+            self._legs = self._plan_legs(current, target, limits, band)
         self._begins = list(np.cumsum([0.0] + [float(leg.duration) for leg in self._legs[:-1]]))
         self.duration = self._begins[-1] + float(self._legs[-1].duration)
 
@@ -316,7 +309,6 @@ class LinePlan:
         target: list[float],
         limits: CartesianLimits,
         band: SlowBand | None,
-        gentle: bool = True,
     ) -> list[Trajectory]:
         """The legs to `target` (line frame): one without a band, else to, through and out of the band.
 
@@ -328,7 +320,7 @@ class LinePlan:
         length = float(np.linalg.norm(target[:3]))
         slow = limits if band is None else limits.scaled(min(band.speed / limits.linear_velocity, 1.0))
         if band is None or slow == limits or length <= _LEG_MIN:  # no band, or none slower than the line
-            return [_leg(current, (target, [0.0] * DOFS), limits, gentle)]
+            return [_leg(current, (target, [0.0] * DOFS), limits)]
         direction = (np.asarray(target) - np.asarray(current[0])) / length  # per metre along the line
         # The join speed along the line: within every DoF's velocity limit (the angles move in proportion).
         v_max = np.asarray(slow.per_dof()[0])
@@ -357,7 +349,7 @@ class LinePlan:
             end = (target, [0.0] * DOFS) if s1 >= length else (
                 list(np.asarray(current[0]) + direction * s1), list(direction * v1)
             )
-            leg = _leg(state, end, leg_limits, gentle)
+            leg = _leg(state, end, leg_limits)
             reach = leg.position_extrema[0]
             if reach.min >= s0 - 1e-12 and reach.max <= s1 + 1e-12:
                 del legs[i:]
@@ -389,6 +381,24 @@ class LinePlan:
         vel = np.concatenate((rt @ np.asarray(v[:3]), v[3:]))
         acc = np.concatenate((rt @ np.asarray(a[:3]), a[3:]))
         return CartesianState(pose, vel, acc)
+
+    @functools.cached_property
+    def tail_from(self) -> float:
+        """Time into the plan (s) from which the rest of it is sent whole (`TAIL_LEAD_S`).
+
+        The last leg's final deceleration begins where its speed along the line peaks; this is the lead
+        before that. A brake (no goal) has no tail: it is all deceleration.
+        """
+        if self.goal is None:
+            return self.duration
+        leg, begin = self._legs[-1], self._begins[-1]
+        v_lim = np.asarray(self.limits.per_dof()[0])
+        n = max(2, math.ceil(float(leg.duration) / _TAIL_SCAN_S) + 1)
+        times = np.linspace(0.0, float(leg.duration), n)
+        speed = [float(np.max(np.abs(np.asarray(leg.at_time(float(t))[1])) / v_lim)) for t in times]
+        peak = max(i for i, v in enumerate(speed) if v >= max(speed) * (1.0 - 1e-9))
+        step = float(times[1] - times[0])  # the peak lies within a step of the sampled one
+        return max(begin + float(times[peak]) - step - TAIL_LEAD_S, 0.0)
 
     @property
     def end_pose(self) -> np.ndarray:

@@ -70,7 +70,13 @@ from sensor_msgs.msg import JointState
 from salamander_control import names
 from salamander_control.cartesian import params
 from salamander_control.cartesian.clock_map import ClockMap
-from salamander_control.cartesian.config import CartesianGoal, GoalRejected, MotionConfig, parse_goal
+from salamander_control.cartesian.config import (
+    PATH_LINEAR,
+    CartesianGoal,
+    GoalRejected,
+    MotionConfig,
+    parse_goal,
+)
 from salamander_control.cartesian.contact import NO_SAMPLE, Efforts, read_efforts
 from salamander_control.cartesian.goal import GoalRun, Outcome, RestStart, start_goal, stream_start
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
@@ -100,6 +106,8 @@ MEASURE_LINGER_S = 2.0
 """s the /joint_states subscription outlives the last goal (a run's next segment follows within it)."""
 MEASURE_POLL_S = 0.005
 """s between two looks while a goal request waits (for the first joint state, for a matched follower)."""
+AFTER_TAIL_S = 1e-6
+"""s: a target sent while a line's tail (samples stamped ahead) is pending is stamped this much after it."""
 MAX_CATCH_UP = 50
 """Control cycles one timer call runs at most (0.5 s at 100 Hz; a longer stall is caught up over the next
 calls); see `_on_timer`."""
@@ -141,7 +149,7 @@ class CartesianMotionNode(PolledNode):
         self._measure_wanted_at = -math.inf  # monotonic time of the last goal request or goal end
         self._linger = self.create_timer(MEASURE_LINGER_S, self._on_linger)
         self._linger.cancel()
-        self._target_pub = self.create_publisher(JointState, names.JOINT_TARGET, 10)
+        self._target_pub = self.create_publisher(JointState, names.JOINT_TARGET, names.JOINT_TARGET_DEPTH)
         self._lease_holder = ""  # the arm lease's holder as the generator last published it ("" = free)
         self._lease_sub = self.create_subscription(
             LeaseState, names.LEASE_STATE, self._on_lease_state, LATCHED
@@ -400,6 +408,8 @@ class CartesianMotionNode(PolledNode):
         # a stream delay back, so the first cycle sends that much of it and the command starts at once.
         if active is not None:
             start = active.stepped_at
+            if goal.path == PATH_LINEAR:  # a line continues after what the running one sent ahead
+                start = max(start, active.run.sent_until)
         else:
             start = stream_start(goal, now, self._last_sample_at, 1.0 / cfg.control_rate_hz)
         run, outcome = start_goal(
@@ -512,11 +522,26 @@ class CartesianMotionNode(PolledNode):
         for t in times:
             # The instant the sample describes, from the same clock read as the plan time (clock_map.py).
             stamp = Time(nanoseconds=self._clock_map.to_other_ns(t), clock_type=self.get_clock().clock_type)
-            cycle = active.run.step(t, cfg, measured, measured_at, efforts)
+            cycle = active.run.step(t, cfg, measured, measured_at, efforts, ahead=True)
             active.stepped_at = t
             if cycle.target is not None:
+                when = t
+                if t <= self._last_sample_at:
+                    # A joint goal bent out of a line whose tail went out ahead: stamped after the tail's
+                    # last sample (the generator drops a goal stamped before the last it took); a goal
+                    # without velocities is reached from the command at once, whatever its stamp.
+                    when = self._last_sample_at + AFTER_TAIL_S
+                    stamp = Time(
+                        nanoseconds=self._clock_map.to_other_ns(when), clock_type=self.get_clock().clock_type
+                    )
                 self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.lease_token, stamp)
-                self._last_sample_at = t
+                self._last_sample_at = when
+            for ahead_t, q, qd in cycle.ahead:  # a line's final deceleration, whole (cartesian.goal)
+                ahead_stamp = Time(
+                    nanoseconds=self._clock_map.to_other_ns(ahead_t), clock_type=self.get_clock().clock_type
+                )
+                self._publish_target(q, qd, active.run.goal.lease_token, ahead_stamp)
+                self._last_sample_at = ahead_t
             if cycle.event:
                 self.get_logger().warning(f"MoveCartesian: {cycle.event}")
             if cycle.outcome is not None:

@@ -103,7 +103,9 @@ class TrajectoryGenerator(PolledNode):
         self._lease_pub = self.create_publisher(LeaseState, names.LEASE_STATE, LATCHED)
         self._js_sub = self.polled.subscribe(JointState, names.JOINT_STATES, qos_profile_sensor_data)
         self._js_topic = self._js_sub.topic_name  # resolved and remapped, for the logs
-        goals = self.create_subscription(JointState, names.JOINT_TARGET, self._on_goal, 10)
+        goals = self.create_subscription(
+            JointState, names.JOINT_TARGET, self._on_goal, names.JOINT_TARGET_DEPTH
+        )
         self._goal_topic = goals.topic_name
         self.create_service(ArmLease, names.LEASE_SERVICE, self._on_lease, qos_profile=SERVICE_QOS)
         self._cmd_msg = JointState(name=list(JOINT_NAMES))

@@ -119,6 +119,11 @@ class TrajectoryConfig:
             )
 
 
+STOP_PAST = 1e-6
+"""m: a stop's own brake along a stream's line that would end farther than this past the stream's final
+sample at rest (a line's tail) follows the stream to it instead (`TrajectoryCore.stop`)."""
+
+
 class CycleOutput(NamedTuple):
     """What one control cycle produced.
 
@@ -369,7 +374,8 @@ class TrajectoryCore:
         follow the stream's TCP line says so in the next cycle's `stream_event`.
         """
         self._stopping = True
-        along_path = self._stream is not None or self._brake is not None
+        stream = self._stream
+        along_path = stream is not None or self._brake is not None
         self._stream = None
         self._brake = None
         if not along_path:
@@ -378,6 +384,16 @@ class TrajectoryCore:
             self._brake_event = f"stop: braking {self._brake_note}"
             if self._brake is None:
                 self._otg.stop()
+        elif stream is not None and not any(self._stream_velocity) and self._brake.stop_at > STOP_PAST:
+            # The sender's whole deceleration is in hand (a line's tail, ending at rest: cartesian.goal)
+            # and a brake of our own, with limits that hold over all it covers, would pass its end: the
+            # stream itself is the stop, to its end (docs/design/stream_following.md).
+            past = self._brake.stop_at
+            self._brake, self._stream = None, stream
+            self._brake_event = (
+                "stop: following the stream's final deceleration to its end (a brake of its own would "
+                f"pass it by {past * 1000:.2f} mm)"
+            )
 
     def reanchor(self, position: Sequence[float]) -> None:
         """Start again from a measured position, at rest, holding it: the goal becomes that position.
@@ -449,6 +465,17 @@ class TrajectoryCore:
                 out, event = self._follow(config)
                 if out is not None:
                     return out
+        elif self._stream is not None:  # a stop that follows the stream's final deceleration (`stop`)
+            out, event = self._follow(config)
+            if out is not None:
+                if self._stream is None:  # arrived at its final sample, at rest: the stop is done
+                    self._stopping = False
+                    self._goal, self._goal_arm = self._command, None
+                    out = out._replace(stop_finished=True)
+                if self._brake_event:
+                    out = out._replace(stream_event=self._brake_event)
+                    self._brake_event = ""
+                return out
         if self._brake_event:
             event = f"{event}; {self._brake_event}" if event else self._brake_event
             self._brake_event = ""

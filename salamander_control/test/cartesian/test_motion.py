@@ -21,14 +21,11 @@ from salamander_control.cartesian.goal import (
 from salamander_control.cartesian.motion import plan_checked
 from salamander_control.cartesian.params import build_config
 from salamander_control.cartesian.plan import (
-    DECEL_SHARE,
     RAMP_FLOOR,
-    RISE_M,
-    RISE_SIDEWAYS,
+    TAIL_LEAD_S,
     CartesianLimits,
     CartesianState,
     LinePlan,
-    rises,
 )
 from salamander_control.kinematics import (
     JOINT_NAMES,
@@ -122,31 +119,28 @@ def test_a_slow_goal_keeps_its_speed_and_ramps_at_the_floor() -> None:
     assert LIMITS.scaled(0.5) == replace(LIMITS, **halved)  # above the floor: all six scaled
 
 
-def test_a_line_that_does_not_rise_decelerates_gently_and_a_rising_one_with_all_of_its_acceleration():
-    """`DECEL_SHARE` leaves a stopped stream's brake room before a descent's end (the box floor); a line
-    that goes straight up (`rises`) has only free space past its end and stops as it accelerates."""
+def test_every_line_decelerates_with_all_of_its_acceleration_and_its_tail_begins_a_lead_before():
+    """Every line brakes into its end as hard as it accelerates (no `DECEL_SHARE` since 2026-12-05): the
+    stop-on-the-line guarantee comes from its final deceleration being sent whole (`LinePlan.tail_from`,
+    `plan.TAIL_LEAD_S` before it begins; tested through the generator in test_stream_stop_on_path.py)."""
     low, high = (0.3, 0.0, 0.0, 0.0, 0.0), (0.3, 0.0, 0.15, 0.0, 0.0)
     down = LinePlan(CartesianState.at_rest(high), low, LIMITS)
     up = LinePlan(CartesianState.at_rest(low), high, LIMITS)
     level = LinePlan(CartesianState.at_rest(low), (0.3, 0.15, 0.0, 0.0, 0.0), LIMITS)
-
-    def accelerations(plan: LinePlan, axis: int) -> list[float]:
-        return [plan.state_at(t).acceleration[axis] for t in np.linspace(0.0, plan.duration, 2001)]
-
-    decel_down = max(accelerations(down, 2))  # braking a descent: +z
-    decel_up = min(accelerations(up, 2))
-    decel_level = min(accelerations(level, 1))
     accel = LIMITS.linear_acceleration
-    assert decel_down == pytest.approx(DECEL_SHARE * accel, rel=1e-3)
-    assert decel_level == pytest.approx(-DECEL_SHARE * accel, rel=1e-3)  # sideways counts as not rising
-    assert decel_up == pytest.approx(-accel, rel=1e-3)
-    assert up.duration < down.duration
-    # Only straight up counts: a line that rises too little, or climbs sideways, keeps the gentle brake.
-    barely = LinePlan(CartesianState.at_rest(low), (0.3, 0.15, RISE_M / 2, 0.0, 0.0), LIMITS)
-    assert min(accelerations(barely, 1)) > -0.6 * accel
-    assert rises(low, high) and rises(low, (0.3, 0.15 * RISE_SIDEWAYS, 0.15))
-    assert not rises(low, (0.3, 0.15 * RISE_SIDEWAYS * 1.01, 0.15)) and not rises(high, low)
-    assert not rises(low, (0.3, 0.0, RISE_M * 0.99)) and not rises(low, (0.3, 0.1, 0.1))  # 45 deg: sideways
+    for plan, axis, sign in ((down, 2, -1.0), (up, 2, 1.0), (level, 1, 1.0)):
+        ts = np.linspace(0.0, plan.duration, 2001)
+        along = [sign * plan.state_at(t).acceleration[axis] for t in ts]
+        assert min(along) == pytest.approx(-accel, rel=1e-3)  # brakes with all of it
+        speed = [sign * plan.state_at(t).velocity[axis] for t in ts]
+        peak = max(t for t, v in zip(ts, speed, strict=True) if v >= max(speed) * (1 - 1e-6))
+        # The tail starts the lead before the speed's peak (within the 4 ms scan), never after it.
+        assert peak - TAIL_LEAD_S - 0.0095 <= plan.tail_from <= peak - TAIL_LEAD_S + 1e-9
+        assert all(v < max(speed) * (1 - 1e-6) or t <= plan.tail_from + TAIL_LEAD_S + 0.0095
+                   for t, v in zip(ts, speed, strict=True))
+    assert down.duration == pytest.approx(up.duration)
+    brake = LinePlan(down.state_at(0.3), None, LIMITS, brake=True, rotation=down.rotation)
+    assert brake.tail_from == brake.duration  # a brake has no tail: it is all deceleration
 
 
 def joint_peaks(plan, params, seed, dt=1e-3):

@@ -106,8 +106,12 @@ class Cell(RosPeer):
         return result.result().result
 
 
-    def start_descent(self):
+    def start_descent(self, speed_scale: float = 0.5):
         """Hold the lease, move above compartment 1, send the linear place descent (accepted).
+
+        A test that stops the sender mid-way descends slowly (0.1): the node sends a line's last 0.2 s
+        before its deceleration and the deceleration whole (`cartesian.plan.TAIL_LEAD_S`), from 10 % of
+        this descent at 0.5 but 68 % at 0.1; a sender stopped after that changes nothing.
 
         Returns (the TCP it starts from, the unit axis along the descent, the goal handle, the number of
         /joint_states recorded before the descent was sent).
@@ -119,7 +123,7 @@ class Cell(RosPeer):
         first = len(self.states)
         goal = MoveCartesian.Goal(
             tcp=Point(x=RELEASE[0], y=RELEASE[1], z=RELEASE[2]), tool_pitch=0.0, tool_yaw=0.0,
-            path="linear", speed_scale=0.5, client_id=CLIENT, lease_token=self.token,
+            path="linear", speed_scale=speed_scale, client_id=CLIENT, lease_token=self.token,
         )
         sent = self.action.send_goal_async(goal)
         self.wait(sent.done, "the descent goal's response")
@@ -175,7 +179,8 @@ def test_killing_the_cartesian_node_mid_descent_brakes_on_the_line_and_rests_at_
     line (transport and motor lag included), the arm rests at the newest sample the generator got (its
     log line names it; it lies on the line and is no older than the last target the test recorded), and
     it does not pass the descent's end (at speed the brake passes the newest target, since the stop is
-    noticed stream_timeout_s after it, but the plan's gentle deceleration leaves it room before the end:
+    noticed stream_timeout_s after it, but before the line's tail the plan leaves it room before the end,
+    and within the tail the generator holds the rest of the line:
     salamander_control/test/trajectory/test_stream_stop_on_path.py).
     """
     targets: list[tuple[float, ...]] = []
@@ -186,7 +191,7 @@ def test_killing_the_cartesian_node_mid_descent_brakes_on_the_line_and_rests_at_
 
     cell.node.create_subscription(JointState, names.absolute(names.JOINT_TARGET), on_target, 200)
     cell.wait_ready()
-    start, axis, _, first = cell.start_descent()
+    start, axis, _, first = cell.start_descent(speed_scale=0.1)
     streamed, end = len(targets), np.array(RELEASE)
 
     def progress() -> float:
@@ -269,7 +274,7 @@ def test_a_cartesian_node_stalled_past_the_stream_timeout_resumes_and_ends_its_d
     after its settle timeout, and the tree aborted the can it carried: seen in a CI run under load.)
     """
     cell.wait_ready()
-    start, axis, handle, first = cell.start_descent()
+    start, axis, handle, first = cell.start_descent(speed_scale=0.1)
     end = np.array(RELEASE)
     result = handle.get_result_async()
 
@@ -296,3 +301,30 @@ def test_a_cartesian_node_stalled_past_the_stream_timeout_resumes_and_ends_its_d
     assert deviation < 1e-3
     assert cell.stop_hits == 0
 
+
+
+def test_a_joint_goal_bent_out_of_a_line_inside_its_tail_is_taken_at_once(cell) -> None:
+    """The lift and the rise hand on to a joint goal before their ends, often after the Cartesian node has
+    sent their final deceleration ahead (`cartesian.plan.TAIL_LEAD_S`): the joint goal's target must be
+    stamped after that tail's last sample. Stamped at its own cycle, the generator dropped it as stale
+    ("older than the last accepted goal") and the arm stood until the node sent it again a second later
+    (every lift and rise of a placement benchmark run, before the fix)."""
+    cell.wait_ready()
+    start, axis, handle, _ = cell.start_descent()
+    end = np.array(RELEASE)
+    result = handle.get_result_async()
+
+    def progress() -> float:
+        return float((np.array(forward_kinematics(cell.states[-1]).tcp) - start) @ axis)
+
+    # At 0.5 the tail goes out 10 % down the line (`start_descent`): half way, it is pending.
+    cell.wait(lambda: progress() > 0.5 * np.linalg.norm(end - start), "the arm half way down the descent")
+    generator, cartesian = cell.procs[1], cell.procs[2]
+    marks = len(generator.lines), len(cartesian.lines)
+    back = cell.move(ABOVE, "joint")
+    assert back.success, back.message
+    cell.wait(result.done, "the descent's result")
+    assert "preempted" in result.result().result.message
+    dropped = [line for line in generator.lines[marks[0]:] if "stale goal dropped" in line]
+    again = [line for line in cartesian.lines[marks[1]:] if "sending it again" in line]
+    assert not dropped and not again, (dropped, again)

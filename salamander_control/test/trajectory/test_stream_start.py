@@ -103,5 +103,5 @@ def test_a_line_starts_its_grid_one_lead_back_but_after_the_last_sample_sent() -
     assert stream_start(line, 10.0, -math.inf, PERIOD) == pytest.approx(10.0 - START_LEAD_S)
     assert stream_start(line, 10.0, 9.99, PERIOD) == pytest.approx(10.0)  # the last sample 10 ms ago
     assert stream_start(line, 10.0, 9.98, PERIOD) == pytest.approx(9.99)
-    assert stream_start(line, 10.0, 10.5, PERIOD) == pytest.approx(10.0)  # never later than now
+    assert stream_start(line, 10.0, 10.5, PERIOD) == pytest.approx(10.51)  # after a tail sent ahead
     assert stream_start(joint, 10.0, -math.inf, PERIOD) == 10.0  # one target, no stream

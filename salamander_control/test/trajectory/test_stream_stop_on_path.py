@@ -12,17 +12,21 @@ Cartesian node's own cancel brakes on its line already (`cartesian.goal`): check
 Along the line the brake starts only `stream_timeout_s` (60 ms) after the newest sample arrived, when
 the command (`stream_delay_s` behind the stream) has run 30 ms past it on the follower's extrapolation,
 so at speed the TCP passes the newest sample (tens of mm) before it comes back up the line to it. It
-must not pass the line's end (the release point, 5 mm above the box floor): the Cartesian plans of
-lines that do not rise decelerate with `DECEL_SHARE` of their acceleration limit (`cartesian.plan`),
-which leaves the brake the room it needs; a rising line (the lift, the rise) decelerates with all of it
-and may pass its end, upward only (tested below). Before that, a stop just before the plan began to
-decelerate went up to 20 mm beyond the end. Braking from the late moment instead was tried and measured
-worse: with samples often late under load (in order, up to 40 ms) the rejoins left the line by up to
-115 mm (docs/design/stream_following.md). A stream that comes back after its timeout is ignored (tested
+must not pass the line's end (the release point, 5 mm above the box floor). Every line decelerates with
+all of its acceleration, and the Cartesian node sends its last 0.2 s before the deceleration and the
+deceleration itself whole (`cartesian.plan.TAIL_LEAD_S`, the "tail"): a stream that stops after that
+still ends at the line's end, and one that stops before it leaves the late brake that room (a 0.1 s
+lead: up to 18 mm beyond the end). Until 2026-12-05 the lines that do not rise decelerated with 0.55 of
+it instead; before either, a stop just before the plan began to decelerate went up to 20 mm beyond the
+end. Braking from the late moment instead was tried and measured worse: with samples often late under
+load (in order, up to 40 ms) the rejoins left the line by up to 115 mm
+(docs/design/stream_following.md). A stream that comes back after its timeout is ignored (tested
 below). docs/design/stream_following.md ("Stopping on the path").
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -30,7 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from salamander_control.cartesian.config import MotionConfig, parse_goal
-from salamander_control.cartesian.goal import start_goal
+from salamander_control.cartesian.goal import Cycle, start_goal
 from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import ArmParams, forward_kinematics, solve_ik_pitched, within_limits
 from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore
@@ -45,7 +49,7 @@ TOL = 1 + 1e-9
 CLEARANCE = 1.95e-3  # m per side in each compartment
 MAX_DEVIATION = 0.05e-3  # m, any stop moment and speed; measured up to 0.007 mm (the command's own
 # offset from the line when the brake starts, and the fade of its velocity's offset)
-MAX_BEYOND_END = 0.1e-3  # m, any stop moment and speed; measured 0 (before DECEL_SHARE: up to 20 mm)
+MAX_BEYOND_END = 0.1e-3  # m, any stop moment and speed; measured 0 (without the tail's lead: 20 mm)
 MAX_BEYOND_RISE = 20e-3  # m, upward past a rising line's end (measured up to 15.7 mm; see its test)
 MAX_RISE_DEVIATION = 0.1e-3  # m, off a rising line (measured up to 0.053 mm: its brake starts faster)
 STALL = 0.045  # s: a sender stalled longer than stream_delay (30 ms), shorter than stream_timeout (60 ms)
@@ -111,20 +115,12 @@ class Run:
                 missed.append(k)
             if not stalled and missed:
                 for j in missed:
-                    cycle = self.run.step(j * DT, self.cfg, q, q_at)
-                    self.resumes += [cycle.event] if cycle.event else []
-                    if cycle.target is not None:
-                        self.sent.append(cycle.target)
-                        self.core.set_goal(cycle.target[0], self.cfg.arm, cycle.target[1], stamp=j * DT)
+                    self._send(self.run.step(j * DT, self.cfg, q, q_at, ahead=True), j * DT)
                 missed = []
             if k % SAMPLE_EVERY == 0 and not stalled and (stop_after is None or len(self.sent) < stop_after):
                 if cancel_at is not None and len(self.sent) == cancel_at and not self.run.cancelling:
                     self.run.cancel(k * DT, self.cfg, q)
-                cycle = self.run.step(k * DT, self.cfg, q, q_at)
-                self.resumes += [cycle.event] if cycle.event else []
-                if cycle.target is not None:
-                    self.sent.append(cycle.target)
-                    self.core.set_goal(cycle.target[0], self.cfg.arm, cycle.target[1], age, stamp=k * DT)
+                self._send(self.run.step(k * DT, self.cfg, q, q_at, ahead=True), k * DT, age)
             if expire_at is not None and k == expire_at * SAMPLE_EVERY + 1:
                 self.core.stop()  # the lease expired (the node calls stop() on the next cycle)
             if k % 25 < lost or (pause is not None and pause[0] <= k * DT < pause[1]):
@@ -134,6 +130,14 @@ class Run:
             self.outputs.append(out)
             q, q_at = out.position, k * DT
         return self
+
+    def _send(self, cycle: Cycle, t: float, age: float = 0.0) -> None:
+        """Deliver a cycle's target and the samples it sent ahead (a line's tail), each at its stamp."""
+        self.resumes += [cycle.event] if cycle.event else []
+        samples = [(t, *cycle.target)] if cycle.target is not None else []
+        for when, q, qd in [*samples, *cycle.ahead]:
+            self.sent.append((q, qd))
+            self.core.set_goal(q, self.cfg.arm, qd, age, stamp=when)
 
     def measure(self) -> tuple[float, float, float]:
         """(max distance from the line, max distance beyond its end, max distance behind its start), m."""
@@ -173,18 +177,27 @@ def stop_anywhere(run: Run, stop_share: float, max_deviation: float, max_beyond:
 
 
 @pytest.mark.parametrize("compartment", [0, 1, 2])
-@pytest.mark.parametrize("stop_share", [0.4, 0.5])
-def test_a_stream_that_stops_at_full_release_speed_stays_on_the_line_and_returns_to_its_last_sample(
-    compartment: int, stop_share: float
+@pytest.mark.parametrize("in_tail", [False, True])
+def test_a_stream_that_stops_at_full_release_speed_stays_on_the_line_short_of_its_end(
+    compartment: int, in_tail: bool
 ) -> None:
+    """The worst moment is the last cycle before the tail (`plan.TAIL_LEAD_S` before the deceleration):
+    at full speed the generator brakes from 30 ms past the newest sample, and the lead leaves it the
+    room (before the tail, with the plan decelerating as hard as it accelerates: 12.6-18 mm beyond the
+    end at a 0.1 s lead, 16 / 13 mm with the old 0.55 share at 40 / 50 %). One cycle later the
+    deceleration went out whole, and the arm ends exactly at the end."""
     run = Run(compartment, RELEASE_SPEED)
-    # at full speed, about to decelerate: the worst moments for the line's end (before: 16 / 13 mm)
-    stop_after = int(run.samples * stop_share)
-    run.drive(stop_after=stop_after)
+    period = SAMPLE_EVERY * DT
+    before = math.ceil(run.run.motion.plan.tail_from / period - 1e-9)  # samples sent before the tail
+    run.drive(stop_after=before + (1 if in_tail else 0))
     last_q, last_qd = run.sent[-1]
-    assert max(abs(v) for v in last_qd) > 0.3  # it stopped at speed
     events = [o.stream_event for o in run.outputs if o.stream_event]
-    assert len(events) == 1 and "braking along the streamed path" in events[0], events
+    if in_tail:
+        assert not any(last_qd) and len(run.sent) > before + 20  # the tail: to the end, at rest
+        assert not events, events
+    else:
+        assert max(abs(v) for v in last_qd) > 0.3  # it stopped at speed
+        assert len(events) == 1 and "braking along the streamed path" in events[0], events
     deviation, beyond_end, behind_start = run.measure()
     last_tcp = np.array(forward_kinematics(last_q).tcp)
     past_last = float(np.max([
@@ -226,7 +239,8 @@ def test_a_rising_line_stopped_at_any_moment_overshoots_only_upward_and_returns_
     above, never below its start, and it comes back down the line to the newest sample.
 
     Measured over 315 stops (3 compartments, 5 speed scales, 21 moments): at most 15.7 mm past the end
-    and 0.053 mm off the line; with `DECEL_SHARE` on the rise too, 0 mm and 0.035 mm.
+    and 0.053 mm off the line with the rise braking at all of it but no tail; with a 0.55 share, 0 mm and
+    0.035 mm; with the tail (since 2026-12-05) it stops at its end like any line.
     """
     stop_anywhere(Run(compartment, speed_scale, rise=True), stop_share, MAX_RISE_DEVIATION, MAX_BEYOND_RISE)
 
@@ -243,8 +257,8 @@ def test_a_descent_with_a_slow_band_stopped_at_any_moment_stays_on_the_line_shor
 ) -> None:
     """The release descent as one goal (fast, 10 mm/s through a 10 mm band, fast): the same guarantee.
 
-    Its first leg decelerates into the band with `DECEL_SHARE` as a line into its end does, its last
-    leg out of it as any line; a stop anywhere stays on the line and short of its end.
+    Its first leg decelerates into the band with `plan.BAND_ENTRY_DECEL_SHARE`, its last leg out of it as
+    any line (with its tail); a stop anywhere stays on the line and short of its end.
     """
     run = Run(compartment, speed_scale, band=(0.01, band_start + 0.01, band_start))
     stop_after = 1 + int(stop_share * (run.samples - 1))
@@ -343,7 +357,7 @@ def test_a_sender_and_generator_starved_together_past_the_timeout_follow_the_lin
     assert run.outputs[-1].position == tuple(run.sent[-1][0]) and run.outputs[-1].velocity == (0.0,) * 5
 
 
-@pytest.mark.parametrize("stall_share", [0.2, 0.5, 0.7])
+@pytest.mark.parametrize("stall_share", [0.1, 0.17, 0.24])  # before the tail (27 % here): see above
 def test_a_stream_that_comes_back_after_its_timeout_is_ignored_and_the_goal_resumes_on_the_line(
     stall_share: float,
 ) -> None:
@@ -376,17 +390,27 @@ def test_a_stream_that_comes_back_after_its_timeout_is_ignored_and_the_goal_resu
 
 
 @pytest.mark.parametrize("compartment", [0, 2])
+@pytest.mark.parametrize("share", [0.2, 0.5, 0.8])
 def test_a_lease_expiry_during_the_descent_brakes_along_the_line_and_holds_where_it_stopped(
-    compartment: int,
+    compartment: int, share: float
 ) -> None:
+    """The generator's own stop (`TrajectoryCore.stop`): before the line's tail it brakes along the line
+    and holds there; inside it (50 and 80 % here), where its brake would pass the end (its limits hold
+    over all it covers, softer there than the plan's deceleration: 0.69 mm past the end at 50 % in
+    compartment 2), it follows the tail the sender already sent to its end, and holds that."""
     run = Run(compartment, RELEASE_SPEED)
-    stop_at = run.samples // 2
+    stop_at = int(run.samples * share)
     run.drive(stop_after=stop_at, expire_at=stop_at)
     deviation, beyond_end, behind_start = run.measure()
     print(f"lease expiry mid-descent: max TCP deviation {deviation * 1e3:.4f} mm")
     assert deviation < MAX_DEVIATION and beyond_end < MAX_BEYOND_END and behind_start < 1e-6
     assert sum(o.stop_finished for o in run.outputs) == 1
     assert run.outputs[-1].velocity == (0.0,) * 5 and run.core.goal == run.outputs[-1].position
+    events = [o.stream_event for o in run.outputs if o.stream_event]
+    if any("following the stream's final deceleration" in e for e in events):
+        assert share >= 0.5 and run.outputs[-1].position == tuple(run.sent[-1][0])  # held at the end
+    if (compartment, share) == (2, 0.5):  # the measured case: its own brake would pass the end
+        assert any("following the stream's final deceleration" in e for e in events), events
     run.assert_within_limits()
 
 
@@ -407,7 +431,7 @@ def test_a_joint_space_stop_would_leave_the_line(monkeypatch: pytest.MonkeyPatch
     """The measurement can fail: with the path brake disabled the old joint-space stop leaves the line."""
     monkeypatch.setattr(TrajectoryCore, "_start_brake", lambda self, back_to: False)
     run = Run(1, RELEASE_SPEED)
-    run.drive(stop_after=run.samples // 2)
+    run.drive(stop_after=run.samples // 5)  # before the line's tail (27 %), at speed
     deviation, _, _ = run.measure()
     print(f"joint-space stop: max TCP deviation {deviation * 1e3:.3f} mm")
     assert deviation > 0.2e-3
