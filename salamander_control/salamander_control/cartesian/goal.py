@@ -77,7 +77,7 @@ import numpy as np
 
 from salamander_control.cartesian.config import PATH_JOINT, PATH_LINEAR, CartesianGoal, MotionConfig
 from salamander_control.cartesian.contact import ContactDetector, Efforts
-from salamander_control.cartesian.motion import LinearMotion, plan_checked
+from salamander_control.cartesian.motion import LinearMotion, MotionStep, plan_checked
 from salamander_control.cartesian.plan import CartesianState, PlanningError
 from salamander_control.kinematics import ArmParams, IkStatus, forward_kinematics, solve_ik_pitched
 from salamander_control.kinematics.ik import branch_of
@@ -262,11 +262,15 @@ class LinearGoalRun:
         at = now if measured_at is None else measured_at
         self._check_guard(now, at, measured_q, meas, efforts, cfg)
         lead_event = self._check_lead(now, meas, cfg)
-        ms = self.motion.step(now, cfg.arm)
+        if self._in_tail(now):  # the generator holds this cycle's target: the plan's state is enough
+            motion = self.motion
+            ms = MotionStep(None, None, motion.state(now), motion.elapsed(now) >= motion.plan.duration, None)
+        else:
+            ms = self.motion.step(now, cfg.arm)
         self._track_speed(at, meas)
         target = None
         tail: tuple = ()
-        if ms.joints is not None and not self._sent_final and not self._in_tail(now):
+        if ms.joints is not None and not self._sent_final:
             target = (ms.joints, ms.joint_velocities)
             self._sent_final = ms.finished  # the end target is sent once, then held by the generator
             if ahead and not ms.finished and self._tail_due(now, meas):

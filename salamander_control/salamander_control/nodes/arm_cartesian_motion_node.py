@@ -520,28 +520,17 @@ class CartesianMotionNode(PolledNode):
             active.run.cancel(times[0], cfg, measured)
             self.get_logger().info("MoveCartesian goal cancel requested: stopping")
         for t in times:
-            # The instant the sample describes, from the same clock read as the plan time (clock_map.py).
-            stamp = Time(nanoseconds=self._clock_map.to_other_ns(t), clock_type=self.get_clock().clock_type)
             cycle = active.run.step(t, cfg, measured, measured_at, efforts, ahead=True)
             active.stepped_at = t
+            token = active.run.goal.lease_token
             if cycle.target is not None:
-                when = t
-                if t <= self._last_sample_at:
-                    # A joint goal bent out of a line whose tail went out ahead: stamped after the tail's
-                    # last sample (the generator drops a goal stamped before the last it took); a goal
-                    # without velocities is reached from the command at once, whatever its stamp.
-                    when = self._last_sample_at + AFTER_TAIL_S
-                    stamp = Time(
-                        nanoseconds=self._clock_map.to_other_ns(when), clock_type=self.get_clock().clock_type
-                    )
-                self._publish_target(cycle.target[0], cycle.target[1], active.run.goal.lease_token, stamp)
-                self._last_sample_at = when
+                # A joint goal bent out of a line whose tail went out ahead is stamped after the tail's last
+                # sample (the generator drops a goal stamped before the last it took); a goal without
+                # velocities is reached from the command at once, whatever its stamp.
+                when = t if t > self._last_sample_at else self._last_sample_at + AFTER_TAIL_S
+                self._publish_target(cycle.target[0], cycle.target[1], token, when)
             for ahead_t, q, qd in cycle.ahead:  # a line's final deceleration, whole (cartesian.goal)
-                ahead_stamp = Time(
-                    nanoseconds=self._clock_map.to_other_ns(ahead_t), clock_type=self.get_clock().clock_type
-                )
-                self._publish_target(q, qd, active.run.goal.lease_token, ahead_stamp)
-                self._last_sample_at = ahead_t
+                self._publish_target(q, qd, token, ahead_t)
             if cycle.event:
                 self.get_logger().warning(f"MoveCartesian: {cycle.event}")
             if cycle.outcome is not None:
@@ -574,14 +563,17 @@ class CartesianMotionNode(PolledNode):
             active.done.set_result(cycle.outcome)
 
     def _publish_target(
-        self, q: tuple[float, ...], qd: tuple[float, ...] | None, sender: str, stamp: Time
+        self, q: tuple[float, ...], qd: tuple[float, ...] | None, sender: str, t: float
     ) -> None:
-        """Publish a joint target stamped with the instant it samples.
+        """Publish a joint target stamped with the instant `t` it samples (plan time, `time.monotonic()`).
 
         The trajectory generator follows the targets as a curve through (stamp, position, velocity):
         a stamp taken after the IK (tens of us later, varying) would misplace a sample moving at 1 rad/s
-        by ~1e-5 rad, enough to kink the curve's acceleration by several times the jerk limit.
+        by ~1e-5 rad, enough to kink the curve's acceleration by several times the jerk limit. So the
+        stamp is `t` itself on the ROS clock (docs/design/clock_map.md).
         """
+        stamp = Time(nanoseconds=self._clock_map.to_other_ns(t), clock_type=self.get_clock().clock_type)
+        self._last_sample_at = t
         msg = JointState()
         msg.header.stamp = stamp.to_msg()
         msg.header.frame_id = sender  # the goal's lease token: the lease identity (docs/interfaces.md)
