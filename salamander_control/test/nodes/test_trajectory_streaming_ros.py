@@ -106,6 +106,16 @@ class Cell(RosPeer):
         return result.result().result
 
 
+    def progress(self, start: np.ndarray, axis: np.ndarray) -> float:
+        """How far (m) the newest measured TCP has come from `start` along the unit `axis`."""
+        return float((np.array(forward_kinematics(self.states[-1]).tcp) - start) @ axis)
+
+    def wait_down(self, start: np.ndarray, axis: np.ndarray, share: float) -> None:
+        """Wait until the measured TCP is `share` of the way from `start` down the descent to RELEASE."""
+        length = float(np.linalg.norm(np.array(RELEASE) - start))
+        what = f"the arm {share:.0%} down the descent"
+        self.wait(lambda: self.progress(start, axis) > share * length, what)
+
     def start_descent(self, speed_scale: float = 0.5):
         """Hold the lease, move above compartment 1, send the linear place descent (accepted).
 
@@ -194,10 +204,7 @@ def test_killing_the_cartesian_node_mid_descent_brakes_on_the_line_and_rests_at_
     start, axis, _, first = cell.start_descent(speed_scale=0.1)
     streamed, end = len(targets), np.array(RELEASE)
 
-    def progress() -> float:
-        return float((np.array(forward_kinematics(cell.states[-1]).tcp) - start) @ axis)
-
-    cell.wait(lambda: progress() > 0.4 * np.linalg.norm(end - start), "the arm 40% down the descent")
+    cell.wait_down(start, axis, 0.4)
     cartesian, generator = cell.procs[2], cell.procs[1]
     mark = len(generator.lines)
 
@@ -205,7 +212,7 @@ def test_killing_the_cartesian_node_mid_descent_brakes_on_the_line_and_rests_at_
         return "\n".join(generator.lines[mark:])
 
     cartesian.send_signal(signal.SIGKILL)
-    killed_at = progress()
+    killed_at = cell.progress(start, axis)
     # Spinning waits: the lease's heartbeat timer runs only while the test spins.
     cell.wait(lambda: not cartesian.alive(), "the Cartesian node gone")
     cell.wait(lambda: NEWEST.search(after_kill()) is not None, "the generator's stream timeout")
@@ -278,10 +285,7 @@ def test_a_cartesian_node_stalled_past_the_stream_timeout_resumes_and_ends_its_d
     end = np.array(RELEASE)
     result = handle.get_result_async()
 
-    def progress() -> float:
-        return float((np.array(forward_kinematics(cell.states[-1]).tcp) - start) @ axis)
-
-    cell.wait(lambda: progress() > 0.3 * np.linalg.norm(end - start), "the arm 30% down the descent")
+    cell.wait_down(start, axis, 0.3)
     cartesian, generator = cell.procs[2], cell.procs[1]
     mark = len(generator.lines)
     cartesian.send_signal(signal.SIGSTOP)
@@ -311,14 +315,10 @@ def test_a_joint_goal_bent_out_of_a_line_inside_its_tail_is_taken_at_once(cell) 
     (every lift and rise of a placement benchmark run, before the fix)."""
     cell.wait_ready()
     start, axis, handle, _ = cell.start_descent()
-    end = np.array(RELEASE)
     result = handle.get_result_async()
 
-    def progress() -> float:
-        return float((np.array(forward_kinematics(cell.states[-1]).tcp) - start) @ axis)
-
     # At 0.5 the tail goes out 10 % down the line (`start_descent`): half way, it is pending.
-    cell.wait(lambda: progress() > 0.5 * np.linalg.norm(end - start), "the arm half way down the descent")
+    cell.wait_down(start, axis, 0.5)
     generator, cartesian = cell.procs[1], cell.procs[2]
     marks = len(generator.lines), len(cartesian.lines)
     back = cell.move(ABOVE, "joint")
