@@ -264,7 +264,7 @@ class LinearGoalRun:
         lead_event = self._check_lead(now, meas, cfg)
         if self._in_tail(now):  # the generator holds this cycle's target: the plan's state is enough
             motion = self.motion
-            ms = MotionStep(None, None, motion.state(now), motion.elapsed(now) >= motion.plan.duration, None)
+            ms = MotionStep(None, None, motion.state(now), motion.plan.ended(motion.elapsed(now)), None)
         else:
             ms = self.motion.step(now, cfg.arm)
         self._track_speed(at, meas)

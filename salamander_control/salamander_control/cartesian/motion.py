@@ -167,7 +167,7 @@ class LinearMotion:
         if self.t0 is None:
             self.t0 = now
         state = self.state(now)
-        finished = self.elapsed(now) >= self.plan.duration
+        finished = self.plan.ended(self.elapsed(now))
         if self.failed:
             return MotionStep(None, None, state, finished, None)
         pose = state.pose

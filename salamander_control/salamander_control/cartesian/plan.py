@@ -36,6 +36,14 @@ _RATE_TOL = 1e-3
 """rad; limits widened by this much when estimating joint rates (an estimate, not a feasibility check)."""
 _FIT_MARGIN = 1.02
 """Extra slow-down when fitting a plan to the joint limits: sampled peaks can miss the true ones a little."""
+END_TOLERANCE_S = 1e-6
+"""s: an instant this close before a plan's end is its end (`LinePlan.ended`).
+
+The Cartesian node samples a plan on a grid of summed periods, which lands a few ns short of an end that
+lies on it. The plan's speed there is below what the IK's velocity probe resolves, so that sample's joint
+velocities came out exactly zero: a sample at rest one period before the end's own. A stream the generator
+was ignoring (its sender stalled) ended at the first and took the second as a goal, reached by Ruckig in
+joint space, off the line (docs/design/stream_following.md, "Two samples at rest")."""
 TAIL_LEAD_S = 0.2
 """s: a line's final deceleration is sent to the trajectory generator whole, from this long before it
 begins (`LinePlan.tail_from`; the Cartesian node's stream then ends with it).
@@ -365,14 +373,20 @@ class LinePlan:
                 break
         raise PlanningError(f"Ruckig could not plan the legs of a line with a slow band: {band}")
 
+    def ended(self, t: float) -> bool:
+        """Whether `t` seconds into the plan is its end (`END_TOLERANCE_S`)."""
+        return t >= self.duration - END_TOLERANCE_S
+
     def state_at(self, t: float) -> CartesianState:
         """The commanded state `t` seconds into the plan (held at the end after `duration`).
 
         At and after the end it is exactly the goal at rest, not Ruckig's end state, which can be ~1e-8
         off: a goal with a joint exactly at its limit must not end a hair outside it.
         """
-        if t >= self.duration and self.goal is not None:
-            return CartesianState(self.goal.copy(), np.zeros(DOFS), np.zeros(DOFS))
+        if self.ended(t):
+            if self.goal is not None:
+                return CartesianState(self.goal.copy(), np.zeros(DOFS), np.zeros(DOFS))
+            t = self.duration
         t = min(max(t, 0.0), self.duration)
         i = bisect.bisect_right(self._begins, t) - 1
         p, v, a = self._legs[i].at_time(min(t - self._begins[i], float(self._legs[i].duration)))
