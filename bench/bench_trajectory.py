@@ -18,7 +18,11 @@ What it measures (definitions in bench/README.md, computations in bench/trajecto
 * timer period error |dt - 2 ms| between consecutive header stamps (p50/p99/max) and missed ticks;
   CPU of each process over each phase (psutil, % of one core);
 * goal-to-command latency: publish of a goal -> receipt of the first command that reflects it;
-* one `Ruckig.update()` call timed from Python vs Ruckig's own `calculation_duration`.
+* one `Ruckig.update()` call timed from Python vs Ruckig's own `calculation_duration`;
+* with ``--lines``, a third phase with the real `arm_cartesian_motion_node` as a fourth subject: linear
+  MoveCartesian goals up and down compartment 1's place descent (speed_scale 0.5), one after the other,
+  each streamed to the generator at 100 Hz and ending with its final deceleration sent whole in one
+  burst (`cartesian.plan.TAIL_LEAD_S`): the period error while the generator takes those bursts.
 
 Targets (issue): 500 Hz with p99 period error <= 0.5 ms, <= 25% of one core, goal-to-command latency
 p99 <= 3 ms: reported as PASS/MISS, never enforced. Exit 1 only when the measurement failed (a process
@@ -46,6 +50,8 @@ from pathlib import Path
 
 import psutil
 import rclpy
+from geometry_msgs.msg import Point
+from rclpy.action import ActionClient
 from rclpy.context import Context
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
@@ -76,6 +82,7 @@ from salamander_control.kinematics import JOINT_NAMES, ArmParams  # noqa: E402
 from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore  # noqa: E402
 from salamander_control.trajectory.otg import MotionLimits, Otg  # noqa: E402
 from salamander_control.trajectory.params import build_motion_limits  # noqa: E402
+from salamander_msgs.action import MoveCartesian  # noqa: E402
 from salamander_testing.config_files import launch_param_files, node_config  # noqa: E402
 from salamander_testing.node_process import find_executable, stack_ros_args  # noqa: E402
 
@@ -89,6 +96,10 @@ PERIOD_P99_MS, CPU_TARGET, LATENCY_P99_MS = 0.5, 25.0, 3.0
 POSTURES = ((-0.6, -0.5, 0.5, -0.5, -0.8), (0.6, 0.2, 0.3, 0.5, 0.8))
 """The moving phase's goals A and B, inside every limit (coupled ones too); A <-> B takes 1.28 s."""
 GOAL_PERIOD_NS = 1_500_000_000
+LINE_ENDS = ((0.38, -0.18, 0.063), (0.38, -0.18, -0.057))
+"""The lines phase's TCP targets: above compartment 1 and its release point (config/cell.yaml), 120 mm."""
+LINE_SPEED = 0.5
+"""speed_scale of the lines phase's goals (the release descent's, config/behavior.yaml release_speed)."""
 MIN_ANSWERED = 0.9
 PSI_CPU = Path("/proc/pressure/cpu")
 
@@ -214,7 +225,9 @@ class Subject:
                 self.proc.wait(10)
 
 
-def start_subjects(domain: int, log_dir: Path, rest_pace: bool = False) -> dict[str, Subject]:
+def start_subjects(
+    domain: int, log_dir: Path, rest_pace: bool = False, lines: bool = False
+) -> dict[str, Subject]:
     """sim_hardware and trajectory_generator (console scripts, config files) and the baseline.
 
     Without `rest_pace` the generator gets hold_command_rate_hz = its control rate: it then runs and
@@ -225,7 +238,8 @@ def start_subjects(domain: int, log_dir: Path, rest_pace: bool = False) -> dict[
     path = os.pathsep.join(p for p in (str(REPO / "salamander_control"), os.environ.get("PYTHONPATH")) if p)
     env = {**os.environ, "ROS_DOMAIN_ID": str(domain), "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
     subjects = {}
-    for exe in ("sim_hardware", "trajectory_generator"):
+    exes = ("sim_hardware", "trajectory_generator", *(("arm_cartesian_motion_node",) if lines else ()))
+    for exe in exes:
         cmd = [str(find_executable(exe)), "--ros-args", *stack_ros_args(exe)]  # placed as the launch does
         cmd += [arg for path in launch_param_files(exe) for arg in ("--params-file", str(path))]
         if exe == "trajectory_generator" and not rest_pace:
@@ -254,6 +268,8 @@ class Probe:
             "baseline": self.node.create_publisher(JointState, baseline.TARGET_TOPIC, 10),
         }
         self.goals: dict[str, list[Goal]] = {"generator": [], "baseline": []}
+        self.lines = ActionClient(self.node, MoveCartesian, names.absolute(names.MOVE_CARTESIAN))
+        self.line_count = 0  # linear goals the lines phase ran
 
     def spin_until(self, predicate: Callable[[], bool], timeout: float) -> bool:
         end = time.monotonic() + timeout
@@ -276,7 +292,25 @@ class Probe:
         self.pubs[key].publish(msg)
         self.goals[key].append(Goal(pub_ns, now.nanoseconds, target))
 
+    def move(self, tcp: tuple[float, float, float], path: str, speed: float, timeout: float) -> str:
+        """One MoveCartesian goal (anonymous: the lease is free) to its end; "" or why it failed."""
+        if not self.spin_until(self.lines.server_is_ready, timeout):
+            return "no MoveCartesian server"
+        goal = MoveCartesian.Goal(
+            tcp=Point(x=tcp[0], y=tcp[1], z=tcp[2]), tool_pitch=0.0, tool_yaw=0.0, path=path,
+            speed_scale=speed, client_id="bench_trajectory",
+        )
+        sent = self.lines.send_goal_async(goal)
+        if not self.spin_until(sent.done, timeout) or not sent.result().accepted:
+            return f"the {path} goal to {tcp} was not accepted"
+        result = sent.result().get_result_async()
+        if not self.spin_until(result.done, timeout):
+            return f"the {path} goal to {tcp} did not end within {timeout:g} s"
+        outcome = result.result().result
+        return "" if outcome.success else f"the {path} goal to {tcp} failed: {outcome.message}"
+
     def close(self) -> None:
+        self.lines.destroy()
         self.executor.shutdown()
         self.node.destroy_node()
         self.context.try_shutdown()
@@ -291,6 +325,43 @@ def psi_some_us() -> int | None:
         return None
 
 
+def phase_stats(
+    probe: Probe, procs: dict[str, psutil.Process], start: int, psi0: int | None
+) -> Phase:
+    """CPU, CPU pressure and both streams' period error from `start` (monotonic ns) to now."""
+    finish = time.monotonic_ns()
+    cpu = {name: ps.cpu_percent(None) for name, ps in procs.items()}
+    psi1 = psi_some_us()
+    pressure = None if psi0 is None or psi1 is None else (psi1 - psi0) / ((finish - start) / 1e3) * 100
+    streams = probe.streams.items()
+    periods = {key: period_stats(st.stamps_between(start, finish), PERIOD_NS) for key, st in streams}
+    return Phase(periods, cpu, pressure)
+
+
+def phase_start(subjects: dict[str, Subject]) -> tuple[dict[str, psutil.Process], int, int | None]:
+    """The processes to measure (CPU counters reset), the start (monotonic ns) and the PSI total."""
+    procs = {name: s.ps for name, s in subjects.items()} | {"bench": psutil.Process()}
+    for ps in procs.values():
+        ps.cpu_percent(None)
+    return procs, time.monotonic_ns(), psi_some_us()
+
+
+def run_lines_phase(probe: Probe, subjects: dict[str, Subject], seconds: float) -> tuple[Phase | None, str]:
+    """Linear goals up and down `LINE_ENDS` for `seconds` (after a joint move to the top, untimed)."""
+    failure = probe.move(LINE_ENDS[0], "joint", 1.0, 30.0)
+    if failure:
+        return None, failure
+    procs, start, psi0 = phase_start(subjects)
+    end, k = start + int(seconds * 1e9), 1
+    while time.monotonic_ns() < end:
+        failure = probe.move(LINE_ENDS[k % 2], "linear", LINE_SPEED, 10.0)
+        if failure:
+            return None, failure
+        k += 1
+    probe.line_count = k - 1
+    return phase_stats(probe, procs, start, psi0), ""
+
+
 def run_phase(
     probe: Probe, subjects: dict[str, Subject], seconds: float, moving: bool, rng: random.Random
 ) -> Phase:
@@ -300,11 +371,7 @@ def run_phase(
     undithered goals would all land at the same phase of the subjects' timers and sample only one
     value of the wait for the next tick (0 to 2 ms, part of every 500 Hz loop's latency).
     """
-    procs = {name: s.ps for name, s in subjects.items()} | {"bench": psutil.Process()}
-    for ps in procs.values():
-        ps.cpu_percent(None)
-    psi0 = psi_some_us()
-    start = time.monotonic_ns()
+    procs, start, psi0 = phase_start(subjects)
     end = start + int(seconds * 1e9)
     schedule = []  # (due, subject, target); the baseline's half a goal period after the generator's
     for k, due in enumerate(range(start, end, GOAL_PERIOD_NS) if moving else ()):
@@ -318,22 +385,16 @@ def run_phase(
             continue
         wake = min(end, schedule[0][0]) if schedule else end
         probe.executor.spin_once(timeout_sec=min(0.01, (wake - now) / 1e9))
-    finish = time.monotonic_ns()
-    cpu = {name: ps.cpu_percent(None) for name, ps in procs.items()}
-    psi1 = psi_some_us()
-    pressure = None if psi0 is None or psi1 is None else (psi1 - psi0) / ((finish - start) / 1e3) * 100
-    streams = probe.streams.items()
-    periods = {key: period_stats(st.stamps_between(start, finish), PERIOD_NS) for key, st in streams}
-    return Phase(periods, cpu, pressure)
+    return phase_stats(probe, procs, start, psi0)
 
 
 def measure(
-    domain: int, seconds: float, log_dir: Path, rest_pace: bool = False
-) -> tuple[Phase | None, Phase | None, Probe, dict[str, Subject], str]:
-    """Start the subjects, run both phases; (idle, moving, probe, subjects, failure or "")."""
-    subjects = start_subjects(domain, log_dir, rest_pace)
+    domain: int, seconds: float, log_dir: Path, rest_pace: bool = False, lines: bool = False
+) -> tuple[Phase | None, Phase | None, Phase | None, Probe, dict[str, Subject], str]:
+    """Start the subjects, run the phases; (idle, moving, lines, probe, subjects, failure or "")."""
+    subjects = start_subjects(domain, log_dir, rest_pace, lines)
     probe = Probe(domain)
-    idle = moving = None
+    idle = moving = line_phase = None
     failure = ""
     try:
 
@@ -347,23 +408,26 @@ def measure(
             timeout=30.0,
         )
         if not alive() or not all(len(s.recv) > AT_REST for s in probe.streams.values()):
-            return idle, moving, probe, subjects, "the subjects did not start (no commands within 30 s)"
+            failure = "the subjects did not start (no commands within 30 s)"
+            return idle, moving, line_phase, probe, subjects, failure
         probe.spin_for(1.0)  # past the start-up
         topics = (names.absolute(names.JOINT_COMMAND), baseline.COMMAND_TOPIC)
         if [probe.node.count_publishers(t) for t in topics] != [1, 1]:
             failure = f"ROS_DOMAIN_ID {domain} is used by another run: pass --domain"
-            return idle, moving, probe, subjects, failure
+            return idle, moving, line_phase, probe, subjects, failure
         rng = random.Random(domain)
         idle = run_phase(probe, subjects, seconds, False, rng)
         moving = run_phase(probe, subjects, seconds, True, rng)
         probe.spin_for(ANSWER_TIMEOUT_NS / 1e9)  # the last goal's answer
+        if lines:
+            line_phase, failure = run_lines_phase(probe, subjects, seconds)
         dead = [s.name for s in subjects.values() if not s.alive()]
-        failure = f"{', '.join(dead)} died during the run" if dead else ""
+        failure = f"{', '.join(dead)} died during the run" if dead else failure
     finally:
         probe.close()
         for s in subjects.values():
             s.stop()
-    return idle, moving, probe, subjects, failure
+    return idle, moving, line_phase, probe, subjects, failure
 
 
 # --- the report -----------------------------------------------------------------------------------------
@@ -445,6 +509,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="the generator with its configured hold_command_rate_hz (slower loop and keep-alive "
                     "commands at rest: the period rows then count those gaps; the latency rows are the "
                     "goal-to-command latency from rest as shipped)")
+    ap.add_argument("--lines", action="store_true",
+                    help="a third phase as long: the Cartesian node streams linear goals to the generator, "
+                    "each ending with its final deceleration in one burst")
     args = ap.parse_args(argv)
     seconds = 2.5 if args.quick else args.seconds
     calls, repeats = (2_000, 3) if args.quick else (20_000, 7)
@@ -456,7 +523,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"ROS_DOMAIN_ID {args.domain}; generator {pace}")
 
     with tempfile.TemporaryDirectory(prefix="bench_trajectory_") as tmp:
-        idle, moving, probe, subjects, failure = measure(args.domain, seconds, Path(tmp), args.rest_pace)
+        idle, moving, lines, probe, subjects, failure = measure(
+            args.domain, seconds, Path(tmp), args.rest_pace, args.lines
+        )
         if failure:
             print(f"MEASUREMENT FAILED: {failure}")
             for s in subjects.values():
@@ -470,6 +539,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     core_us = bench_core_cycle(limits, repeats)
 
     rows = phase_rows("idle", idle) + phase_rows("moving", moving) + latency_rows(lat_g, lat_b)
+    if lines is not None:
+        rows += phase_rows(f"lines ({probe.line_count})", lines)
     for label, py_us, own_us in ruckig_rows:
         metric = f"Ruckig.update(), {label} [us]"
         rows.append((metric, f"{py_us:.2f}", f"{own_us:.2f}", ratio(py_us, own_us), "-", "-"))
@@ -480,8 +551,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("  JointState publisher on the same executor loop (bench/baseline_publisher.py), running at the")
     print("  same time. Ruckig rows: 'generator' = the call timed from Python, 'baseline' = Ruckig's own")
     print("  calculation_duration; the ratio is the price of calling it from Python.")
-    for label, ph in (("idle", idle), ("moving", moving)):
+    for label, ph in (("idle", idle), ("moving", moving), *((("lines", lines),) if lines else ())):
         psi = "n/a" if ph.pressure is None else f"{ph.pressure:.0f}%"
+        cartesian = ph.cpu.get("arm_cartesian_motion_node")
+        if cartesian is not None:
+            print(f"  {label}: arm_cartesian_motion_node {cartesian:.1f}% of one core")
         print(f"  {label}: sim_hardware {ph.cpu['sim_hardware']:.1f}% of one core, this script "
               f"{ph.cpu['bench']:.1f}%; CPU pressure (some task waiting for a CPU) {psi} of the time")
     print(f"  TrajectoryCore.step() while moving, in this process: {core_us:.1f} us per cycle "

@@ -64,10 +64,13 @@ def test_bench_teleop_quick_runs_and_prints_table() -> None:
 
 @pytest.mark.ros
 def test_bench_trajectory_quick_runs_and_prints_table() -> None:
-    out = run_bench("bench_trajectory.py", "--quick", "--domain", str(next_domain_id()), timeout=120)
+    domain = str(next_domain_id())
+    out = run_bench("bench_trajectory.py", "--quick", "--lines", "--domain", domain, timeout=120)
     assert "Salamander trajectory generator benchmark" in out, out
     assert row(out, "metric") == ["metric", "generator", "baseline", "ratio", "target", "verdict"]
-    for phase in ("idle", "moving"):
+    lines = next(r for r in out.splitlines() if r.startswith("| lines (")).split("(")[1].split(")")[0]
+    assert int(lines) >= 1, out  # the Cartesian node's linear goals ran to their ends
+    for phase in ("idle", "moving", f"lines ({lines})"):
         rate = row(out, f"{phase}: command rate [Hz]")
         generator, baseline = float(rate[1]), float(rate[2])
         # The 500 Hz streams, judged against the bare publisher of the same run, not the clock: a loaded
