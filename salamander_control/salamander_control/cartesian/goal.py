@@ -306,13 +306,11 @@ class LinearGoalRun:
         motion = self.motion
         if motion.braking or motion.failed or self._pending is not None or self._paused:
             return False
+        if self.guard is not None and (not self.goal.banded or meas is None):
+            return False
         if motion.t0 is None or motion.elapsed(now) < motion.plan.tail_from:
             return False
-        if self.guard is None:
-            return True
-        if not self.goal.banded or meas is None:
-            return False
-        return float(np.linalg.norm(self.target[:3] - meas[:3])) < self.goal.band_end
+        return self.guard is None or float(np.linalg.norm(self.target[:3] - meas[:3])) < self.goal.band_end
 
     def _tail(self, now: float, cfg: MotionConfig) -> tuple:
         """The plan's samples after `now` on the control grid, to its end at rest (`Cycle.ahead`).

@@ -151,7 +151,7 @@ class TrajectoryGenerator(PolledNode):
             self._take_goal(*self._goals.popleft())
 
     def _take_goal(self, msg: JointState, now: float, now_ns: int) -> None:
-        """Gate one goal as of its arrival (`now`, `now_ns`) and hand it to the core."""
+        """Gate one goal as of its arrival (`now`, `now_ns`) and hand it to the core with its age now."""
         stamp_ns = read_stamp(msg.header.stamp, self._goal_topic, self.get_logger())
         if stamp_ns is None:
             return  # no time on a ROS clock: refused (logged), nothing changes
@@ -172,7 +172,9 @@ class TrajectoryGenerator(PolledNode):
             projected = None
             moving = decision.velocity is not None and any(decision.velocity)
             if decision.verdict is Verdict.ACCEPTED and not (holding and moving):
-                age = (now_ns - stamp_ns) * 1e-9 if stamp_ns else 0.0  # the core clips it
+                # Its age now, not at its arrival: the core places the sample by it on its own clock.
+                taken_ns = self.get_clock().now().nanoseconds
+                age = (taken_ns - stamp_ns) * 1e-9 if stamp_ns else 0.0  # the core clips it
                 projected = self._core.set_goal(  # while holding: pending, at rest (see `_reanchor`)
                     decision.goal, self._params.snapshot.arm, None if holding else decision.velocity, age,
                     stamp_ns * 1e-9 if stamp_ns else None,
