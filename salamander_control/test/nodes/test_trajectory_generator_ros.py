@@ -21,6 +21,7 @@ from std_msgs.msg import UInt64
 
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, ArmParams, within_limits
+from salamander_control.nodes.trajectory_generator import GOALS_PER_CYCLE
 from salamander_control.ros.qos import LATCHED
 from salamander_control.trajectory import params as tg_params
 from salamander_control.trajectory.otg import MotionLimits
@@ -505,6 +506,41 @@ def test_at_rest_the_command_is_a_keep_alive_and_a_goal_brings_the_full_rate_bac
     finally:
         for sub in subs:
             node.destroy_subscription(sub)
+
+
+def test_a_burst_of_streamed_samples_is_taken_whole_and_followed_to_its_end(arm) -> None:
+    """A Cartesian line's final deceleration reaches the generator as one burst of samples stamped ahead
+    (cartesian.goal, the tail), more than the control cycle takes in one call (GOALS_PER_CYCLE): all of
+    them are taken, in order, and the arm follows the stream to its last sample at rest, never past it
+    (a dropped or reordered sample would break the stream: a warning, and Ruckig or a brake instead)."""
+    start = REST_POSTURE
+    arm.send(full(start))
+    arm.wait_settled(start)
+    q0 = arm.q
+    lift, duration, period = 0.15, 0.8, 0.01  # rad of base yaw, s, the Cartesian node's period
+    steps = round(duration / period)
+    assert steps + 1 > 5 * GOALS_PER_CYCLE
+    target = names.absolute(names.JOINT_TARGET)
+    burst = arm.node.create_publisher(JointState, target, names.JOINT_TARGET_DEPTH)
+    arm.wait(lambda: burst.get_subscription_count() > 0, "the generator to hear the burst")
+    marks, before = [len(p.lines) for p in arm.procs], len(arm.states)
+    first = arm.now() + Duration(seconds=0.05)  # stamped a little ahead, as a tail is
+    for k in range(steps + 1):
+        s = k / steps  # minimum jerk from rest to rest
+        pos = q0[0] + lift * (10 * s**3 - 15 * s**4 + 6 * s**5)
+        vel = lift * (30 * s**2 - 60 * s**3 + 30 * s**4) / duration
+        msg = JointState(name=list(JOINT_NAMES), position=[pos, *q0[1:]], velocity=[vel, 0.0, 0.0, 0.0, 0.0])
+        msg.header.stamp = (first + Duration(seconds=k * period)).to_msg()
+        burst.publish(msg)
+    arm.node.destroy_publisher(burst)
+    end = (q0[0] + lift, *q0[1:])
+    arm.wait_settled(end)
+    moved = [state.q[0] for state in arm.states[before:]]
+    assert max(moved) <= end[0] + 1e-4  # followed to the end, not past it
+    assert any(abs(q - (q0[0] + lift / 2)) < 0.01 for q in moved)  # through the middle: a motion, no jump
+    generator = arm.procs[1]
+    problems = [line for line in generator.lines[marks[1]:] if "WARN" in line or "ERROR" in line]
+    assert not problems, problems
 
 
 @pytest.mark.ros
