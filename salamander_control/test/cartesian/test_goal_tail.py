@@ -27,9 +27,9 @@ RELEASE = np.array([0.38, -0.18, -0.057])
 Q_ABOVE = solve_ik_pitched(ABOVE, 0.0, 0.0, ArmParams()).q
 
 
-def descent(speed_scale: float = 0.5, **band) -> LinearGoalRun:
+def descent(speed_scale: float = 0.5, clock: float = 0.0, **band) -> LinearGoalRun:
     goal = parse_goal(tuple(RELEASE), 0.0, 0.0, "linear", speed_scale, "bt", **band)
-    run, early = start_goal(goal, CFG, 0.0, Q_ABOVE, None)
+    run, early = start_goal(goal, CFG, clock, Q_ABOVE, None)
     assert early is None and isinstance(run, LinearGoalRun)
     return run
 
@@ -148,3 +148,29 @@ def test_a_guarded_goal_sends_its_tail_only_once_the_measured_tcp_has_left_its_b
     run = start_goal(guarded, CFG, 0.0, Q_ABOVE, None, efforts)[0]
     t, tail, _ = until_tail(run, measured=below)
     assert tail and t >= run.motion.plan.tail_from
+
+
+@pytest.mark.parametrize("clock", [0.0, 1000.005, 98765.4321])
+@pytest.mark.parametrize("speed_scale", [0.1, 0.2, 0.5])
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_line_sampled_on_a_summed_grid_sends_one_sample_at_rest_at_its_end(clock, speed_scale, ahead):
+    """The node steps a line on a grid of summed periods from its monotonic clock, which lands a few ns
+    short of an end lying on it (the descent into compartment 1 at 0.1 takes 155 periods exactly). That
+    sample's joint velocities came out exactly zero, so the stream ended at rest twice, one period apart:
+    a stream the generator ignored (its sender stalled) ended at the first, and it took the second as a
+    goal, reached in joint space off the line (test_trajectory_streaming_ros.py, the stalled sender).
+    The same holds for the samples a line's tail sends ahead."""
+    run = descent(speed_scale, clock)
+    t, at_rest, samples = clock, [], 0
+    for _ in range(1000):
+        cycle = run.step(t, CFG, run.motion.joints, t, ahead=ahead)
+        sent = ([cycle.target] if cycle.target is not None else []) + [s[1:] for s in cycle.ahead]
+        for _, qd in sent:
+            samples += 1
+            if not any(qd):
+                at_rest.append(samples)
+        if cycle.outcome is not None:
+            break
+        t += PERIOD
+    assert cycle.outcome is not None and cycle.outcome.result == "succeeded", cycle.outcome
+    assert at_rest == [1, samples]  # the start (an anchor) and the end, nothing in between
