@@ -402,10 +402,9 @@ class LinePlan:
 
         The last leg's final deceleration begins where its speed along the line last peaks; this is the
         lead before that. A leg's speed rises, may hold, and falls to rest at its end, so the scan walks
-        back from the end while the speed still rises: its cost is the final deceleration's length, not
-        the leg's (a whole slow line scanned took 0.22 s at speed_scale 0.01, and 0.6 s on a loaded
-        machine, at the start of every line: the stream stalled). A brake (no goal) has no tail: it is all
-        deceleration.
+        back from the end while the speed still rises: it costs the final deceleration's length, not the
+        leg's, in a line's first control cycle (docs/design/cartesian_plan.md). A brake (no goal) has no
+        tail: it is all deceleration.
         """
         if self.goal is None:
             return self.duration
