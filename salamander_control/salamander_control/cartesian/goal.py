@@ -15,8 +15,9 @@ Decisions documented here:
   that they abort. An arm that stands still short of the target after the plan (the generator ended a
   stream that paused too long) resumes along a new line from where it stands, at most `MAX_RESUMES`
   times (`LinearGoalRun._resume_if_stopped_short`). Joint goals succeed when the measured pose (FK of the
-  measured joints) is within `position_tolerance` / `angle_tolerance` of the IK answer's, the test by
-  which the next goal starts from that end (`RestStart`): a joint goal has succeeded exactly when its
+  measured joints) is within `position_tolerance` / `angle_tolerance` of the IK answer's, with the elbow
+  on its branch (both branches reach the same pose), the test by which the next goal starts from that
+  end (`RestStart`): a joint goal has succeeded exactly when its
   successor may start where it left the command (the generator's command rests there a few tens of
   milliseconds before the measured joints come within a milliradian). They abort after
   `joint_path_timeout_s`; an arm that stands still away from the end (the generator dropped the target:
@@ -93,6 +94,9 @@ SETTLED_S = 0.06
 STOPPED_SPEED = 0.002
 """m/s: a braked goal (cancel, contact) ends once the measured TCP has moved slower than this for
 `SETTLED_S` (the arm trails the command by the stream delay and the motors' lag)."""
+ELBOW_FOLD_TOL = 0.02
+"""rad: a joint goal's measured elbow angle q1 - q2 this close to the goal's counts as on its branch
+(`JointGoalRun._arrived`: near the fold, where the branches meet)."""
 MAX_RESUMES = 3
 """How often a goal resumes from where the arm stopped short (`LinearGoalRun`, `JointGoalRun`)."""
 MAX_TAIL = 80
@@ -658,7 +662,7 @@ class JointGoalRun:
         if self._pending is not None:
             return Cycle(target, feedback, self._pending._replace(final_tcp=_tcp(meas)))
         outcome = None
-        if self._arrived(meas, cfg):
+        if self._arrived(meas, cfg, measured_q):
             outcome = Outcome(
                 "succeeded", IkStatus.OK, f"reached {_fmt(self.target)} in joint space", _tcp(meas)
             )
@@ -672,9 +676,18 @@ class JointGoalRun:
             )
         return Cycle(target, feedback, outcome, event)
 
-    def _arrived(self, meas: np.ndarray | None, cfg: MotionConfig) -> bool:
-        """Whether the measured pose is within the tolerances of the end (a successor starts there)."""
-        return meas is not None and self._end is not None and _within_tolerance(meas, self._end, cfg)
+    def _arrived(self, meas: np.ndarray | None, cfg: MotionConfig, measured_q: Any) -> bool:
+        """Whether the measured pose is within the tolerances of the end, the elbow on the end's branch.
+
+        The two branches reach the same pose: a goal to the other branch than the arm's, at the pose
+        where it stands, had "arrived" before the arm moved. Near the fold (|q1 - q2| = pi/2) both
+        branches' joints are close and the sign of cos(q1 - q2) flickers, so an elbow within
+        `ELBOW_FOLD_TOL` of the goal's counts as on its branch.
+        """
+        if meas is None or self._end is None or not _within_tolerance(meas, self._end, cfg):
+            return False
+        q1, q2, g1, g2 = float(measured_q[1]), float(measured_q[2]), self.q_goal[1], self.q_goal[2]
+        return branch_of(q1, q2) is branch_of(g1, g2) or abs((q1 - q2) - (g1 - g2)) <= ELBOW_FOLD_TOL
 
     def _resend_if_standing(
         self, measured_at: float, measured_q: Any, meas: np.ndarray, cfg: MotionConfig
@@ -691,7 +704,7 @@ class JointGoalRun:
         the line to log, or "".
         """
         q = tuple(float(v) for v in measured_q)
-        if self._arrived(meas, cfg) or self.resumes >= MAX_RESUMES:
+        if self._arrived(meas, cfg, q) or self.resumes >= MAX_RESUMES:
             return ""
         still = self._still
         moved = math.inf if still is None else max(abs(a - b) for a, b in zip(q, still[0], strict=True))

@@ -41,6 +41,21 @@ def test_a_joint_goal_solves_its_end_pose_on_the_named_branch(branch: str, start
     assert math.dist(fk.tcp, POSE) < 1e-9
 
 
+@pytest.mark.parametrize(("start", "branch"), [(Q_UP, "down"), (Q_DOWN, "up")])
+def test_a_joint_goal_to_the_other_branch_at_the_same_pose_succeeds_only_once_the_elbow_is_there(
+    start, branch: str
+) -> None:
+    # Both branches reach POSE: the measured pose alone had said "arrived" before the arm moved.
+    goal = parse_goal(POSE, 0.0, 0.0, "joint", 0.5, "bt", branch)
+    run, outcome = start_goal(goal, WIDE, 0.0, start, None)
+    assert outcome is None and isinstance(run, JointGoalRun)
+    cycle = run.step(0.01, WIDE, start)
+    assert cycle.target is not None and cycle.outcome is None  # the target goes out; not there yet
+    assert run.step(0.02, WIDE, start).outcome is None
+    cycle = run.step(0.03, WIDE, run.q_goal)
+    assert cycle.outcome is not None and cycle.outcome.result == "succeeded"
+
+
 def test_a_joint_goal_whose_branch_cannot_solve_it_fails_early_with_that_branch_status() -> None:
     default = MotionConfig()  # alpha_max 1.40: no elbow-down solution anywhere
     q = (0.0, 0.0, 0.5, 0.0, 0.0)
