@@ -247,7 +247,7 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "low_carry",
             _D.low_carry,
-            "true: the carry ends 15 mm above the rim, straight above the compartment, where its joint path "
+            "true: the carry ends 10 mm above the rim, straight above the compartment, where its joint path "
             "keeps clear of the rim and of every can that may stand around it (a run in order), and the "
             "release descent starts there; false, or manual_place true: at place_above",
         ),

@@ -30,8 +30,11 @@ from salamander_control.kinematics import (
 
 CARRY_SAG_TOLERANCE = 0.001
 """m: a joint-space carry may run this far below the lower of its two ends (`joint_carry_sag`)."""
-LOW_CARRY_ABOVE_RIM = 0.015
-"""m: a low carry ends with the held can's bottom this far above the rim (`low_carry_end`)."""
+LOW_CARRY_ABOVE_RIM = 0.010
+"""m: a low carry ends with the held can's bottom this far above the rim (`low_carry_end`): the lowest the
+carry's path comes over the box, with a robot's absolute accuracy (a millimetre or two) and the cans'
+height tolerance far inside, and `motion.LOW_CARRY_LEAD` above the rim band's top (was 15 mm: 0.07 s per
+can more of release descent, docs/design/cycle.md)."""
 LOW_CARRY_CLEAR = 0.005
 """m: below the can tops plus this, a held can keeps this far (beyond touching) from a standing can."""
 LIFT_CLEAR_M = 0.01

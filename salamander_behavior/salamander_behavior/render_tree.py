@@ -62,9 +62,9 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
 - The carry is a joint path (the generator's time-optimal joint move; over the shipped cell the held can
   stays as high as at the lift's end; a cell whose joint-space carry would sink more than 1 mm below its
   ends gets a straight line at `transit_speed`, `plan.joint_carry_sag`, and so does a can found on the
-  pad, since the arm may then stand anywhere). It ends at place_above plus the can's offset, or 15 mm
+  pad, since the arm may then stand anywhere). It ends at place_above plus the can's offset, or 10 mm
   above the rim straight below it (`low_carry`, `plan.low_carry_end`, `motion.CarryTarget`) where the
-  joint path keeps the can 15 mm above the rim and, below the can tops, sideways clear of the standing
+  joint path keeps the can 10 mm above the rim and, below the can tops, sideways clear of the standing
   cans and of every compartment not known to be empty (those of the cans the run picks later are):
   over the shipped cell all three in a run in order; with `manual_place` at place_above.
 - No stop between the lift and the carry, nor between the rise and the next can's joint path: `lift`

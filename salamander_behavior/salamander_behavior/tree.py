@@ -26,7 +26,7 @@ it)::
     |               |                            the carry keeps clear of them (plan.lift_clear_level)
     |               |-- offset can_i             offset := the box estimate's (0 without one)
     |               |-- carry can_i              joint path to place_above + offset (plan.carry_path),
-    |               |                            or 15 mm above the rim below it (plan.low_carry_end)
+    |               |                            or 10 mm above the rim below it (plan.low_carry_end)
     |               |-- manual? place_can_i (Selector, memory)
     |               |   |-- manual_place off?    the offset stands (also when the box estimate knows
     |               |   |                        the compartment within manual_place_known_m)

@@ -25,7 +25,7 @@ from salamander_behavior.behaviors.vacuum import SetVacuum
 from salamander_behavior.limits.cache import JointStateCache
 from salamander_behavior.mock.ports import FakeClock, Rig, Script, release_descent
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import load_jobs
+from salamander_behavior.plan import LOW_CARRY_ABOVE_RIM, load_jobs
 from salamander_behavior.ports import CartesianTarget, MotionPath, MotionPhase
 from salamander_behavior.report import CanResult
 from salamander_behavior.tree import build_tree, walk
@@ -121,7 +121,7 @@ def test_a_run_in_order_carries_every_can_low_and_a_run_out_of_order_to_place_ab
     rig = Rig(JOBS, cell=JOBS)
     assert rig.run() == "SUCCESS"
     carries = [h.request.target for h in rig.motion.handles if h.request.label.startswith("carry ")]
-    assert [t.z for t in carries] == pytest.approx([job.rim_pass_z + 0.015 for job in JOBS])
+    assert [t.z for t in carries] == pytest.approx([job.rim_pass_z + LOW_CARRY_ABOVE_RIM for job in JOBS])
     assert [(t.x, t.y) for t in carries] == [job.planned_xy for job in JOBS]
     descents = [h.request for h in rig.motion.handles if release_descent(h.request.label)]
     for descent, carry in zip(descents, carries, strict=True):  # from the carry's end, the band below it

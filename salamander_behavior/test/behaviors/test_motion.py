@@ -10,11 +10,17 @@ from py_trees.common import Status
 
 from salamander_behavior.active_run import ActiveRun, RunEnd
 from salamander_behavior.behaviors.base import BOX_ESTIMATE_KEY, Ports
-from salamander_behavior.behaviors.motion import CarryTarget, FixedTarget, MoveTo, OffsetTarget
+from salamander_behavior.behaviors.motion import (
+    LOW_CARRY_LEAD,
+    CarryTarget,
+    FixedTarget,
+    MoveTo,
+    OffsetTarget,
+)
 from salamander_behavior.box_estimate import BoxEstimate, Evidence
 from salamander_behavior.mock.ports import FakeClock, FakeGripper, FakeMotion, ListLogger, Rig, Script
 from salamander_behavior.params import BehaviorSettings
-from salamander_behavior.plan import load_jobs
+from salamander_behavior.plan import LOW_CARRY_ABOVE_RIM, load_jobs
 from salamander_behavior.ports import CartesianTarget, MotionOutcome, MotionPath, MotionPhase, MotionRequest
 from salamander_behavior.report import RunReport
 from salamander_behavior.tree import lift_handoff, rise_handoff
@@ -84,7 +90,7 @@ JOBS = load_jobs(REPO / "config" / "cell.yaml")
 
 def test_the_carry_ends_low_only_with_low_carry_on_the_tree_placing_and_the_band_below_it() -> None:
     job = JOBS[2]
-    low = job.place_above.shifted(0.0, 0.0, job.rim_pass_z + 0.015 - job.place_above.z)
+    low = job.place_above.shifted(0.0, 0.0, job.rim_pass_z + LOW_CARRY_ABOVE_RIM - job.place_above.z)
     py_trees.blackboard.Blackboard.unset(BOX_ESTIMATE_KEY)  # none left by an earlier test on this worker
     writer = py_trees.blackboard.Client(name="test")
     writer.register_key(key="/place_offset/can_2", access=py_trees.common.Access.WRITE)
@@ -102,8 +108,9 @@ def test_the_carry_ends_low_only_with_low_carry_on_the_tree_placing_and_the_band
     assert target(known) == low.shifted(0.002, -0.001)  # known to ~0.9 mm: the tree places it, low
     assert target(replace(known, manual_place_known_m=0.0008)) == above  # not known well enough
     py_trees.blackboard.Blackboard.unset(BOX_ESTIMATE_KEY)
-    assert target(BehaviorSettings(guard_band_above_m=0.0099)) == low.shifted(0.002, -0.001)  # 5 mm below it
-    assert target(BehaviorSettings(guard_band_above_m=0.0101)) == above  # the band's top too close
+    lead = LOW_CARRY_ABOVE_RIM - LOW_CARRY_LEAD  # the highest band top that leaves LOW_CARRY_LEAD below it
+    assert target(BehaviorSettings(guard_band_above_m=lead - 1e-4)) == low.shifted(0.002, -0.001)
+    assert target(BehaviorSettings(guard_band_above_m=lead + 1e-4)) == above  # the band's top too close
     assert CarryTarget(job, None)(BehaviorSettings()) == above
     writer.set("/place_offset/can_2", (0.0, 0.0, 0.01))  # an upward dz lifts either end
     assert target(BehaviorSettings()).position == pytest.approx(low.shifted(0.0, 0.0, 0.01).position)
