@@ -69,8 +69,9 @@ without a search (a contact then stops the run, holding).
 The release is safe by structure: "vacuum off" is the next sibling of `over the rim can_i?`, which
 succeeds only with the can at its release height (a rim pass that ended there) or, on a guarded pass,
 within ``release_early_m`` of it below the band, inside its compartment (the pass crossed the band
-without a contact and hands its goal on to finish the descent while the valve vents; the rise waits for
-that goal's end), in a memory sequence whose ancestors up to the can's selector are sequences, so it is
+without a contact and hands its goal on to finish the descent while the valve vents; once the can has
+let go, the rise bends out of that goal's end: the Cartesian node starts it after the descent's last
+sample, at rest), in a memory sequence whose ancestors up to the can's selector are sequences, so it is
 ticked only after the whole pass SUCCEEDED; the selector's fallback (the outcome leaf) never switches
 the vacuum. A failure anywhere after "vacuum on" (including ManualAdjust's abort or timeout and a
 guard trip) therefore ends with the can still on the pad, and the outcome leaf stops the run there. The
@@ -310,6 +311,10 @@ def place_steps(
             "rise",
             PLACE,
             handoff=rise_handoff(job) if more else None,
+            # out of a descent handed on to vent the valve: the can has let go, so the rise need not wait
+            # for the descent's settle check (its result, 0.05-0.1 s after the command rests); the
+            # Cartesian node starts it after the descent's last sample, whose end it rests at
+            blend=True,
         ),
         CanPlaced(f"{can} placed", can, job.compartment),
         BoxEvidence(f"box evidence from {can}", can, job.compartment, job.planned_xy, job.centre),
