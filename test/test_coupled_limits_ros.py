@@ -113,12 +113,13 @@ class Stack(RosPeer):
         client = self.clients[fqn]
         self.wait(client.services_are_ready, f"the parameter services of {fqn}")
         params = [Parameter(k, value=v) for k, v in values.items()]
-        return self.answer(client.set_parameters(params), f"the set answer of {fqn}").results
+        # resent: a node started moments ago (a late starter) can drop its first answers
+        return self.answer_resent(lambda: client.set_parameters(params), f"the set answer of {fqn}").results
 
     def get_on(self, fqn: str, name: str):
         client = self.clients[fqn]
         self.wait(client.services_are_ready, f"the parameter services of {fqn}")
-        reply = self.answer(client.get_parameters([name]), f"the get answer of {fqn}")
+        reply = self.answer_resent(lambda: client.get_parameters([name]), f"the get answer of {fqn}")
         return parameter_value_to_python(reply.values[0])
 
     def everywhere(self, nodes=CARRIERS) -> dict[str, tuple[float, float]]:

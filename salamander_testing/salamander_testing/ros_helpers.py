@@ -16,6 +16,8 @@ from rclpy.executors import Executor
 # base + DOMAIN_BLOCK - 1 <= 100: ROS recommends 0..101 on Linux, where higher IDs' ports fall into the
 # ephemeral port range. Domain 0 (the default, used by the bring-up) is never handed to a test.
 DOMAIN_BLOCK = 32
+RESEND_S = 3.0
+"""s a resendable call waits for its answer before it sends it again (`RosPeer.answer_resent`)."""
 _next = itertools.count()
 
 
@@ -106,6 +108,22 @@ class RosPeer:
         """The result of `future` (a service or action call), waited for."""
         self.wait(future.done, what)
         return future.result()
+
+    def answer_resent(self, call: Callable[[], object], what: str, every: float = RESEND_S):
+        """The result of an idempotent service call `call()`, sent again after `every` s without an answer.
+
+        A server started moments ago can drop its answer: its reply writer had not yet matched this
+        client's reader ("failed to send response (timeout)" in its log), and a single call would then
+        wait out the whole timeout. Only for calls whose repetition changes nothing (a get, a set of the
+        same values); an answer to an earlier send that comes late goes to its own, forgotten future.
+        """
+        deadline = time.monotonic() + self.timeout
+        while True:
+            future = call()
+            left = deadline - time.monotonic()
+            if self.spin_until(future.done, min(every, max(left, 0.0))):
+                return future.result()
+            assert time.monotonic() < deadline, f"timed out waiting for {what}\n{self.describe()}"
 
     def set_params(self, values: dict[str, object], atomically: bool = False):
         """Set parameters of the target node; its SetParametersResult(s) (typed from the Python values)."""
