@@ -63,7 +63,7 @@ class BehaviorSettings:
     blend_m: float = 0.15
     low_carry: bool = True
     vacuum_early_m: float = 0.002
-    release_early_m: float = 0.025
+    release_early_m: float = 0.03
     attach_timeout_s: float = 2.0
     grip_confirm_s: float = 0.0
     removal_confirm_s: float = 0.5
