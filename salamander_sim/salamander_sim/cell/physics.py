@@ -43,8 +43,9 @@ F is `suction_force_n` while the vacuum is on. When it goes off, F decays expone
 volume venting through the valve) with the time constant that brings it down to the can's weight in
 release_settle_s: tau = release_settle_s / ln(F / (m g)) (0.13 s at the defaults). The can therefore lets
 go when the decaying hold can no longer carry its load (a can hanging centred: after release_settle_s,
-as the kinematic model's fixed delay; one with a moment on the pad a little earlier), and at the latest
-after release_settle_s. Why a weld and not MuJoCo's adhesion actuator: docs/design/cell_model.md.
+as the kinematic model's fixed delay; one with a moment on the pad, or pulled on by a pad still braking
+its descent, a little earlier: "the venting hold gave way"), and at the latest after release_settle_s.
+Why a weld and not MuJoCo's adhesion actuator: docs/design/cell_model.md.
 
 **Outcomes.** A can that left the pad (or that something pushed) is watched until it is at rest
 (`REST_SPEED`, `REST_SPIN` for `REST_S`; `SETTLE_TIMEOUT_S` at most), then classified from the
@@ -843,6 +844,8 @@ class PhysicsCell:
             seal.overload_since = None
             return
         unit = "N m" if how == "peeled off" else "N"
+        if seal.off_at is not None and how == "pulled off":  # the release: the venting hold gave way
+            how = "the venting hold gave way"
         why = f"{how}: {load:.3g} {unit} > {limit:.3g} {unit}"
         if seal.overload_since is None:
             seal.overload_since, seal.why = now, why
