@@ -14,6 +14,9 @@ from collections.abc import Callable
 
 READS = 5
 """Bracketed reads per calibration; the tightest bracket wins (one read is preempted now and then)."""
+JITTER_NS = 1_000_000
+"""ns: how far a recalibration may move stamps back and still count as the measurement's jitter, not a
+stepped clock (`ClockMap.to_other_ns` keeps a later instant's stamp after an earlier one's then)."""
 
 
 class ClockMap:
@@ -28,6 +31,7 @@ class ClockMap:
         self._mono = monotonic_ns
         self._other = other_ns
         self._offset = 0
+        self._latest: tuple[int, int] | None = None  # (monotonic ns, stamp ns) of the latest instant mapped
         self.calibrate()
 
     @property
@@ -50,5 +54,20 @@ class ClockMap:
         return best[0]
 
     def to_other_ns(self, monotonic_s: float) -> int:
-        """The other clock's time, ns, at monotonic time `monotonic_s` (seconds)."""
-        return round(monotonic_s * 1e9) + self._offset
+        """The other clock's time, ns, at monotonic time `monotonic_s` (seconds).
+
+        An instant later than any mapped before maps to a later stamp, even when a recalibration moved
+        the offset back by its jitter (up to `JITTER_NS`): the trajectory generator drops a target stamped
+        before the last one it took, and a joint goal bent out of a line's tail is stamped a microsecond
+        after the tail's last sample (the Cartesian node's `AFTER_TAIL_S`), which a few microseconds of
+        recalibration turned into "0.000 s older" and a dropped goal. A larger step back is the clock's
+        own (a stepped system clock) and is followed.
+        """
+        mono = round(monotonic_s * 1e9)
+        stamp = mono + self._offset
+        latest = self._latest
+        if latest is not None and mono > latest[0] and latest[1] - JITTER_NS < stamp <= latest[1]:
+            stamp = latest[1] + 1
+        if latest is None or mono >= latest[0]:
+            self._latest = (mono, stamp)
+        return stamp

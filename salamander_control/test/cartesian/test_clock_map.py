@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from salamander_control.cartesian.clock_map import READS, ClockMap
+from salamander_control.cartesian.clock_map import JITTER_NS, READS, ClockMap
 
 
 class FakeClocks:
@@ -48,3 +48,25 @@ def test_recalibrating_follows_a_stepped_clock_and_reports_the_bracket() -> None
     bracket = cmap.calibrate()
     assert cmap.offset_ns == before + 3_000_000_000
     assert bracket == 200 and READS >= 3
+
+
+def test_a_later_instant_keeps_a_later_stamp_when_a_recalibration_moves_the_offset_back_a_little() -> None:
+    # The tail's last sample, then a joint goal stamped 1 us after it (AFTER_TAIL_S) under a new goal's
+    # calibration 3 us lower: it had come out 2 us *before* the sample and the generator dropped it.
+    clocks = FakeClocks([])
+    cmap = ClockMap(clocks.mono, clocks.ros)
+    last = cmap.to_other_ns(20.0)
+    clocks.stepped = -3_000  # the tightest bracket of the next calibration reads 3 us lower
+    cmap.calibrate()
+    assert cmap.to_other_ns(20.0 + 1e-6) > last
+    assert cmap.to_other_ns(20.5) == round(20.5e9) + cmap.offset_ns  # later samples: the offset as measured
+    assert cmap.to_other_ns(19.0) == round(19.0e9) + cmap.offset_ns  # an earlier instant is not moved
+
+
+def test_a_clock_stepped_back_further_than_the_jitter_is_followed() -> None:
+    clocks = FakeClocks([])
+    cmap = ClockMap(clocks.mono, clocks.ros)
+    last = cmap.to_other_ns(20.0)
+    clocks.stepped = -(JITTER_NS + 5_000)
+    cmap.calibrate()
+    assert cmap.to_other_ns(20.0 + 1e-6) < last
