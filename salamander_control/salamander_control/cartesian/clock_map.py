@@ -57,11 +57,11 @@ class ClockMap:
         """The other clock's time, ns, at monotonic time `monotonic_s` (seconds).
 
         An instant later than any mapped before maps to a later stamp, even when a recalibration moved
-        the offset back by its jitter (up to `JITTER_NS`): the trajectory generator drops a target stamped
-        before the last one it took, and a joint goal bent out of a line's tail is stamped a microsecond
-        after the tail's last sample (the Cartesian node's `AFTER_TAIL_S`), which a few microseconds of
-        recalibration turned into "0.000 s older" and a dropped goal. A larger step back is the clock's
-        own (a stepped system clock) and is followed.
+        the offset back a little (up to `JITTER_NS`: the bracket's jitter, a slewed system clock): the
+        trajectory generator drops a target stamped before the last one it took, and a joint goal bent
+        out of a line's tail is stamped a microsecond after the tail's last sample (the Cartesian node's
+        `AFTER_TAIL_S`), which an offset a few microseconds lower turned into "0.000 s older" and a
+        dropped goal. A larger step back is the clock's own (a stepped system clock) and is followed.
         """
         mono = round(monotonic_s * 1e9)
         stamp = mono + self._offset
