@@ -147,11 +147,14 @@ class TrajectoryGenerator(PolledNode):
 
     def _take_goals(self) -> None:
         """Take up to `GOALS_PER_CYCLE` queued goals into the core, oldest first, before the cycle."""
+        if not self._goals:
+            return
+        taken_ns = self.get_clock().now().nanoseconds  # one clock read for the whole take
         for _ in range(min(GOALS_PER_CYCLE, len(self._goals))):
-            self._take_goal(*self._goals.popleft())
+            self._take_goal(*self._goals.popleft(), taken_ns)
 
-    def _take_goal(self, msg: JointState, now: float, now_ns: int) -> None:
-        """Gate one goal as of its arrival (`now`, `now_ns`) and hand it to the core with its age now."""
+    def _take_goal(self, msg: JointState, now: float, now_ns: int, taken_ns: int) -> None:
+        """Gate one goal as of its arrival (`now`, `now_ns`); to the core with its age at `taken_ns`."""
         stamp_ns = read_stamp(msg.header.stamp, self._goal_topic, self.get_logger())
         if stamp_ns is None:
             return  # no time on a ROS clock: refused (logged), nothing changes
@@ -172,8 +175,7 @@ class TrajectoryGenerator(PolledNode):
             projected = None
             moving = decision.velocity is not None and any(decision.velocity)
             if decision.verdict is Verdict.ACCEPTED and not (holding and moving):
-                # Its age now, not at its arrival: the core places the sample by it on its own clock.
-                taken_ns = self.get_clock().now().nanoseconds
+                # Its age when taken, not at its arrival: the core places the sample by it on its own clock.
                 age = (taken_ns - stamp_ns) * 1e-9 if stamp_ns else 0.0  # the core clips it
                 projected = self._core.set_goal(  # while holding: pending, at rest (see `_reanchor`)
                     decision.goal, self._params.snapshot.arm, None if holding else decision.velocity, age,
