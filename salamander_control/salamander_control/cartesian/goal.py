@@ -23,6 +23,13 @@ Decisions documented here:
   `joint_path_timeout_s`; an arm that stands still away from the end (the generator dropped the target:
   a measurement it took for a pushed arm) gets the target again, at most `MAX_RESUMES` times
   (`JointGoalRun._resend_if_standing`).
+- The generator's command says it sooner: a goal has also arrived (a line once its plan has finished)
+  the cycle the trajectory generator's command (/arm/joint_command, the node's `resting`) rests at the
+  goal's end joints, with the measured TCP trailing it by no more than `TRAIL_M` (the motors' lag: 2-3
+  mm 50 ms after a joint path's fast end, where the measured arm came within 1 mm 50 ms later); the next
+  goal then starts at that end (`RestStart`) on the same test, so "arrived" and "the successor may start
+  from its end" stay one test. An arm that does not follow its command is never taken for arrived: it
+  trails by more, and the generator re-anchors a command the measurement leaves behind.
 - A goal that does not preempt starts at rest. It starts where the previous goal left the command
   (`RestStart`: the end of a goal that succeeded, its pose and joints) when the measured arm is within
   `position_tolerance` / `angle_tolerance` of it, else at the measured pose. A goal succeeds with the
@@ -119,6 +126,16 @@ starts at once instead of one delay later (`stream_start`; docs/design/stream_fo
 start"). A generator with a longer delay starts the command that much less early; one with a shorter
 delay follows with this much look-ahead: both stay on the plan."""
 
+COMMAND_AT_TOL = 1e-6
+"""rad: the generator's resting command is at a goal's end joints this close to them (Ruckig ends exactly
+at its target, a followed stream at its last sample)."""
+TRAIL_M = GUARD_LEAD_M
+"""m: how far the measured TCP may trail a command resting at a goal's end for the goal to count as
+arrived (`arrived_by_command`): the motors' lag, and no more than a guarded goal starting there allows
+its command to lead the arm (`GUARD_LEAD_M`)."""
+TRAIL_RAD = 0.03
+"""rad: the same for the tool angles (the wrist's lag at the end of a joint path)."""
+
 EARLY_FAIL = "early fail, no joint target sent for this goal"
 """The start of every early-fail message (nothing was sent: the arm did not move for this goal)."""
 
@@ -187,6 +204,23 @@ def _within_tolerance(a: np.ndarray, b: np.ndarray, cfg: MotionConfig) -> bool:
     return d <= cfg.position_tolerance and ang <= cfg.angle_tolerance
 
 
+def arrived_by_command(
+    resting: tuple[float, ...] | None, joints: Any, meas: np.ndarray | None, pose: np.ndarray
+) -> bool:
+    """Whether the generator's command rests at `joints` (the end of a goal at `pose`) and the arm follows.
+
+    `resting`: the joints of the generator's newest command when it rests (every velocity zero) and is
+    fresh, else None (the node's `_resting_command`). The measured pose `meas` must trail `pose` by no
+    more than `TRAIL_M` / `TRAIL_RAD` (the module docstring says why).
+    """
+    if resting is None or meas is None:
+        return False
+    if max(abs(a - float(b)) for a, b in zip(resting, joints, strict=True)) > COMMAND_AT_TOL:
+        return False
+    d, ang = _pose_error(meas, pose)
+    return d <= TRAIL_M and ang <= TRAIL_RAD
+
+
 def _tcp(pose: np.ndarray | None) -> tuple[float, float, float]:
     return (math.nan,) * 3 if pose is None else (float(pose[0]), float(pose[1]), float(pose[2]))
 
@@ -253,6 +287,7 @@ class LinearGoalRun:
         measured_at: float | None = None,
         efforts: Efforts | None = None,
         ahead: bool = False,
+        resting: tuple[float, ...] | None = None,
     ) -> Cycle:
         """One control cycle: the joint target, the feedback, and the outcome once decided.
 
@@ -260,7 +295,8 @@ class LinearGoalRun:
         arm still over that much measured time: the catch-up cycles of a late call share one measurement.
         `efforts` are that sample's (a guarded goal's input; None: none). With `ahead` (the node) the
         line's final deceleration comes whole in `Cycle.ahead` once it is due (`plan.TAIL_LEAD_S`); without
-        it, cycle by cycle (a caller that moves a model arm to each target).
+        it, cycle by cycle (a caller that moves a model arm to each target). `resting`: the generator's
+        command when it rests (`arrived_by_command`; None: unknown or moving).
         """
         meas = measured_pose(measured_q, cfg.arm)
         at = now if measured_at is None else measured_at
@@ -297,7 +333,7 @@ class LinearGoalRun:
         if not ms.finished:
             return Cycle(target, feedback, None, lead_event, tail)
         event = self._resume_if_stopped_short(at, meas, measured_q, cfg)
-        outcome = None if event else self._decide(now, at, meas, cfg)
+        outcome = None if event else self._decide(now, at, meas, cfg, resting)
         return Cycle(target, feedback, outcome, event or lead_event)
 
     def _tail_due(self, now: float, meas: np.ndarray | None) -> bool:
@@ -495,7 +531,10 @@ class LinearGoalRun:
     def _stopped(self, measured_at: float) -> bool:
         return self._stopped_since is not None and measured_at - self._stopped_since >= SETTLED_S
 
-    def _decide(self, now: float, at: float, meas: np.ndarray | None, cfg: MotionConfig) -> Outcome | None:
+    def _decide(
+        self, now: float, at: float, meas: np.ndarray | None, cfg: MotionConfig,
+        resting: tuple[float, ...] | None = None,
+    ) -> Outcome | None:
         if self._done_at is None:
             self._done_at = now
         if self._tail_until is not None and self._pending is not None:
@@ -520,8 +559,10 @@ class LinearGoalRun:
         if meas is not None:
             d, ang = _pose_error(meas, self.target)
             # Arrived, and not passing through: the generator's brake after a stream it ended can sweep
-            # the arm through the target (or turn round there) on its way back to the newest sample.
-            if d <= cfg.position_tolerance and ang <= cfg.angle_tolerance and self._settled(at):
+            # the arm through the target (or turn round there) on its way back to the newest sample. Or
+            # the generator's command rests at the line's end: it followed the whole stream.
+            settled = d <= cfg.position_tolerance and ang <= cfg.angle_tolerance and self._settled(at)
+            if settled or arrived_by_command(resting, self.motion.joints, meas, self.target):
                 return Outcome(
                     "succeeded", IkStatus.OK, f"reached {_fmt(self.target)} ({d * 1000:.2f} mm)", _tcp(meas)
                 )
@@ -641,11 +682,13 @@ class JointGoalRun:
         measured_at: float | None = None,
         efforts: Efforts | None = None,
         ahead: bool = False,
+        resting: tuple[float, ...] | None = None,
     ) -> Cycle:
         """Send the target (again if the arm stands still away from it); report; succeed on arrival.
 
-        Arrival: the measured pose within `position_tolerance` / `angle_tolerance` of the end's (the
-        module docstring says why). `measured_at`: as for
+        Arrival: the measured pose within `position_tolerance` / `angle_tolerance` of the end's, or the
+        generator's command `resting` there with the arm trailing it (`arrived_by_command`; the module
+        docstring says why). `measured_at`: as for
         `LinearGoalRun.step` (when the measurement was received; None: `now`). `efforts` are unused (a
         joint goal is never guarded: `config.parse_goal`); so is `ahead` (a joint goal is one target).
         """
@@ -662,7 +705,7 @@ class JointGoalRun:
         if self._pending is not None:
             return Cycle(target, feedback, self._pending._replace(final_tcp=_tcp(meas)))
         outcome = None
-        if self._arrived(meas, cfg, measured_q):
+        if self._arrived(meas, cfg, measured_q, resting):
             outcome = Outcome(
                 "succeeded", IkStatus.OK, f"reached {_fmt(self.target)} in joint space", _tcp(meas)
             )
@@ -676,15 +719,24 @@ class JointGoalRun:
             )
         return Cycle(target, feedback, outcome, event)
 
-    def _arrived(self, meas: np.ndarray | None, cfg: MotionConfig, measured_q: Any) -> bool:
-        """Whether the measured pose is within the tolerances of the end, the elbow on the end's branch.
+    def _arrived(
+        self, meas: np.ndarray | None, cfg: MotionConfig, measured_q: Any,
+        resting: tuple[float, ...] | None = None,
+    ) -> bool:
+        """Whether the arm is at the end, the elbow on the end's branch.
+
+        At the end: the measured pose within the tolerances of the end's, or the command `resting` there
+        with the arm trailing it (`arrived_by_command`).
 
         The two branches reach the same pose: a goal to the other branch than the arm's, at the pose
         where it stands, had "arrived" before the arm moved. Near the fold (|q1 - q2| = pi/2) both
         branches' joints are close and the sign of cos(q1 - q2) flickers, so an elbow within
         `ELBOW_FOLD_TOL` of the goal's counts as on its branch.
         """
-        if meas is None or self._end is None or not _within_tolerance(meas, self._end, cfg):
+        if meas is None or self._end is None:
+            return False
+        near = _within_tolerance(meas, self._end, cfg)
+        if not (near or arrived_by_command(resting, self.q_goal, meas, self._end)):
             return False
         q1, q2, g1, g2 = float(measured_q[1]), float(measured_q[2]), self.q_goal[1], self.q_goal[2]
         return branch_of(q1, q2) is branch_of(g1, g2) or abs((q1 - q2) - (g1 - g2)) <= ELBOW_FOLD_TOL
@@ -775,14 +827,16 @@ def start_goal(
     active: GoalRun | None,
     efforts: Efforts | None = None,
     rest: RestStart | None = None,
+    resting: tuple[float, ...] | None = None,
 ) -> tuple[GoalRun | None, Outcome | None]:
     """Check and start `goal`; (run, None) when it may move, (None, outcome) when it fails at once.
 
     A linear goal continues from the active linear motion's commanded state (position, velocity,
     acceleration) so a preemption does not jerk the arm; otherwise it starts at rest: at `rest` (where the
-    previous goal that succeeded left the command) when the measured arm is within the tolerances of it,
-    else at the measured pose (the module docstring says why). `efforts` are those of the measured
-    sample: a guarded goal fails early when it carries none.
+    previous goal that succeeded left the command) when the measured arm is within the tolerances of it
+    or the generator's command `resting` there with the arm trailing it (`arrived_by_command`), else at
+    the measured pose (the module docstring says why). `efforts` are those of the measured sample: a
+    guarded goal fails early when it carries none.
     """
     meas = measured_pose(measured_q, cfg.arm)
     if goal.guarded and (efforts is None or efforts.missing):
@@ -797,7 +851,9 @@ def start_goal(
         return None, Outcome("aborted", IkStatus.OK, msg, _tcp(meas))
     if moving:
         start, seed = active.motion.state(now), active.motion.joints
-    elif rest is not None and meas is not None and _within_tolerance(meas, rest.pose, cfg):
+    elif rest is not None and meas is not None and (
+        _within_tolerance(meas, rest.pose, cfg) or arrived_by_command(resting, rest.joints, meas, rest.pose)
+    ):
         start, seed = CartesianState.at_rest(rest.pose), rest.joints
     else:
         start, seed = CartesianState.at_rest(meas), tuple(measured_q)

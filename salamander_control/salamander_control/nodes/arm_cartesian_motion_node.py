@@ -32,6 +32,11 @@ docs/design/cartesian_plan.md; interface: docs/interfaces.md):
   /joint_states (`cartesian.contact`, docs/design/guarded_moves.md): it brakes on its line and ends
   ABORTED with `contact` true, the measured TCP and the force estimate, and one INFO line; its first
   sample without efforts fails it early. The efforts of each sample are read with its positions.
+- a goal also ends (and the next one starts at its end) the cycle the trajectory generator's command rests
+  at it with the measured arm trailing by the motors' lag (`cartesian.goal.arrived_by_command`): the
+  newest /arm/joint_command, polled like /joint_states while goals come (depth 1: only the newest is
+  kept), counts when every velocity in it is zero and it is at most COMMAND_FRESH_S old (the generator
+  re-sends a resting command as a keep-alive, 50 times a second by default).
 
 Everything runs on one SingleThreadedExecutor: the execute callback is a coroutine that awaits a future
 the timer completes, so no callback ever blocks. (The EventsExecutor costs less per wake-up,
@@ -60,7 +65,7 @@ from geometry_msgs.msg import Vector3
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from rclpy.subscription import Subscription
 from rclpy.task import Future
 from rclpy.time import Time
@@ -79,6 +84,7 @@ from salamander_control.cartesian.config import (
 )
 from salamander_control.cartesian.contact import NO_SAMPLE, Efforts, read_efforts
 from salamander_control.cartesian.goal import GoalRun, Outcome, RestStart, start_goal, stream_start
+from salamander_control.joint_state import JointStateError, joint_vector
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
 from salamander_control.latest_sample import PutResult, StampOrder
 from salamander_control.ros.conversions import (
@@ -100,6 +106,8 @@ from salamander_msgs.action import MoveCartesian
 from salamander_msgs.msg import LeaseState
 from salamander_msgs.srv import ArmLease, RetargetCartesian
 
+COMMAND_QOS = QoSProfile(depth=1)
+"""/arm/joint_command as polled here: reliable, only the newest kept (the generator sends 500 a second)."""
 LEASE_CHECK_TIMEOUT_S = 1.0
 """s; a goal whose lease token the generator has not confirmed by then is rejected."""
 MEASURE_LINGER_S = 2.0
@@ -108,6 +116,8 @@ MEASURE_POLL_S = 0.005
 """s between two looks while a goal request waits (for the first joint state, for a matched follower)."""
 AFTER_TAIL_S = 1e-6
 """s: a target sent while a line's tail (samples stamped ahead) is pending is stamped this much after it."""
+COMMAND_FRESH_S = 0.1
+"""s: a resting command received longer ago than this is not used (the generator's keep-alive: 20 ms)."""
 MAX_CATCH_UP = 50
 """Control cycles one timer call runs at most (0.5 s at 100 Hz; a longer stall is caught up over the next
 calls); see `_on_timer`."""
@@ -138,6 +148,7 @@ class CartesianMotionNode(PolledNode):
         self._lock = threading.Lock()
         self._joints: tuple[float, ...] | None = None  # last valid measured joints, motor order
         self._efforts: Efforts = NO_SAMPLE  # that sample's efforts (a guarded goal's input)
+        self._command: tuple[tuple[float, ...], float] | None = None  # newest resting command, received
         self._joints_order = StampOrder()  # of the stamped joint states (unstamped ones are not ordered)
         self._joints_time = -math.inf  # monotonic receive time
         self._active: _Active | None = None
@@ -146,6 +157,8 @@ class CartesianMotionNode(PolledNode):
         self._last_feedback = -math.inf
         self._js_topic = self.resolve_topic_name(names.JOINT_STATES)  # resolved and remapped, for the logs
         self._js_sub: Subscription | None = None  # only while goals come: `_start_measuring`
+        self._cmd_sub: Subscription | None = None  # /arm/joint_command, the same
+        self._cmd_topic = self.resolve_topic_name(names.JOINT_COMMAND)
         self._measure_wanted_at = -math.inf  # monotonic time of the last goal request or goal end
         self._linger = self.create_timer(MEASURE_LINGER_S, self._on_linger)
         self._linger.cancel()
@@ -199,16 +212,41 @@ class CartesianMotionNode(PolledNode):
             self._efforts = read_efforts(msg.name, msg.effort)
 
     def _take_joint_states(self) -> None:
-        """File the joint states received since the last call (oldest first; see `_on_joint_state`)."""
+        """File the joint states (and the newest command) received since the last call (oldest first)."""
         if self._js_sub is not None:
             for msg, received in self.polled.take(self._js_sub):
                 self._on_joint_state(msg, received)
+        if self._cmd_sub is not None:
+            for msg, received in self.polled.take(self._cmd_sub):
+                self._on_command(msg, received)
+
+    def _on_command(self, msg: JointState, received: float) -> None:
+        """Keep the generator's command when it rests (every velocity zero); forget it when it moves."""
+        try:
+            read = joint_vector(msg.name, msg.position, msg.velocity)
+        except JointStateError as exc:
+            self.get_logger().warning(
+                f"ignoring {self._cmd_topic}: {exc}", throttle_duration_sec=LOG_THROTTLE_S
+            )
+            return
+        rests = read.velocities is not None and all(v == 0.0 for v in read.velocities)
+        with self._lock:
+            self._command = (read.positions, received) if rests else None
+
+    def _resting_command(self, now: float) -> tuple[float, ...] | None:
+        """The generator's command while it rests, received at most COMMAND_FRESH_S ago; else None."""
+        with self._lock:
+            command = self._command
+        if command is None or now - command[1] > COMMAND_FRESH_S:
+            return None
+        return command[0]
 
     def _start_measuring(self) -> None:
         """Subscribe /joint_states (if not yet) and keep it for MEASURE_LINGER_S past the last goal."""
         self._measure_wanted_at = time.monotonic()
         if self._js_sub is None:
             self._js_sub = self.polled.subscribe(JointState, names.JOINT_STATES, qos_profile_sensor_data)
+            self._cmd_sub = self.polled.subscribe(JointState, names.JOINT_COMMAND, COMMAND_QOS)
             self._linger.reset()
 
     def _on_linger(self) -> None:
@@ -219,9 +257,12 @@ class CartesianMotionNode(PolledNode):
         if self._js_sub is not None:
             self.polled.unsubscribe(self._js_sub)
             self._js_sub = None
+        if self._cmd_sub is not None:
+            self.polled.unsubscribe(self._cmd_sub)
+            self._cmd_sub = None
         with self._lock:
             self._joints, self._joints_time, self._joints_order = None, -math.inf, StampOrder()
-            self._efforts = NO_SAMPLE
+            self._efforts, self._command = NO_SAMPLE, None
 
     async def _await_measurement(self, cfg: MotionConfig) -> str:
         """Measure (`_start_measuring`) and await a fresh valid joint state; why not, or "" once there."""
@@ -413,7 +454,8 @@ class CartesianMotionNode(PolledNode):
         else:
             start = stream_start(goal, now, self._last_sample_at, 1.0 / cfg.control_rate_hz)
         run, outcome = start_goal(
-            goal, cfg, start, measured, active.run if active else None, efforts, self._rest
+            goal, cfg, start, measured, active.run if active else None, efforts, self._rest,
+            self._resting_command(now),
         )
         if outcome is not None:
             self.get_logger().warning(f"MoveCartesian goal failed: {outcome.message}")
@@ -519,8 +561,9 @@ class CartesianMotionNode(PolledNode):
         if active.handle.is_cancel_requested and not active.run.cancelling:
             active.run.cancel(times[0], cfg, measured)
             self.get_logger().info("MoveCartesian goal cancel requested: stopping")
+        resting = self._resting_command(now)
         for t in times:
-            cycle = active.run.step(t, cfg, measured, measured_at, efforts, ahead=True)
+            cycle = active.run.step(t, cfg, measured, measured_at, efforts, ahead=True, resting=resting)
             active.stepped_at = t
             token = active.run.goal.lease_token
             if cycle.target is not None:

@@ -5,6 +5,9 @@ Closed loop as in test_goal_guard.py: the goal's 100 Hz cycles stream to the tra
 at the band's top: a sideways move at 10 mm/s to the next probe, then the vertical descent through the
 band. The sideways goal succeeds with the arm still settling (within `position_tolerance`); a descent
 planned from the measured pose ran slanted, pulled back along the sideways move.
+
+And a goal ends the cycle the generator's command rests at its end (`goal.arrived_by_command`), the arm
+trailing by the motors' lag, which the next goal's `RestStart` accepts on the same test.
 """
 
 from __future__ import annotations
@@ -14,7 +17,14 @@ import math
 import numpy as np
 
 from salamander_control.cartesian.config import MotionConfig, parse_goal
-from salamander_control.cartesian.goal import RestStart, measured_pose, start_goal
+from salamander_control.cartesian.goal import (
+    COMMAND_AT_TOL,
+    TRAIL_M,
+    RestStart,
+    arrived_by_command,
+    measured_pose,
+    start_goal,
+)
 from salamander_control.kinematics import ArmParams, forward_kinematics, solve_ik_pitched
 from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore
 from salamander_control.trajectory.otg import MotionLimits
@@ -37,25 +47,35 @@ class Loop:
         self.core = TrajectoryCore(self.cfg, ik.q)
         self.q = np.array(ik.q)
         self.k = 0
+        self.resting: tuple[float, ...] | None = None  # the core's command while it rests
 
     @property
     def t(self) -> float:
         return self.k * DT
 
-    def run(self, target: np.ndarray, rest: RestStart | None) -> tuple[object, RestStart | None, list]:
-        """One linear goal at 10 mm/s to `target`: (outcome, its rest, the measured TCPs meanwhile)."""
-        goal = parse_goal(tuple(target), 0.0, 0.0, "linear", 0.01, "bt")
-        run, early = start_goal(goal, CFG, self.t, tuple(self.q), None, None, rest)
+    def run(
+        self, target: np.ndarray, rest: RestStart | None, path: str = "linear", command: bool = False,
+        speed: float = 0.01,
+    ) -> tuple[object, RestStart | None, list]:
+        """One goal at `speed` to `target`: (outcome, its rest, the measured TCPs meanwhile).
+
+        `command`: the goal sees the core's command while it rests (as the node passes it), else nothing.
+        """
+        goal = parse_goal(tuple(target), 0.0, 0.0, path, speed, "bt")
+        resting = self.resting if command else None
+        run, early = start_goal(goal, CFG, self.t, tuple(self.q), None, None, rest, resting)
         assert early is None, early
         tcps, outcome = [], None
         while outcome is None:
             if self.k % 5 == 0:
-                cycle = run.step(self.t, CFG, tuple(self.q), self.t)
+                resting = self.resting if command else None
+                cycle = run.step(self.t, CFG, tuple(self.q), self.t, resting=resting)
                 if cycle.target is not None:
                     self.core.set_goal(cycle.target[0], ARM, cycle.target[1], stamp=self.t)
                 outcome = cycle.outcome
             out = self.core.step(self.cfg)
             assert not out.error, out.error
+            self.resting = tuple(out.position) if not any(out.velocity) else None
             self.q = np.array(out.position) + (self.q - np.array(out.position)) * math.exp(-DT / MOTOR_TAU)
             tcps.append(np.array(forward_kinematics(self.q, ARM).tcp))
             self.k += 1
@@ -111,3 +131,66 @@ def test_a_cancelled_goal_leaves_no_rest() -> None:
     run.step(0.0, CFG, tuple(loop.q), 0.0)
     run.cancel(0.01, CFG, tuple(loop.q))
     assert run.rest(0.02, ARM) is None
+
+
+TRANSIT_START = np.array([0.38, 0.18, 0.02])
+TRANSIT_END = np.array([0.38, -0.18, 0.008])  # a carry's end over the box
+
+
+def test_a_goal_ends_the_cycle_the_command_rests_at_its_end_and_the_next_starts_there() -> None:
+    """A joint path and a line end when the generator's command rests at their end, the arm trailing it.
+
+    Recorded here (the motors' 50 ms lag, goals stepped every 10 ms): the joint path's goal ends 30 ms
+    sooner than on the measured arm alone (1.08 against 1.11 s), with the arm 1.5 mm behind; the descent
+    that follows starts at the command's rest (RestStart, on the same test) and runs vertical from there.
+    """
+    ends = {}
+    for command in (False, True):
+        loop = Loop(TRANSIT_START)
+        loop.run(TRANSIT_START, None)
+        t0 = loop.t
+        _, rest, _ = loop.run(TRANSIT_END, None, "joint", command)
+        off = float(np.linalg.norm(forward_kinematics(loop.q, ARM).tcp - TRANSIT_END))
+        ends[command] = (loop.t - t0, off)
+        assert rest is not None and np.allclose(rest.pose[:3], TRANSIT_END, atol=1e-9)
+        _, _, tcps = loop.run(TRANSIT_END - np.array([0.0, 0.0, 0.01]), rest, command=command)
+        low = [p for p in tcps if p[2] < TRANSIT_END[2] - 0.005]
+        assert max(float(np.hypot(*(p[:2] - TRANSIT_END[:2]))) for p in low) < 1e-4
+    (slow, off_slow), (fast, off_fast) = ends[False], ends[True]
+    print(f"\njoint path ended after {slow:.3f} s ({off_slow * 1e3:.2f} mm off) on the measured arm, "
+          f"{fast:.3f} s ({off_fast * 1e3:.2f} mm off) on the resting command")
+    assert slow - fast >= 0.02
+    assert CFG.position_tolerance < off_fast <= TRAIL_M  # the case exists: the arm still trails
+
+
+def test_a_line_ends_when_the_command_rests_at_its_end() -> None:
+    loop = Loop(PROBE_9)
+    loop.run(PROBE_9, None)
+    t0 = loop.t
+    loop.run(PROBE_10, None, command=True, speed=0.3)
+    fast = loop.t - t0
+    loop = Loop(PROBE_9)
+    loop.run(PROBE_9, None)
+    t0 = loop.t
+    loop.run(PROBE_10, None, command=False, speed=0.3)
+    assert (loop.t - t0) - fast >= 0.02  # the settle check (60 ms slow, within 1 mm) is not waited for
+
+
+def test_a_command_resting_elsewhere_or_an_arm_left_behind_is_no_arrival() -> None:
+    q = solve_ik_pitched(tuple(TRANSIT_END), 0.0, 0.0, ARM).q
+    pose = measured_pose(q, ARM)
+    trailing = measured_pose(solve_ik_pitched(tuple(TRANSIT_END + [0.002, 0.0, 0.0]), 0.0, 0.0, ARM).q, ARM)
+    behind = measured_pose(solve_ik_pitched(tuple(TRANSIT_END + [0.004, 0.0, 0.0]), 0.0, 0.0, ARM).q, ARM)
+    assert arrived_by_command(q, q, trailing, pose)
+    assert not arrived_by_command(None, q, trailing, pose)  # moving, stale or unknown
+    assert not arrived_by_command(q, q, None, pose)  # no measurement
+    assert not arrived_by_command(q, q, behind, pose)  # the arm does not follow its command
+    elsewhere = tuple(v + 10 * COMMAND_AT_TOL for v in q)
+    assert not arrived_by_command(elsewhere, q, trailing, pose)
+    goal = parse_goal(tuple(TRANSIT_END - [0.0, 0.0, 0.01]), 0.0, 0.0, "linear", 0.01, "bt")
+    rest = RestStart(pose, q)
+    q_trailing = solve_ik_pitched(tuple(TRANSIT_END + [0.002, 0.0, 0.0]), 0.0, 0.0, ARM).q
+    run, _ = start_goal(goal, CFG, 0.0, q_trailing, None, None, rest, q)
+    assert np.allclose(run.motion.plan.start.pose, pose, atol=1e-12)  # at the resting command
+    run, _ = start_goal(goal, CFG, 0.0, q_trailing, None, None, rest, elsewhere)
+    assert np.allclose(run.motion.plan.start.pose, trailing, atol=1e-12)  # at the measured arm

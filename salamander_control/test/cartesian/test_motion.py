@@ -448,19 +448,24 @@ def test_joint_goal_sends_one_target_and_succeeds_when_the_joints_arrive():
 @given(
     offset=st.tuples(*[st.floats(-0.004, 0.004, allow_nan=False) for _ in range(5)]),
     scale=st.sampled_from([1.0, 0.3, 0.1, 0.03]),
+    command=st.sampled_from(["unknown", "at the goal", "elsewhere"]),
 )
-def test_a_joint_goal_succeeds_exactly_when_the_next_goal_may_start_from_its_end(offset, scale):
+def test_a_joint_goal_succeeds_exactly_when_the_next_goal_may_start_from_its_end(offset, scale, command):
     # The tree sends its next goal when a joint goal succeeds; that goal starts at rest where the joint
-    # goal left the command (its IK answer) only if the measured pose is within the tolerances of it,
-    # else from the measured pose (a slanted line). Success is that same test, so the two always agree.
+    # goal left the command (its IK answer) only if the measured pose is within the tolerances of it (or
+    # the generator's command rests there, the arm trailing it), else from the measured pose (a slanted
+    # line). Success is that same test, so the two always agree.
     goal = parse_goal((0.3, 0.0, 0.05), 0.2, 0.0, "joint", 0.0, "bt")
     run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
     q_goal = run.step(DT, CFG, Q_START).target[0]
+    resting = {"unknown": None, "at the goal": q_goal, "elsewhere": Q_START}[command]
     measured = tuple(q + scale * d for q, d in zip(q_goal, offset, strict=True))
-    cycle = run.step(2 * DT, CFG, measured)
+    cycle = run.step(2 * DT, CFG, measured, resting=resting)
     succeeded = cycle.outcome is not None and cycle.outcome.result == "succeeded"
     after = parse_goal((0.3, 0.0, 0.03), 0.2, 0.0, "linear", 0.5, "bt")
-    nxt, early = start_goal(after, CFG, 3 * DT, measured, None, rest=run.rest(3 * DT, CFG.arm))
+    nxt, early = start_goal(
+        after, CFG, 3 * DT, measured, None, rest=run.rest(3 * DT, CFG.arm), resting=resting
+    )
     assert early is None
     from_end = np.allclose(nxt.motion.plan.start.pose, pose_of(q_goal), atol=1e-12)
     assert succeeded == from_end

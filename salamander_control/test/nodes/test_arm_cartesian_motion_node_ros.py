@@ -60,6 +60,7 @@ class FakeArm:
         from sensor_msgs.msg import JointState
 
         self.node, self.q, self.valid = node, tuple(q), valid
+        self.still = False  # True: targets are recorded, and the arm stays where it is
         self.targets = []  # received JointState messages
         self.arrivals = []  # time.monotonic() of each, on receipt
         self._pub = node.create_publisher(JointState, "/joint_states", qos_profile_sensor_data)
@@ -82,6 +83,8 @@ class FakeArm:
     def _on_target(self, msg):
         self.targets.append(msg)
         self.arrivals.append(time.monotonic())
+        if self.still:
+            return
         # A joint target may name a subset; the node always sends all five.
         by_name = dict(zip(msg.name, msg.position, strict=True))
         self.q = tuple(by_name[n] for n in JOINT_NAMES)
@@ -384,6 +387,44 @@ def test_the_goal_branch_is_honoured_by_a_joint_goal_and_refused_with_the_reason
     bad = h.send(h.goal(near, branch="sideways"))
     assert not bad.accepted
     assert h.wait(lambda: "branch must be '', 'up' or 'down', got 'sideways'" in h.stderr())
+
+
+def test_a_joint_goal_ends_when_the_generator_s_command_rests_at_its_end_the_arm_trailing(start_node):
+    """/arm/joint_command at rest at the goal's joints ends the goal with the measured arm up to TRAIL_M
+    (3 mm) behind, not only once it is within position_tolerance (1 mm); a command still moving there, or
+    an arm left farther behind, does not."""
+    from sensor_msgs.msg import JointState
+
+    h = start_node()
+    h.arm.still = True  # the measured arm stays at Q_START
+    command: dict = {}
+
+    def publish() -> None:  # as the generator does: every change, and a keep-alive at rest
+        if command:
+            msg = JointState(name=list(JOINT_NAMES), position=list(command["q"]), velocity=list(command["v"]))
+            msg.header.stamp = h.node.get_clock().now().to_msg()
+            pub.publish(msg)
+
+    pub = h.node.create_publisher(JointState, "/arm/joint_command", 10)
+    h.node.create_timer(0.02, publish)
+    fk = forward_kinematics(Q_START)
+    for off, arrives in ((0.002, True), (0.005, False)):
+        sent = len(h.arm.targets)
+        there = np.array(fk.tcp) + np.array([off, 0.0, 0.0])
+        handle = h.send_accepted(h.goal(there, path="joint", tool_pitch=fk.tool_pitch, tool_yaw=fk.tool_yaw))
+        assert h.wait(lambda n=sent: len(h.arm.targets) > n)
+        result = handle.get_result_async()
+        command.update(q=tuple(h.arm.targets[-1].position), v=(0.0, 0.0, 0.1, 0.0, 0.0))  # there, moving
+        assert not h.wait(result.done, timeout=0.5)
+        command.update(v=(0.0,) * 5)  # at rest there
+        if arrives:
+            assert h.wait(result.done), h.stderr()
+            assert result.result().result.success, result.result().result.message
+        else:
+            assert not h.wait(result.done, timeout=0.5)
+            cancel = handle.cancel_goal_async()
+            assert h.wait(cancel.done) and h.wait(result.done)
+            assert not result.result().result.success
 
 
 def test_a_goal_waits_for_a_generator_to_follow_its_targets_and_is_refused_without_one(start_node):
