@@ -25,10 +25,10 @@ Decisions documented here:
   (`JointGoalRun._resend_if_standing`).
 - The generator's command says it sooner: a goal has also arrived (a line once its plan has finished)
   the cycle the trajectory generator's command (/arm/joint_command, the node's `resting`) rests at the
-  goal's end joints, with the measured TCP trailing it by no more than `TRAIL_M` (the motors' lag: 2-3
-  mm 50 ms after a joint path's fast end, where the measured arm came within 1 mm 50 ms later); the next
-  goal then starts at that end (`RestStart`) on the same test, so "arrived" and "the successor may start
-  from its end" stay one test. An arm that does not follow its command is never taken for arrived: it
+  goal's end joints, with the measured TCP trailing it by no more than `TRAIL_M` (the motors' lag: when
+  a joint path's command comes to rest the measured TCP is 1.5-3 mm behind and comes within 1 mm 30-60
+  ms later); the next goal then starts at that end (`RestStart`) on the same test, so "arrived" and "the
+  successor may start from its end" stay one test. An arm that does not follow its command is never taken for arrived: it
   trails by more, and the generator re-anchors a command the measurement leaves behind.
 - A goal that does not preempt starts at rest. It starts where the previous goal left the command
   (`RestStart`: the end of a goal that succeeded, its pose and joints) when the measured arm is within
