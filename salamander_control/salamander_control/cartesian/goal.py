@@ -28,8 +28,9 @@ Decisions documented here:
   goal's end joints, with the measured TCP trailing it by no more than `TRAIL_M` (the motors' lag: when
   a joint path's command comes to rest the measured TCP is 1.5-3 mm behind and comes within 1 mm 30-60
   ms later); the next goal then starts at that end (`RestStart`) on the same test, so "arrived" and "the
-  successor may start from its end" stay one test. An arm that does not follow its command is never taken for arrived: it
-  trails by more, and the generator re-anchors a command the measurement leaves behind.
+  successor may start from its end" stay one test. An arm that does not follow its command is never
+  taken for arrived: it trails by more, and the generator re-anchors a command the measurement leaves
+  behind.
 - A goal that does not preempt starts at rest. It starts where the previous goal left the command
   (`RestStart`: the end of a goal that succeeded, its pose and joints) when the measured arm is within
   `position_tolerance` / `angle_tolerance` of it, else at the measured pose. A goal succeeds with the
