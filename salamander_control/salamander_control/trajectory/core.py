@@ -293,10 +293,12 @@ class TrajectoryCore:
         v = None if velocity is None else finite_vector(velocity, NUM_JOINTS, "velocity")
         projected = clamp_joints(q, arm, self._goal)
         if self._stream_dead:
-            gap = self._time - self._stream_arrival
-            if v is not None and gap <= self._config.stream_timeout:
-                # The timed-out stream goes on (or ends: a sample at rest): none of it moves the arm. A new
-                # stream begins at rest at the arm: its first sample is lost, the next one starts it.
+            if v is not None:
+                # The timed-out stream goes on (or ends: a sample at rest): none of it moves the arm, after
+                # any pause (a sender stalled twice: its samples lie on its plan, ahead of where the arm
+                # stopped, and a stream started there joined them off the path: 3 mm in
+                # test_stream_stop_on_path.py). A new stream begins at rest at the arm: its first sample
+                # is lost, the next one starts it.
                 self._stream_arrival = self._time
                 self._stream_dead = any(v)
                 if self._stream_dead_note:
@@ -601,8 +603,8 @@ class TrajectoryCore:
 
         A stream that stopped (timed out) or broke off (its next command would break a limit) is over:
         samples that come after all are not followed (from a braking command they could only be rejoined
-        with a detour off the path), until a sample at rest, a goal without velocities or a pause of
-        stream_timeout. The sender sees the arm stand short of its target and starts again from there
+        with a detour off the path), until a sample at rest or a goal without velocities, after any pause.
+        The sender sees the arm stand short of its target and starts again from there
         (the Cartesian node: `cartesian.goal.LinearGoalRun`). Ruckig takes the arm to the newest sample in
         joint space only if neither brake can start.
         """
@@ -610,8 +612,7 @@ class TrajectoryCore:
         self._stream_dead, self._stream_arrival = True, self._time
         self._stream_dead_note = (
             f"ignoring the rest of the stream that {ended}, its end included (the arm stays where it "
-            "stopped on its path; a sample at rest, a goal without velocities or a pause of "
-            "stream_timeout ends this)"
+            "stopped on its path; a sample at rest or a goal without velocities ends this)"
         )
         if self._start_brake(self._goal):
             return why + f"braking {self._brake_note}, back to its newest sample {joints_text(self._goal)}"
