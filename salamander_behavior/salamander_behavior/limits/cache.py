@@ -8,6 +8,12 @@ tick. Receive times come from a monotonic clock
 process* heard of it, which is what matters for "is the arm still where we think it is", whatever clock
 (sim time, a robot's own) stamped it.
 
+Reading drains first: the shared cache's `latest` takes whatever the subscription holds that its callback
+has not had yet, each with the middleware's receive time. After a stall of this process, rclpy's executor
+runs a due timer (the tree's tick) before the subscription callbacks that waited meanwhile, and the tick
+judged the joint state by the last one it had stored: "stale: 0.75 s old" and a stopped run, with fresh
+joint states waiting (seen in a loaded test suite).
+
 What is refused, keeping the previous sample (which then ages and goes stale: the conditions fail
 rather than judge on bad data): malformed messages (see `JointSample.from_arrays`; a stamp that is no
 time on a ROS clock, `salamander_control.stamp`, counts as malformed) and messages
@@ -61,6 +67,8 @@ class JointStateCache:
         self, clock: Callable[[], float] = time.monotonic, clock_reset: float = CLOCK_RESET_NS * 1e-9
     ) -> None:
         self._clock = clock
+        self.drain: Callable[[], None] | None = None
+        """Stores what the subscription holds before each `latest` (`shared_joint_state_cache`)."""
         self._lock = threading.Lock()
         self._state: CachedState | None = None
         self._order = StampOrder(round(clock_reset * 1e9))
@@ -86,8 +94,9 @@ class JointStateCache:
         velocities: Sequence[float] = (),
         efforts: Sequence[float] = (),
         stamp: float | None = None,
+        received: float | None = None,
     ) -> str | None:
-        """Validate and store one joint state.
+        """Validate and store one joint state, received at `received` on the cache's clock (None: now).
 
         Returns:
             None when stored; otherwise why it was refused (the caller logs it, throttled).
@@ -105,12 +114,12 @@ class JointStateCache:
                 reason = f"out of order: stamp {stamp:.3f} s is older than the newest {newest * 1e-9:.3f} s"
             else:
                 reason = None
-                self._state = CachedState(sample, self._clock(), stamp)
+                self._state = CachedState(sample, self._clock() if received is None else received, stamp)
                 self.newest_malformed = False
                 self.accepted += 1
         return None if reason is None else self._refuse(reason)
 
-    def put_message(self, msg: Any) -> str | None:
+    def put_message(self, msg: Any, received: float | None = None) -> str | None:
         """`put` a ``sensor_msgs/msg/JointState`` (duck-typed: no ROS import here)."""
         try:
             stamp = stamp_ns(msg.header.stamp) * 1e-9
@@ -118,7 +127,7 @@ class JointStateCache:
             with self._lock:
                 self.newest_malformed = True
             return self._refuse(str(exc))
-        return self.put(msg.name, msg.position, msg.velocity, msg.effort, stamp)
+        return self.put(msg.name, msg.position, msg.velocity, msg.effort, stamp, received)
 
     def _refuse(self, reason: str) -> str:
         with self._lock:
@@ -127,7 +136,9 @@ class JointStateCache:
         return reason
 
     def latest(self) -> CachedState | None:
-        """The newest stored state, or None before the first one."""
+        """The newest stored state (after `drain`), or None before the first one."""
+        if self.drain is not None:
+            self.drain()
         with self._lock:
             return self._state
 
@@ -152,10 +163,13 @@ def shared_joint_state_cache(node: Any, topic: str = names.JOINT_STATES) -> Join
     """The one JointStateCache of `node` (an rclpy Node) for `topic`, subscribing it on first use.
 
     Sensor-data QoS (best effort), which also matches reliable publishers. A refused message (bad data,
-    out of order) leaves the cache as it was and logs a throttled warning.
+    out of order) leaves the cache as it was and logs a throttled warning. `latest` first takes what the
+    subscription holds (the module docstring says why).
     """
     from rclpy.qos import qos_profile_sensor_data
     from sensor_msgs.msg import JointState
+
+    from salamander_control.ros.polled_subscription import PolledReader
 
     with _REGISTRY_LOCK:
         per_node = _REGISTRY.setdefault(node, {})
@@ -165,13 +179,19 @@ def shared_joint_state_cache(node: Any, topic: str = names.JOINT_STATES) -> Join
         logger = node.get_logger()
         shown = node.resolve_topic_name(topic)  # absolute and remapped, for the log
 
-        def on_joint_state(msg: JointState) -> None:
-            reason = cache.put_message(msg)
+        def on_joint_state(msg: JointState, received: float | None = None) -> None:
+            reason = cache.put_message(msg, received)
             if reason is not None:
                 logger.warning(
                     f"{shown}: joint state refused: {reason}", throttle_duration_sec=LOG_THROTTLE_S
                 )
 
-        node.create_subscription(JointState, topic, on_joint_state, qos_profile_sensor_data)  # node keeps it
+        sub = node.create_subscription(JointState, topic, on_joint_state, qos_profile_sensor_data)
+
+        def drain() -> None:
+            for msg, received in PolledReader.take(sub):  # at the middleware's receive time (monotonic)
+                on_joint_state(msg, received)
+
+        cache.drain = drain
         per_node[topic] = cache
         return cache
