@@ -21,6 +21,11 @@ TOPIC = "/joint_states_cache_test"
 STALL_S = 0.3
 
 
+def joints(state) -> tuple[float, ...] | None:
+    """A cached state's positions in motor order (None: nothing cached)."""
+    return None if state is None else tuple(state.sample.positions[n] for n in JOINT_NAMES)
+
+
 def test_a_read_after_a_stall_takes_the_joint_states_that_waited_at_their_receive_time(
     make_node, ros_executor
 ) -> None:
@@ -38,9 +43,6 @@ def test_a_read_after_a_stall_takes_the_joint_states_that_waited_at_their_receiv
         sent = time.monotonic()
         pub.publish(msg)
         time.sleep(STALL_S)  # the process stalls; its executor does not spin
-        def joints(state) -> tuple[float, ...] | None:
-            return None if state is None else tuple(state.sample.positions[n] for n in JOINT_NAMES)
-
         state = cache.latest()
         deadline = time.monotonic() + 5.0
         while joints(state) != q and time.monotonic() < deadline:

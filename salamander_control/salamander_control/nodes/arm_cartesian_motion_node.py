@@ -84,7 +84,6 @@ from salamander_control.cartesian.config import (
 )
 from salamander_control.cartesian.contact import NO_SAMPLE, Efforts, read_efforts
 from salamander_control.cartesian.goal import GoalRun, Outcome, RestStart, start_goal, stream_start
-from salamander_control.joint_state import JointStateError, joint_vector
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
 from salamander_control.latest_sample import PutResult, StampOrder
 from salamander_control.ros.conversions import (
@@ -92,6 +91,7 @@ from salamander_control.ros.conversions import (
     invalid_reason,
     measured_joints,
     point_to_tuple,
+    read_joint_vector,
     read_stamp,
     tuple_to_point,
 )
@@ -222,12 +222,8 @@ class CartesianMotionNode(PolledNode):
 
     def _on_command(self, msg: JointState, received: float) -> None:
         """Keep the generator's command when it rests (every velocity zero); forget it when it moves."""
-        try:
-            read = joint_vector(msg.name, msg.position, msg.velocity)
-        except JointStateError as exc:
-            self.get_logger().warning(
-                f"ignoring {self._cmd_topic}: {exc}", throttle_duration_sec=LOG_THROTTLE_S
-            )
+        read = read_joint_vector(msg, self._cmd_topic, self.get_logger().warning, velocities=True)
+        if read is None:
             return
         rests = read.velocities is not None and all(v == 0.0 for v in read.velocities)
         with self._lock:

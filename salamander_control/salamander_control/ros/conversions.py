@@ -15,7 +15,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point
 from sensor_msgs.msg import JointState
 
-from salamander_control.joint_state import JointStateError, joint_vector
+from salamander_control.joint_state import JointStateError, JointVector, joint_vector
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
 from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_control.stamp import StampError, stamp_ns
@@ -33,20 +33,28 @@ BASE_FRAME = "base_link"
 """Frame of every Cartesian quantity the nodes publish (docs/arm_model.md)."""
 
 
-def measured_joints(
+def read_joint_vector(
     msg: JointState, topic: str, log: Callable[..., Any], velocities: bool = False
-) -> tuple[float, ...] | None:
-    """The five arm joints of a measured joint state, motor order; None when the message is refused.
+) -> JointVector | None:
+    """The five arm joints of a joint state, motor order; None when the message is refused.
 
-    Read by `joint_state.joint_vector` (extra joints ignored; with `velocities`, the velocities must be
-    valid too). A refusal is logged with `log` (a logger method, e.g. ``logger.warning``) as
+    With `velocities` the velocities come too, and must be valid. Read by `joint_state.joint_vector`
+    (extra joints ignored). A refusal is logged with `log` (a logger method, e.g. ``logger.warning``) as
     ``ignoring <topic>: <why>``, throttled to one line per `LOG_THROTTLE_S`.
     """
     try:
-        return joint_vector(msg.name, msg.position, msg.velocity if velocities else ()).positions
+        return joint_vector(msg.name, msg.position, msg.velocity if velocities else ())
     except JointStateError as exc:
         log(f"ignoring {topic}: {exc}", throttle_duration_sec=LOG_THROTTLE_S)
         return None
+
+
+def measured_joints(
+    msg: JointState, topic: str, log: Callable[..., Any], velocities: bool = False
+) -> tuple[float, ...] | None:
+    """The positions of `read_joint_vector`: a measured joint state's five arm joints, or None."""
+    read = read_joint_vector(msg, topic, log, velocities)
+    return None if read is None else read.positions
 
 
 def vector_to_joint_state(

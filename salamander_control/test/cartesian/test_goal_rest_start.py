@@ -164,23 +164,23 @@ def test_a_goal_ends_the_cycle_the_command_rests_at_its_end_and_the_next_starts_
 
 
 def test_a_line_ends_when_the_command_rests_at_its_end() -> None:
-    loop = Loop(PROBE_9)
-    loop.run(PROBE_9, None)
-    t0 = loop.t
-    loop.run(PROBE_10, None, command=True, speed=0.3)
-    fast = loop.t - t0
-    loop = Loop(PROBE_9)
-    loop.run(PROBE_9, None)
-    t0 = loop.t
-    loop.run(PROBE_10, None, command=False, speed=0.3)
-    assert (loop.t - t0) - fast >= 0.02  # the settle check (60 ms slow, within 1 mm) is not waited for
+    took = {}
+    for command in (False, True):
+        loop = Loop(PROBE_9)
+        loop.run(PROBE_9, None)
+        t0 = loop.t
+        loop.run(PROBE_10, None, command=command, speed=0.3)
+        took[command] = loop.t - t0
+    assert took[False] - took[True] >= 0.02  # the settle check (60 ms slow, within 1 mm) is not waited for
 
 
 def test_a_command_resting_elsewhere_or_an_arm_left_behind_is_no_arrival() -> None:
-    q = solve_ik_pitched(tuple(TRANSIT_END), 0.0, 0.0, ARM).q
-    pose = measured_pose(q, ARM)
-    trailing = measured_pose(solve_ik_pitched(tuple(TRANSIT_END + [0.002, 0.0, 0.0]), 0.0, 0.0, ARM).q, ARM)
-    behind = measured_pose(solve_ik_pitched(tuple(TRANSIT_END + [0.004, 0.0, 0.0]), 0.0, 0.0, ARM).q, ARM)
+    def joints_at(dx: float) -> tuple[float, ...]:
+        return solve_ik_pitched(tuple(TRANSIT_END + [dx, 0.0, 0.0]), 0.0, 0.0, ARM).q
+
+    q, q_trailing = joints_at(0.0), joints_at(0.002)
+    pose, trailing = measured_pose(q, ARM), measured_pose(q_trailing, ARM)
+    behind = measured_pose(joints_at(0.004), ARM)
     assert arrived_by_command(q, q, trailing, pose)
     assert not arrived_by_command(None, q, trailing, pose)  # moving, stale or unknown
     assert not arrived_by_command(q, q, None, pose)  # no measurement
@@ -189,7 +189,6 @@ def test_a_command_resting_elsewhere_or_an_arm_left_behind_is_no_arrival() -> No
     assert not arrived_by_command(elsewhere, q, trailing, pose)
     goal = parse_goal(tuple(TRANSIT_END - [0.0, 0.0, 0.01]), 0.0, 0.0, "linear", 0.01, "bt")
     rest = RestStart(pose, q)
-    q_trailing = solve_ik_pitched(tuple(TRANSIT_END + [0.002, 0.0, 0.0]), 0.0, 0.0, ARM).q
     run, _ = start_goal(goal, CFG, 0.0, q_trailing, None, None, rest, q)
     assert np.allclose(run.motion.plan.start.pose, pose, atol=1e-12)  # at the resting command
     run, _ = start_goal(goal, CFG, 0.0, q_trailing, None, None, rest, elsewhere)
