@@ -47,7 +47,8 @@ TCP arrives, and a cancelled joint goal holds the measured joints, all of which 
 delay or make stale by up to 40 ms. But only while it has goals: the subscription is made by the first
 goal request (which waits for its first valid sample, ~10 ms after the subscription is made, at most
 `joint_state_timeout_s`) and dropped MEASURE_LINGER_S after the last goal ended, so an idle node wakes
-for nothing. And nothing wakes for the samples: the control timer takes the newest from the
+for nothing; at start-up it is made at once and kept STARTUP_MEASURE_S, while a starting stack's
+discovery is slow. And nothing wakes for the samples: the control timer takes the newest from the
 subscription's history each cycle (`ros.polled_subscription`), so a running goal costs 100 wake-ups a
 second, not 200 (docs/design/cpu.md).
 """
@@ -112,6 +113,11 @@ LEASE_CHECK_TIMEOUT_S = 1.0
 """s; a goal whose lease token the generator has not confirmed by then is rejected."""
 MEASURE_LINGER_S = 2.0
 """s the /joint_states subscription outlives the last goal (a run's next segment follows within it)."""
+STARTUP_MEASURE_S = 10.0
+"""s the node measures from its start, before any goal: matching a subscription made by the first goal
+took over `joint_state_timeout_s` (1 s) while a whole stack started on two cores (the README demo's first
+goal was refused, "no joint state yet", and sent again 1.5 s later); a stack that starts and runs at once
+finds it matched. A later first goal meets a settled graph (~10 ms, docs/design/cpu.md)."""
 MEASURE_POLL_S = 0.005
 """s between two looks while a goal request waits (for the first joint state, for a matched follower)."""
 AFTER_TAIL_S = 1e-6
@@ -159,7 +165,7 @@ class CartesianMotionNode(PolledNode):
         self._js_sub: Subscription | None = None  # only while goals come: `_start_measuring`
         self._cmd_sub: Subscription | None = None  # /arm/joint_command, the same
         self._cmd_topic = self.resolve_topic_name(names.JOINT_COMMAND)
-        self._measure_wanted_at = -math.inf  # monotonic time of the last goal request or goal end
+        self._measure_until = -math.inf  # monotonic time the subscriptions may be dropped (`_on_linger`)
         self._linger = self.create_timer(MEASURE_LINGER_S, self._on_linger)
         self._linger.cancel()
         self._target_pub = self.create_publisher(JointState, names.JOINT_TARGET, names.JOINT_TARGET_DEPTH)
@@ -185,6 +191,7 @@ class CartesianMotionNode(PolledNode):
         )
         self._clock_map = ClockMap(time.monotonic_ns, lambda: self.get_clock().now().nanoseconds)
         self._timer = self._make_timer(self._binding.snapshot.control_rate_hz)
+        self._start_measuring(STARTUP_MEASURE_S)  # matched while the stack starts, before the first goal
         self.get_logger().info(
             f"ready: {self.resolve_topic_name(names.MOVE_CARTESIAN)}, {retarget.service_name} -> "
             f"{self._target_pub.topic_name} "
@@ -237,17 +244,21 @@ class CartesianMotionNode(PolledNode):
             return None
         return command[0]
 
-    def _start_measuring(self) -> None:
-        """Subscribe /joint_states (if not yet) and keep it for MEASURE_LINGER_S past the last goal."""
-        self._measure_wanted_at = time.monotonic()
+    def _keep_measuring(self, now: float, hold: float = MEASURE_LINGER_S) -> None:
+        """Keep the subscriptions at least `hold` s past `now` (and while a goal runs: `_on_linger`)."""
+        self._measure_until = max(self._measure_until, now + hold)
+
+    def _start_measuring(self, hold: float = MEASURE_LINGER_S) -> None:
+        """Subscribe /joint_states and /arm/joint_command (if not yet) and keep them `_keep_measuring`."""
+        self._keep_measuring(time.monotonic(), hold)
         if self._js_sub is None:
             self._js_sub = self.polled.subscribe(JointState, names.JOINT_STATES, qos_profile_sensor_data)
             self._cmd_sub = self.polled.subscribe(JointState, names.JOINT_COMMAND, COMMAND_QOS)
             self._linger.reset()
 
     def _on_linger(self) -> None:
-        """Drop the /joint_states subscription once no goal has wanted it for MEASURE_LINGER_S."""
-        if self._active is not None or time.monotonic() - self._measure_wanted_at < MEASURE_LINGER_S:
+        """Drop the subscriptions once no goal has wanted them for MEASURE_LINGER_S (`_keep_measuring`)."""
+        if self._active is not None or time.monotonic() < self._measure_until:
             return
         self._linger.cancel()
         if self._js_sub is not None:
@@ -269,7 +280,7 @@ class CartesianMotionNode(PolledNode):
             return self._measured(cfg, time.monotonic()) is not None
 
         ok = await self._poll_until(fresh, cfg.joint_state_timeout_s)
-        self._measure_wanted_at = time.monotonic()
+        self._keep_measuring(time.monotonic())
         if ok:
             return ""
         with self._lock:
@@ -436,7 +447,7 @@ class CartesianMotionNode(PolledNode):
         now = time.monotonic()
         self._take_joint_states()
         measured, efforts = self._measured_sample(cfg, now)
-        self._measure_wanted_at = now
+        self._keep_measuring(now)
         if measured is None:
             return self._finish(handle, Outcome("aborted", IkStatus.OK, "no joint state", (math.nan,) * 3))
         active = self._active
@@ -598,7 +609,7 @@ class CartesianMotionNode(PolledNode):
             succeeded = cycle.outcome.result == "succeeded"
             self._rest = active.run.rest(active.stepped_at, cfg.arm) if succeeded else None
             self._timer.cancel()
-            self._measure_wanted_at = now  # the subscription lingers from here (`_on_linger`)
+            self._keep_measuring(now)  # the subscriptions linger from here (`_on_linger`)
             active.done.set_result(cycle.outcome)
 
     def _publish_target(

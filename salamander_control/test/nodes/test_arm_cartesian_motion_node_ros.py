@@ -440,6 +440,24 @@ def test_a_goal_waits_for_a_generator_to_follow_its_targets_and_is_refused_witho
     assert len(h.arm.targets) == 1
 
 
+def test_the_node_subscribes_its_measurements_as_it_starts_before_any_goal(start_node):
+    # Made by the first goal, the subscription to /joint_states was once matched more than 1 s later, with
+    # a whole stack starting on two cores: the README demo's first goal was refused ("no joint state yet")
+    # and sent again 1.5 s later. The node now subscribes as it starts (STARTUP_MEASURE_S).
+    h = start_node()
+    polled = "_arm_cartesian_motion_node_polled"
+
+    def subscribed(topic):
+        return any(i.node_name == polled for i in h.node.get_subscriptions_info_by_topic(topic))
+
+    assert h.wait(lambda: subscribed("/joint_states") and subscribed("/arm/joint_command")), h.stderr()
+    assert "MoveCartesian" not in h.stderr()  # no goal has come
+    handle = h.send(h.goal((0.3, 0.0, 0.05), path="joint"))
+    assert handle.accepted, h.stderr()  # at the first send
+    res = h.result(handle)
+    assert res.result.success, res.result.message
+
+
 def test_malformed_goals_and_goals_before_a_valid_joint_state_are_rejected(start_node):
     h = start_node(valid=False)  # the fake arm publishes NaN positions
     # The node reads /joint_states only while goals come: the goal makes it look, waits for a valid one
