@@ -34,13 +34,17 @@ other moves minimum-jerk at fixed speeds; the can is gripped on its true spot.
 The property: no can is torn off, released or knocked outside its compartment (in_box_clear or
 touching a wall, never on the rim, astray or tipped); every contact ends with the can held before and
 after the lift; an exhausted search leaves it held above the band (the tree stops the run holding it).
-It does not hold for every draw yet: `GRAZE` says where it fails (pinned as strict xfails); `LIFT_OFF`
-was seen before the search followed the rim's push.
+It does not hold for every draw yet: `GRAZE` says where it fails (pinned as strict xfails). The hypothesis
+test asserts it for every draw but one that ends in that mode (`grazed`: peeled off at once with the can's
+side within `GRAZE_BAND` of a wall's plane), which it counts and `test_zz_report_the_numbers` prints;
+so any other failure fails it. `LIFT_OFF` was seen before the search followed the rim's push.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -54,11 +58,12 @@ from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import LOW_CARRY_ABOVE_RIM
 from salamander_control.cartesian.contact import ContactDetector, read_efforts
 from salamander_control.cartesian.plan import BAND_ENTRY_DECEL_SHARE, RAMP_FLOOR
+from salamander_control.cell.layout import CellLayout
 from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import JOINT_NAMES, ArmParams, ToolPose, solve_ik_pitched
 from salamander_sim.cell import load_cell_config
 from salamander_sim.cell.config import Uncertainty
-from salamander_sim.cell.physics import PhysicsCell
+from salamander_sim.cell.physics import IMPACT_FACTOR, PhysicsCell
 from salamander_sim.cell.uncertainty import CLIP_SIGMAS, draw_truth
 from salamander_sim.hardware import EffortSensor, SimConfig
 from salamander_testing import REPO
@@ -140,6 +145,8 @@ class Outcome:
     placement: object = None
     held_at_end: str | None = None
     pad: Point = (0.0, 0.0, 0.0)
+    tear_gap: float | None = None
+    """m: where the can was torn off the pad, its gap to the nearest true wall (`wall_gap`)."""
 
 
 class Harness:
@@ -153,6 +160,7 @@ class Harness:
         self.p: Point = TARGETS.picks[0].above
         self.sensor = EffortSensor(SimConfig().effort_noise, seed)
         self.events: list[str] = []
+        self.torn_at: Point | None = None  # the TCP the tick the can was torn off the pad
         self.peak_stroke = 0.0
         self.peak_seal_use = 0.0
         self.tick()
@@ -162,6 +170,8 @@ class Harness:
         self.t += TICK
         self.cell.step(ToolPose(self.p, 0.0, 0.0), self.t)
         self.events += [f"{e.kind}: {e.text}" for e in self.cell.drain_events()]
+        if self.torn_at is None and any("torn off" in e for e in self.events):
+            self.torn_at = self.p
         self.peak_stroke = max(self.peak_stroke, self.cell.compensator_stroke)
         self.peak_seal_use = max(self.peak_seal_use, self.seal_use())
 
@@ -230,6 +240,16 @@ class Harness:
                 self.hold(0.1)  # the goal ends once the motion stands; the tree sends the lift
                 return trip
         return None
+
+
+def wall_gap(layout: CellLayout, k: int, xy: tuple[float, float]) -> float:
+    """m: the gap between an upright can centred at `xy` and the nearest wall of true compartment `k`
+    (negative: it reaches past that wall's plane, onto its top edge)."""
+    cx, cy = layout.compartment_centre(k)
+    c, s = math.cos(layout.box_yaw), math.sin(layout.box_yaw)
+    u = (xy[0] - cx) * c + (xy[1] - cy) * s  # along the box's x, then its y
+    v = -(xy[0] - cx) * s + (xy[1] - cy) * c
+    return layout.compartment_inner / 2 - layout.can_radius - max(abs(u), abs(v))
 
 
 def guarded_release(
@@ -301,17 +321,23 @@ def guarded_release(
         out.exhausted = True
     run.hold(0.5)
     out.events, out.placement, out.held_at_end, out.pad = run.events, cell.placement(can), cell.held, run.p
+    if run.torn_at is not None:
+        out.tear_gap = wall_gap(layout, k, (run.torn_at[0] + grip[0], run.torn_at[1] + grip[1]))
     return out
 
 
-STATS: dict[str, list] = {"cases": [], "contacts": [], "probes": [], "exhausted": [], "wall": [], "peaks": []}
+STATS: dict[str, list] = {
+    "cases": [], "contacts": [], "probes": [], "exhausted": [], "wall": [], "peaks": [], "grazes": []
+}
 
 GRAZE = (
-    "a can whose side meets a wall's or divider's top edge within ~16 um of the clearance "
-    "(offset 1.950-1.966 mm toward it) is peeled off at once (0.73-0.89 N m > 0.28 N m, "
-    "physics.IMPACT_FACTOR) within one physics step, before any 10 ms effort sample can show it: "
-    "the cell's sharp can edge meets the sharp wall top sideways and the pad has no lateral give "
-    "(only the compensator's axial stroke)"
+    "a can whose side is on a wall's or divider's plane (within ~0.1 mm of it: the pinned draws reach 5 and "
+    "11 um past it, offset 1.955-1.966 mm toward it; a 300-draw survey's two, 0.09 mm past and 0.06 mm "
+    "short, the can tilted a little by an off-axis grip) is peeled off at once (0.55-0.89 N m > 0.28 N m, "
+    "physics.IMPACT_FACTOR) within one physics step, before any 10 ms effort sample can show it, as it "
+    "meets the top edge or further down as the descent speeds up below the band: the cell's sharp can "
+    "edge meets the sharp wall top sideways and the pad has no lateral give (only the compensator's "
+    "axial stroke)"
 )
 LIFT_OFF = (
     "a can gripped ~1.6 mm off its axis that meets a wall top with its bottom edge is stopped (trip at ~6 N, "
@@ -323,6 +349,20 @@ LIFT_OFF = (
 300 draws up to twice the clearance (2026-12-04) showed it no more: the hypothesis test still names it."""
 
 
+GRAZE_BAND = 1e-4
+"""m: a can torn off with its side this near a wall's plane (`wall_gap`, either way) is the `GRAZE` mode."""
+PEELED = re.compile(r"peeled off: ([0-9.]+) N m > ([0-9.]+) N m")
+
+
+def grazed(out: Outcome) -> bool:
+    """The can was peeled off at once (at `physics.IMPACT_FACTOR` times the limit or more) with its side
+    within `GRAZE_BAND` of a wall's plane: the `GRAZE` mode. Not a can torn off on a rim's top (its side
+    millimetres past the wall's plane), nor one peeled off slowly (a load that built up)."""
+    peel = next((m for e in out.events if "torn off" in e and (m := PEELED.search(e))), None)
+    at_once = peel is not None and float(peel.group(1)) >= IMPACT_FACTOR * float(peel.group(2))
+    return at_once and out.tear_gap is not None and abs(out.tear_gap) <= GRAZE_BAND
+
+
 def check_property(
     box: tuple[float, float, float],
     grip: tuple[float, float],
@@ -330,8 +370,10 @@ def check_property(
     seed: int,
     follow_push: bool = True,
     settings: BehaviorSettings = SETTINGS,
+    grazes: bool = False,
 ) -> Outcome:
-    """Run one guarded release, record its numbers in STATS and assert the safety property."""
+    """Run one guarded release, record its numbers in STATS and assert the safety property; with `grazes`,
+    a release that ends in the `GRAZE` mode (`grazed`) is counted in STATS instead."""
     start = time.monotonic()
     out = guarded_release(box, grip, k, seed, follow_push, settings)
     STATS["cases"].append((box, grip, k))
@@ -348,6 +390,9 @@ def check_property(
         f"{grip[1] * 1000:+.3f} mm; can_{k}; contacts (probe, |F| N, stroke mm, seal use) {contacts}; "
         f"events {out.events}"
     )
+    if grazes and grazed(out):
+        STATS["grazes"].append(case)
+        return out
     assert not any("torn off" in e or e.startswith("knocked_off") for e in out.events), case
     for c in out.contacts:
         assert c.held_after_stop and c.held_after_lift, case
@@ -409,7 +454,6 @@ def test_the_same_draw_in_the_square_spiral_grazes_a_wall() -> None:
     check_property(*LIFT_OFF_DRAW, follow_push=False)
 
 
-@pytest.mark.xfail(strict=False, reason=f"{GRAZE}; {LIFT_OFF}")
 @settings(
     max_examples=20,
     deadline=None,
@@ -428,8 +472,20 @@ def test_the_same_draw_in_the_square_spiral_grazes_a_wall() -> None:
 def test_the_guarded_pass_never_tears_a_can_off_nor_puts_it_outside_its_compartment(
     r: float, angle: float, yaw: float, gx: float, gy: float, k: int, seed: int
 ) -> None:
-    """Box offsets 0 .. 2 x clearance in any direction, yaw and grip within 3 sigma: the property holds."""
-    check_property((r * math.cos(angle), r * math.sin(angle), yaw), (gx, gy), k, seed)
+    """Box offsets 0 .. 2 x clearance in any direction, yaw and grip within 3 sigma: the property holds,
+    except in a draw that ends in the `GRAZE` mode (counted; pinned by the strict xfails above)."""
+    check_property((r * math.cos(angle), r * math.sin(angle), yaw), (gx, gy), k, seed, grazes=True)
+
+
+def test_only_a_graze_is_let_through() -> None:
+    """The hypothesis test above passes over `GRAZE` draws only: both pinned draws are grazes (5 and 11 um
+    past the wall's plane), a can torn off on the rim (2.5 mm past it) by a guard too weak to stop it (50
+    N) is not."""
+    assert grazed(check_property((0.0, -0.001955, 0.0), (0.0, 0.0), 0, 1, grazes=True))
+    assert grazed(check_property(*LIFT_OFF_DRAW, follow_push=False, grazes=True))
+    weak = dataclasses.replace(SETTINGS, guard_force_n=50.0)
+    with pytest.raises(AssertionError, match="torn off the pad by wall -x"):
+        check_property((0.0025, 0.0, 0.0), (0.0, 0.0), 0, 1, settings=weak, grazes=True)
 
 
 def test_zz_report_the_numbers() -> None:
@@ -440,8 +496,10 @@ def test_zz_report_the_numbers() -> None:
     print(
         f"\ncases {n}, contacts {sum(STATS['contacts'])} (max {max(STATS['contacts'])} per case), "
         f"probes per case {sorted(STATS['probes'])}, exhausted {sum(STATS['exhausted'])}, "
-        f"wall {sum(STATS['wall']):.1f} s"
+        f"grazes {len(STATS['grazes'])}, wall {sum(STATS['wall']):.1f} s"
     )
+    for case in STATS["grazes"]:
+        print(f"GRAZE: {case}")
     if STATS["peaks"]:
         force, stroke, use = (max(p[i] for p in STATS["peaks"]) for i in range(3))
         print(
