@@ -333,11 +333,11 @@ STATS: dict[str, list] = {
 GRAZE = (
     "a can whose side is on a wall's or divider's plane (within ~0.1 mm of it: the pinned draws reach 5 and "
     "11 um past it, offset 1.955-1.966 mm toward it; a 300-draw survey's two, 0.09 mm past and 0.06 mm "
-    "short, the can tilted a little by an off-axis grip) is peeled off at once (0.55-0.89 N m > 0.28 N m, "
-    "physics.IMPACT_FACTOR) within one physics step, before any 10 ms effort sample can show it, as it "
-    "meets the top edge or further down as the descent speeds up below the band: the cell's sharp can "
-    "edge meets the sharp wall top sideways and the pad has no lateral give (only the compensator's "
-    "axial stroke)"
+    "short, the can tilted a little by an off-axis grip) rubs the wall's top edge from 0.6 mm below the "
+    "rim on, pushed sideways by 2-4 N (the contact's constraint force on an overlap of micrometres: the "
+    "pad holds the can rigidly sideways, the compensator gives only along its axis), and is peeled off at "
+    "once (0.55-0.89 N m > 0.28 N m, physics.IMPACT_FACTOR) within one physics step as the descent speeds "
+    "up below the band (at any speed tried), before any 10 ms effort sample can show it"
 )
 LIFT_OFF = (
     "a can gripped ~1.6 mm off its axis that meets a wall top with its bottom edge is stopped (trip at ~6 N, "
