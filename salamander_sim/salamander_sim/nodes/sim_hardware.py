@@ -109,19 +109,27 @@ class SimHardware(Node):
             self._efforts.sigma = new.effort_noise
 
     def _external_wrench(self, now: float, timeout: float) -> tuple[float, ...]:
-        """The newest tool wrench if it is fresh, else none (zero), saying so once on each change."""
+        """The newest tool wrench if it is fresh, else none (zero), saying so once on each change.
+
+        A warning when one stopped coming; an info line at start-up (the cell usually starts after this
+        node: nothing is wrong yet).
+        """
         with self._lock:
             latest = self._wrench
         fresh = latest is not None and now - latest[1] <= timeout
         if fresh != self._wrench_fresh:
             self._wrench_fresh = fresh
+            topic = self._wrench_sub.topic_name
             if fresh:
-                topic = self._wrench_sub.topic_name
                 self.get_logger().info(f"tool wrench on {topic}: the efforts carry its load")
+            elif latest is None:
+                self.get_logger().info(
+                    f"no tool wrench on {topic} yet: the efforts show no external force until one comes"
+                )
             else:
                 self.get_logger().warning(
-                    f"no tool wrench on {self._wrench_sub.topic_name} for {timeout:.2f} s: the efforts show "
-                    f"no external force until one comes"
+                    f"no tool wrench on {topic} for {timeout:.2f} s: the efforts show no external force "
+                    f"until one comes"
                 )
         return latest[0] if fresh and latest is not None else (0.0,) * 6
 

@@ -160,6 +160,7 @@ def test_efforts_are_the_tool_wrench_through_the_jacobian_within_the_noise(tmp_p
         stale, fresh = "no tool wrench on /salamander/sim/tool_wrench", "the efforts carry its load"
         said = lambda: [line for line in sim.lines if stale in line or fresh in line]  # noqa: E731
         peer.wait(lambda: stale in said()[-1], "the stale wrench's log line")
+        assert "WARN" in said()[-1], said()  # a stream that stopped: a warning
         first = len(states)
         peer.wait(lambda: len(states) >= first + 20, "joint states without a wrench")
         assert all(loaded(m, (0.0,) * 6, 5.0) for m in states[first:]), sim.describe()
@@ -169,6 +170,23 @@ def test_efforts_are_the_tool_wrench_through_the_jacobian_within_the_noise(tmp_p
             peer.close()
         code = sim.stop()
         print(sim.describe())
+        assert code == 0, sim.describe()
+
+
+def test_no_tool_wrench_at_start_up_is_said_as_information_not_a_warning(tmp_path: Path) -> None:
+    """The cell starts after this node in the README's launch: a wrench not there yet is no fault (the
+    demo printed a warning on every start); one that stops coming is (the test above)."""
+    sim = NodeProcess(
+        "sim_hardware", names.SIM_HARDWARE, next_domain_id(), tmp_path,
+        params_file=launch_param_files("sim_hardware"),
+    )  # fmt: skip
+    try:
+        said = sim.wait_for_text("no tool wrench on /salamander/sim/tool_wrench yet", timeout=20.0)
+        assert said, sim.describe()
+        line = next(x for x in sim.lines if "no tool wrench on" in x)
+        assert "[INFO]" in line and "WARN" not in sim.text(), sim.describe()
+    finally:
+        code = sim.stop()
         assert code == 0, sim.describe()
 
 
