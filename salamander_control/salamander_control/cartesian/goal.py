@@ -500,9 +500,9 @@ class LinearGoalRun:
         self._done_at, self._sent_final, self._still, self._paused = None, False, None, ""
         self.resumes += 1
         return (
-            f"the arm stopped {d * 1000:.2f} mm short of {_fmt(self.target)} and stands still (the "
+            f"the arm stopped {d * 1000:.2f} mm short of {fmt_m(self.target)} and stands still (the "
             f"generator ended the stream: a pause over its stream_timeout?); resuming along a new line from "
-            f"the measured TCP {_fmt(meas)} ({self.resumes} of {MAX_RESUMES})"
+            f"the measured TCP {fmt_m(meas)} ({self.resumes} of {MAX_RESUMES})"
         )
 
     def _track_speed(self, measured_at: float, meas: np.ndarray | None) -> None:
@@ -553,7 +553,7 @@ class LinearGoalRun:
             if self._pending is not None:
                 return self._pending._replace(final_tcp=_tcp(meas))
             stop = self.motion.plan.end_pose
-            return Outcome("canceled", IkStatus.OK, f"canceled; stopped at TCP {_fmt(stop)}", _tcp(meas))
+            return Outcome("canceled", IkStatus.OK, f"canceled; stopped at TCP {fmt_m(stop)}", _tcp(meas))
         if self._paused and (self.resumes >= MAX_RESUMES or now - self._done_at > cfg.settle_timeout_s):
             return Outcome("aborted", IkStatus.OK, f"{self._paused}; no resume left", _tcp(meas))
         why = "no valid joint state"
@@ -565,9 +565,9 @@ class LinearGoalRun:
             settled = d <= cfg.position_tolerance and ang <= cfg.angle_tolerance and self._settled(at)
             if settled or arrived_by_command(resting, self.motion.joints, meas, self.target):
                 return Outcome(
-                    "succeeded", IkStatus.OK, f"reached {_fmt(self.target)} ({d * 1000:.2f} mm)", _tcp(meas)
+                    "succeeded", IkStatus.OK, f"reached {fmt_m(self.target)} ({d * 1000:.2f} mm)", _tcp(meas)
                 )
-            why = f"measured TCP {_fmt(meas)} still {d * 1000:.2f} mm / {ang:.4f} rad off"
+            why = f"measured TCP {fmt_m(meas)} still {d * 1000:.2f} mm / {ang:.4f} rad off"
         if now - self._done_at > cfg.settle_timeout_s:
             return Outcome(
                 "aborted",
@@ -607,7 +607,7 @@ class LinearGoalRun:
             self.motion.t0 = tail  # its first sample one period after the tail's last (at its start)
         self.target = np.asarray(pose, dtype=float)
         self._done_at, self._sent_final, self._still = None, False, None
-        return True, IkStatus.OK, f"retargeted to {_fmt(self.target)}"
+        return True, IkStatus.OK, f"retargeted to {fmt_m(self.target)}"
 
     def rest(self, now: float, arm: ArmParams) -> RestStart | None:
         """Where the command rests once this goal succeeded (its plan's end); None after a brake."""
@@ -627,7 +627,7 @@ class LinearGoalRun:
             self._pending = Outcome(
                 "canceled",
                 IkStatus.OK,
-                f"canceled in the line's final deceleration (sent ahead); stopped at its end {_fmt(end)}",
+                f"canceled in the line's final deceleration (sent ahead); stopped at its end {fmt_m(end)}",
                 (math.nan,) * 3,
             )
             return
@@ -708,7 +708,7 @@ class JointGoalRun:
         outcome = None
         if self._arrived(meas, cfg, measured_q, resting):
             outcome = Outcome(
-                "succeeded", IkStatus.OK, f"reached {_fmt(self.target)} in joint space", _tcp(meas)
+                "succeeded", IkStatus.OK, f"reached {fmt_m(self.target)} in joint space", _tcp(meas)
             )
         if outcome is None and now - self.t0 > cfg.joint_path_timeout_s:
             outcome = Outcome(
@@ -769,7 +769,7 @@ class JointGoalRun:
         self.resumes += 1
         off = float(np.linalg.norm(meas[:3] - self._end[:3]))
         return (
-            f"the arm stands still {off * 1000:.1f} mm from the joint goal for {_fmt(self.target)} (the "
+            f"the arm stands still {off * 1000:.1f} mm from the joint goal for {fmt_m(self.target)} (the "
             f"generator dropped it? a measurement it took for a pushed arm); sending it again "
             f"({self.resumes} of {MAX_RESUMES})"
         )
@@ -783,7 +783,7 @@ class JointGoalRun:
             return False, res.status, f"retarget refused ({res.status.reason}: {res.status.message})"
         self.target, self.q_goal, self._send, self.t0 = np.asarray(pose, dtype=float), res.q, res.q, now
         self._end, self._still = measured_pose(res.q, cfg.arm), None
-        return True, IkStatus.OK, f"retargeted to {_fmt(self.target)}"
+        return True, IkStatus.OK, f"retargeted to {fmt_m(self.target)}"
 
     def rest(self, now: float, arm: ArmParams) -> RestStart | None:
         """Where the command rests once this goal succeeded (the generator's goal: the IK answer)."""
@@ -864,7 +864,7 @@ def start_goal(
         if not res.ok:
             on = f" on the {goal.branch} branch" if goal.branch else ""
             msg = (
-                f"{EARLY_FAIL}: {res.status.reason}: goal {_fmt(p)} cannot be solved{on} "
+                f"{EARLY_FAIL}: {res.status.reason}: goal {fmt_m(p)} cannot be solved{on} "
                 f"({res.status.message})"
             )
             return None, Outcome("aborted", res.status, msg, _tcp(meas))
@@ -903,5 +903,6 @@ def start_goal(
     return LinearGoalRun(goal, motion, guard), None
 
 
-def _fmt(p: Any) -> str:
+def fmt_m(p: Any) -> str:
+    """A position (m) for a log line: "(0.4600, 0.1800, -0.0650) m"."""
     return f"({p[0]:.4f}, {p[1]:.4f}, {p[2]:.4f}) m"

@@ -84,7 +84,14 @@ from salamander_control.cartesian.config import (
     parse_goal,
 )
 from salamander_control.cartesian.contact import NO_SAMPLE, Efforts, read_efforts
-from salamander_control.cartesian.goal import GoalRun, Outcome, RestStart, start_goal, stream_start
+from salamander_control.cartesian.goal import (
+    GoalRun,
+    Outcome,
+    RestStart,
+    fmt_m,
+    start_goal,
+    stream_start,
+)
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
 from salamander_control.latest_sample import PutResult, StampOrder
 from salamander_control.ros.conversions import (
@@ -480,7 +487,7 @@ class CartesianMotionNode(PolledNode):
                 f"{goal.band_end * 1000:g} mm before it{' (the guard feels there)' if goal.guarded else ''}"
             )
         self.get_logger().info(
-            f"MoveCartesian {goal.path} goal to {goal.pose[:3]} for {goal.client_id!r}{guard}"
+            f"MoveCartesian {goal.path} goal to {fmt_m(goal.pose)} for {goal.client_id!r}{guard}"
         )
         self._clock_map.calibrate()  # stamps = plan times on the ROS clock (docs/design/clock_map.md)
         done = Future()
