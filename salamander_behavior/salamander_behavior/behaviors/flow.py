@@ -68,7 +68,9 @@ class WaitUntilReady(PortBehavior):
     What it waits for is logged once when the wait begins (and again whenever that changes), then at
     most every `WAIT_LOG_PERIOD_S`: with ``use_sim:=false`` and no robot yet, the log says exactly what
     is missing (e.g. "waiting for /salamander/gripper/vacuum service and /salamander/gripper/part_present")
-    without flooding.
+    without flooding. As information for the first `WAIT_LOG_PERIOD_S` (a stack that is still starting:
+    the README demo's tree waits a moment for the lease's answer or the switch's first message), as a
+    warning after that, as an error at ``ready_timeout_s``.
     """
 
     WAIT_LOG_PERIOD_S = 10.0
@@ -100,7 +102,10 @@ class WaitUntilReady(PortBehavior):
         logged = self._logged
         if logged is None or logged[0] != waiting or now - logged[1] >= self.WAIT_LOG_PERIOD_S:
             self._logged = (waiting, now)
-            ports.log.warning(f"not starting yet: {waiting}")
+            if self.elapsed() >= self.WAIT_LOG_PERIOD_S:  # two call sites: rclpy fixes one's severity
+                ports.log.warning(f"not starting yet: {waiting}")
+            else:
+                ports.log.info(f"not starting yet: {waiting}")
         return Status.RUNNING
 
 
