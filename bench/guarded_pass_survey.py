@@ -3,7 +3,7 @@
 `test/test_guarded_pass_property.py` releases ONE can through the guarded pass and the search over the
 physics cell, with a real `ContactDetector` on simulated efforts (its docstring says what it models and
 what it simplifies), and checks the safety property: no can torn off, released or knocked outside its
-compartment; every contact ends with the can held. Its hypothesis test draws 20 cases per CI run; this
+compartment; every contact ends with the can held. Its hypothesis test draws 40 cases per CI run; this
 script runs many more, from one seeded RNG, once per variant of the behaviour settings, so that a
 change of a guard setting can be judged on the same draws before a benchmark over real processes:
 

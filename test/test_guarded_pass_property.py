@@ -455,7 +455,7 @@ def test_the_same_draw_in_the_square_spiral_grazes_a_wall() -> None:
 
 
 @settings(
-    max_examples=20,
+    max_examples=40,
     deadline=None,
     phases=(Phase.explicit, Phase.generate),  # no shrinking: a failing draw is reported as drawn
     suppress_health_check=[HealthCheck.too_slow],
