@@ -106,6 +106,17 @@ class Cell(RosPeer):
         return result.result().result
 
 
+    def move_above_and_settle(self) -> None:
+        """A joint goal above compartment 1, then wait until the measured arm has settled there.
+
+        The goal ends as the generator's command comes to rest, the measured arm up to 3 mm behind (the
+        motors' lag); these tests judge the descent's line from a settled start.
+        """
+        above = self.move(ABOVE, "joint")
+        assert above.success, above.message
+        self.wait(lambda: np.linalg.norm(forward_kinematics(self.states[-1]).tcp - np.array(ABOVE)) < 1e-4,
+                  "the measured arm settled above compartment 1")  # fmt: skip
+
     def progress(self, start: np.ndarray, axis: np.ndarray) -> float:
         """How far (m) the newest measured TCP has come from `start` along the unit `axis`."""
         return float((np.array(forward_kinematics(self.states[-1]).tcp) - start) @ axis)
@@ -127,12 +138,7 @@ class Cell(RosPeer):
         /joint_states recorded before the descent was sent).
         """
         self.hold_lease()
-        above = self.move(ABOVE, "joint")
-        assert above.success, above.message
-        # The goal ends as the generator's command comes to rest, the measured arm up to 3 mm behind; these
-        # tests judge the descent's line from a settled start.
-        self.wait(lambda: np.linalg.norm(forward_kinematics(self.states[-1]).tcp - np.array(ABOVE)) < 1e-4,
-                  "the measured arm settled above compartment 1")  # fmt: skip
+        self.move_above_and_settle()
         start, end = np.array(forward_kinematics(self.states[-1]).tcp), np.array(RELEASE)
         first = len(self.states)
         goal = MoveCartesian.Goal(
@@ -169,8 +175,7 @@ def cell(tmp_path):
 def test_the_place_descent_keeps_the_measured_tcp_on_the_line(cell) -> None:
     cell.wait_ready()
     cell.hold_lease()
-    above = cell.move(ABOVE, "joint")
-    assert above.success, above.message
+    cell.move_above_and_settle()
     start = np.array(forward_kinematics(cell.states[-1]).tcp)
     first = len(cell.states)
     release = cell.move(RELEASE, "linear")
