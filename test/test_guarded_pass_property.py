@@ -63,6 +63,7 @@ from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import JOINT_NAMES, ArmParams, ToolPose, solve_ik_pitched
 from salamander_sim.cell import load_cell_config
 from salamander_sim.cell.config import Uncertainty
+from salamander_sim.cell.geometry import CellGeometry
 from salamander_sim.cell.physics import IMPACT_FACTOR, PhysicsCell
 from salamander_sim.cell.uncertainty import CLIP_SIGMAS, draw_truth
 from salamander_sim.hardware import EffortSensor, SimConfig
@@ -245,11 +246,7 @@ class Harness:
 def wall_gap(layout: CellLayout, k: int, xy: tuple[float, float]) -> float:
     """m: the gap between an upright can centred at `xy` and the nearest wall of true compartment `k`
     (negative: it reaches past that wall's plane, onto its top edge)."""
-    cx, cy = layout.compartment_centre(k)
-    c, s = math.cos(layout.box_yaw), math.sin(layout.box_yaw)
-    u = (xy[0] - cx) * c + (xy[1] - cy) * s  # along the box's x, then its y
-    v = -(xy[0] - cx) * s + (xy[1] - cy) * c
-    return layout.compartment_inner / 2 - layout.can_radius - max(abs(u), abs(v))
+    return min(CellGeometry(layout).side_clearances((*xy, 0.0), k).values())
 
 
 def guarded_release(
