@@ -222,6 +222,18 @@ def arrived_by_command(
     return d <= TRAIL_M and ang <= TRAIL_RAD
 
 
+def _at_end(
+    meas: np.ndarray, pose: np.ndarray, joints: Any, cfg: MotionConfig, resting: tuple[float, ...] | None
+) -> bool:
+    """Whether the arm is at a goal's end (`pose`, `joints`).
+
+    The measured pose within the tolerances of it, or the generator's command `resting` there with the
+    arm trailing it (`arrived_by_command`): the one test of a joint goal's arrival and of a successor
+    starting at a goal's end (`RestStart`).
+    """
+    return _within_tolerance(meas, pose, cfg) or arrived_by_command(resting, joints, meas, pose)
+
+
 def _tcp(pose: np.ndarray | None) -> tuple[float, float, float]:
     return (math.nan,) * 3 if pose is None else (float(pose[0]), float(pose[1]), float(pose[2]))
 
@@ -734,10 +746,7 @@ class JointGoalRun:
         branches' joints are close and the sign of cos(q1 - q2) flickers, so an elbow within
         `ELBOW_FOLD_TOL` of the goal's counts as on its branch.
         """
-        if meas is None or self._end is None:
-            return False
-        near = _within_tolerance(meas, self._end, cfg)
-        if not (near or arrived_by_command(resting, self.q_goal, meas, self._end)):
+        if meas is None or self._end is None or not _at_end(meas, self._end, self.q_goal, cfg, resting):
             return False
         q1, q2, g1, g2 = float(measured_q[1]), float(measured_q[2]), self.q_goal[1], self.q_goal[2]
         return branch_of(q1, q2) is branch_of(g1, g2) or abs((q1 - q2) - (g1 - g2)) <= ELBOW_FOLD_TOL
@@ -852,9 +861,7 @@ def start_goal(
         return None, Outcome("aborted", IkStatus.OK, msg, _tcp(meas))
     if moving:
         start, seed = active.motion.state(now), active.motion.joints
-    elif rest is not None and meas is not None and (
-        _within_tolerance(meas, rest.pose, cfg) or arrived_by_command(resting, rest.joints, meas, rest.pose)
-    ):
+    elif rest is not None and meas is not None and _at_end(meas, rest.pose, rest.joints, cfg, resting):
         start, seed = CartesianState.at_rest(rest.pose), rest.joints
     else:
         start, seed = CartesianState.at_rest(meas), tuple(measured_q)
