@@ -57,7 +57,7 @@ def survey(settings: BehaviorSettings, draws: int, seed: int) -> dict:
     """`draws` seeded draws through the harness with `settings`; what they did."""
     rng = random.Random(seed)
     broken: list[tuple[int, str]] = []
-    contacts = probes = exhausted = 0
+    contacts = probes = exhausted = grazes = 0
     use = stroke = 0.0
     start = time.monotonic()
     for i in range(draws):
@@ -73,13 +73,13 @@ def survey(settings: BehaviorSettings, draws: int, seed: int) -> dict:
             continue
         if harness.grazed(out):  # the GRAZE mode: broken too, and named
             broken.append((i, f"GRAZE ({out.tear_gap * 1e6:+.1f} um): {out.events}"))
+            grazes += 1
             continue
         contacts += len(out.contacts)
         probes += out.probes
         exhausted += out.exhausted
         use = max([use, *(c.seal_use for c in out.contacts)])
         stroke = max([stroke, *(c.stroke for c in out.contacts)])
-    grazes = sum(e.startswith("GRAZE") for _, e in broken)
     return {"broken": broken, "grazes": grazes, "contacts": contacts, "probes": probes,
             "exhausted": exhausted, "use": use, "stroke": stroke,
             "wall": time.monotonic() - start}  # fmt: skip
