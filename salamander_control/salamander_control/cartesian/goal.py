@@ -12,8 +12,9 @@ Decisions documented here:
 - Linear goals succeed when the plan has finished and the measured TCP (FK of /joint_states) is within
   `position_tolerance` (and the tool attitude within `angle_tolerance`) of the target and has moved
   slower than `SETTLED_SPEED` for `SETTLED_S` (not passing through); after `settle_timeout_s` without
-  that they abort. An arm that stands still short of the target after the plan (the generator ended a
-  stream that paused too long) resumes along a new line from where it stands, at most `MAX_RESUMES`
+  that they abort (time the node itself did not run, a stall, does not count: `LinearGoalRun.excuse`).
+  An arm that stands still short of the target after the plan (the generator ended a stream that paused
+  too long) resumes along a new line from where it stands, at most `MAX_RESUMES`
   times (`LinearGoalRun._resume_if_stopped_short`). Joint goals succeed when the measured pose (FK of the
   measured joints) is within `position_tolerance` / `angle_tolerance` of the IK answer's, with the elbow
   on its branch (both branches reach the same pose), the test by which the next goal starts from that
@@ -274,6 +275,7 @@ class LinearGoalRun:
         self._in_band = False  # the measured TCP was inside the goal's band at the last measurement
         self._tail_until: float | None = None  # clock time of the last sample of a tail sent ahead
         self._tail_cancel = False  # a cancel came while the sent tail runs: the line ends at its end
+        self._stalls: list[tuple[float, float]] = []  # (from, to): the node did not run (`excuse`)
 
     @property
     def cancelling(self) -> bool:
@@ -544,6 +546,21 @@ class LinearGoalRun:
     def _stopped(self, measured_at: float) -> bool:
         return self._stopped_since is not None and measured_at - self._stopped_since >= SETTLED_S
 
+    def excuse(self, start: float, end: float) -> None:
+        """The node did not run from `start` to `end` (a stopped or starved process): not the arm's time.
+
+        That time does not count toward the settle timeout: the node saw no measurement in it, so the arm
+        had no chance to be seen arriving or standing short (a 4.5 s SIGSTOP over the plan's end aborted
+        the goal in the cycle the node ran again, where it now resumes: test_trajectory_streaming_ros).
+        """
+        self._stalls.append((start, end))
+
+    def _waited(self, now: float) -> float:
+        """Time the node ran since the plan finished (`_done_at`), stalls (`excuse`) left out."""
+        done = self._done_at
+        lost = sum(max(0.0, min(b, now) - max(a, done)) for a, b in self._stalls)
+        return now - done - lost
+
     def _decide(
         self, now: float, at: float, meas: np.ndarray | None, cfg: MotionConfig,
         resting: tuple[float, ...] | None = None,
@@ -553,20 +570,20 @@ class LinearGoalRun:
         if self._tail_until is not None and self._pending is not None:
             # Decided while the generator held the sent tail (a cancel, parameters gone infeasible): the
             # line ended at its end; the outcome stands once the arm does.
-            if not self._stopped(at) and now - self._done_at <= cfg.settle_timeout_s:
+            if not self._stopped(at) and self._waited(now) <= cfg.settle_timeout_s:
                 return None
             return self._pending._replace(final_tcp=_tcp(meas))
         if self.motion.braking and (self._pending is not None or not self._paused):
             # A brake ends once the measured arm stands too (it trails the command by the stream delay and
             # the motors' lag): the next goal then starts where the generator holds the arm, not short of
             # it (a start short of the held target is a jump the generator refuses to follow).
-            if not self._stopped(at) and now - self._done_at <= cfg.settle_timeout_s:
+            if not self._stopped(at) and self._waited(now) <= cfg.settle_timeout_s:
                 return None
             if self._pending is not None:
                 return self._pending._replace(final_tcp=_tcp(meas))
             stop = self.motion.plan.end_pose
             return Outcome("canceled", IkStatus.OK, f"canceled; stopped at TCP {fmt_m(stop)}", _tcp(meas))
-        if self._paused and (self.resumes >= MAX_RESUMES or now - self._done_at > cfg.settle_timeout_s):
+        if self._paused and (self.resumes >= MAX_RESUMES or self._waited(now) > cfg.settle_timeout_s):
             return Outcome("aborted", IkStatus.OK, f"{self._paused}; no resume left", _tcp(meas))
         why = "no valid joint state"
         if meas is not None:
@@ -580,7 +597,7 @@ class LinearGoalRun:
                     "succeeded", IkStatus.OK, f"reached {fmt_m(self.target)} ({d * 1000:.2f} mm)", _tcp(meas)
                 )
             why = f"measured TCP {fmt_m(meas)} still {d * 1000:.2f} mm / {ang:.4f} rad off"
-        if now - self._done_at > cfg.settle_timeout_s:
+        if self._waited(now) > cfg.settle_timeout_s:
             return Outcome(
                 "aborted",
                 IkStatus.OK,
@@ -731,6 +748,10 @@ class JointGoalRun:
                 _tcp(meas),
             )
         return Cycle(target, feedback, outcome, event)
+
+    def excuse(self, start: float, end: float) -> None:
+        """The node did not run from `start` to `end`: that time does not count toward the path timeout."""
+        self.t0 += max(0.0, end - max(start, self.t0))
 
     def _arrived(
         self, meas: np.ndarray | None, cfg: MotionConfig, measured_q: Any,

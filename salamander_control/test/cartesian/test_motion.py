@@ -363,6 +363,48 @@ def test_linear_goal_aborts_when_the_arm_never_arrives():
     assert t > run.motion.plan.duration + CFG.settle_timeout_s
 
 
+def test_a_stall_of_the_node_past_the_settle_timeout_is_excused_and_the_goal_resumes():
+    """The node stopped (SIGSTOP, a starved process) half way down a line, until long after the plan's
+    end: the cycles it catches up on run with no fresh measurement. With the stall excused they do not
+    end the goal; once measured again, the arm stands short and the goal resumes and arrives. Not
+    excused, the first catch-up cycle past the settle timeout aborts it."""
+    goal = parse_goal((0.35, -0.1, 0.0), 0.0, 0.5, "linear", 1.0, "bt")
+    outcomes = {}
+    for excused in (True, False):
+        run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
+        stall = 0.5 * run.motion.plan.duration
+        wake = run.motion.plan.duration + CFG.settle_timeout_s + 1.0
+        arm, t, outcome, events = Q_START, 0.0, None, []
+        while outcome is None and t < wake + 10.0:
+            t += DT
+            if stall <= t < wake:  # caught up on waking, one stale measurement (None) for them all
+                if excused and t - DT < stall:
+                    run.excuse(stall, wake)
+                cycle = run.step(t, CFG, None)
+            else:
+                cycle = run.step(t, CFG, arm)
+                if cycle.target is not None and (t < stall or events):
+                    arm = cycle.target[0]  # followed before the stall and after the resume
+            events += [cycle.event] if cycle.event else []
+            outcome = cycle.outcome
+        outcomes[excused] = (outcome, t, events)
+    (ok, t_ok, events), (failed, t_failed, _) = outcomes[True], outcomes[False]
+    assert ok.result == "succeeded", ok.message
+    assert len(events) == 1 and "resuming along a new line" in events[0]
+    assert t_ok > wake
+    assert failed.result == "aborted" and "no valid joint state" in failed.message and t_failed < wake
+
+
+def test_a_joint_goals_timeout_leaves_out_a_stall_of_the_node():
+    goal = parse_goal((0.3, 0.0, 0.05), 0.2, 0.0, "joint", 0.0, "bt")
+    run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
+    run.step(0.01, CFG, Q_START)
+    run.excuse(1.0, 1.0 + CFG.joint_path_timeout_s)
+    assert run.step(CFG.joint_path_timeout_s + 0.5, CFG, None).outcome is None
+    late = run.step(2 * CFG.joint_path_timeout_s + 0.01, CFG, None).outcome
+    assert late is not None and late.result == "aborted" and late.message.startswith("timeout:")
+
+
 def test_an_arm_left_standing_short_of_the_target_resumes_on_the_same_line_and_arrives():
     """The generator ended the stream midway (a pause over its stream_timeout): the rest of the plan's
     targets, the final one included, never moved the arm. Once it stands still after the plan, the goal

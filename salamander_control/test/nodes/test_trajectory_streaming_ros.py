@@ -36,6 +36,9 @@ NEWEST = re.compile(r"timeout: no streamed goal.*back to its newest sample \[([-
 PAUSED = re.compile(r"no \S*joint_states for [\d.]+ s: holding")
 REANCHORED = re.compile(r"re-anchored at the (measured state|last command) \[([-\d., ]+)\]")
 ABOVE, RELEASE = (0.38, -0.18, 0.063), (0.38, -0.18, -0.057)  # compartment 1 (config/cell.yaml)
+STALL_S = 4.5
+"""s the stalled sender stays stopped after the generator's stream timeout: it is stopped 30 % down a
+descent at speed 0.1, ~1.2 s before its plan ends, so this outlasts the end by more than settle_timeout_s."""
 pytestmark = pytest.mark.ros
 
 
@@ -288,6 +291,11 @@ def test_a_cartesian_node_stalled_past_the_stream_timeout_resumes_and_ends_its_d
     its goal sees the arm stand short of the target after its plan and resumes from there: the descent
     succeeds, every measured state stays on the line, the node says it resumed. (Before, the goal aborted
     after its settle timeout, and the tree aborted the can it carried: seen in a CI run under load.)
+
+    The stall (`STALL_S`) outlasts the plan's end by more than the settle timeout (3 s): the time the node
+    did not run does not count toward it. (Before, the goal aborted in the cycle the node ran again, on
+    a CI run whose test process was itself slow to send SIGCONT: "timeout: trajectory finished but no
+    valid joint state after 3.0 s".)
     """
     cell.wait_ready()
     start, axis, handle, first = cell.start_descent(speed_scale=0.1)
@@ -301,6 +309,7 @@ def test_a_cartesian_node_stalled_past_the_stream_timeout_resumes_and_ends_its_d
     try:
         cell.wait(lambda: any("timeout: no streamed goal" in line for line in generator.lines[mark:]),
                   "the generator's stream timeout")  # fmt: skip
+        cell.spin_until(lambda: False, STALL_S)  # the stall itself (the test's lease heartbeats go on)
     finally:
         cartesian.send_signal(signal.SIGCONT)
     cell.wait(result.done, "the descent's result")
