@@ -540,7 +540,6 @@ def save_modest_png(png: bytes, path: Path, limit: int = SCREENSHOT_LIMIT) -> in
 def test_arm_drawn_ghost_green_at_rest_and_red_outside_the_iks_domain(stack, page, tmp_path):
     page.draw_3d(True)
     page.until(lambda: page.status("IK ghost") == "ok", "the ghost's status 'ok' on the page")
-    time.sleep(1.0)  # let the first frames of the scene arrive; the counts below are the condition
     def shot(name: str) -> dict[str, int]:
         return colour_counts(page.screenshot(tmp_path / name))
 
