@@ -552,8 +552,13 @@ class LinearGoalRun:
         That time does not count toward the settle timeout: the node saw no measurement in it, so the arm
         had no chance to be seen arriving or standing short (a 4.5 s SIGSTOP over the plan's end aborted
         the goal in the cycle the node ran again, where it now resumes: test_trajectory_streaming_ros).
+        Calls come in time order; what an earlier call excused counts once (a long stall is caught up over
+        several calls, each of which excuses from its own start to now).
         """
-        self._stalls.append((start, end))
+        if self._stalls:
+            start = max(start, self._stalls[-1][1])
+        if end > start:
+            self._stalls.append((start, end))
 
     def _waited(self, now: float) -> float:
         """Time the node ran since the plan finished (`_done_at`), stalls (`excuse`) left out."""
@@ -703,6 +708,7 @@ class JointGoalRun:
         self.cancelling = False
         self.resumes = 0
         self._still: tuple[tuple[float, ...], float] | None = None  # (measured joints, since)
+        self._excused_until = -math.inf  # the end of the last stall `excuse` counted
 
     def step(
         self,
@@ -750,8 +756,11 @@ class JointGoalRun:
         return Cycle(target, feedback, outcome, event)
 
     def excuse(self, start: float, end: float) -> None:
-        """The node did not run from `start` to `end`: that time does not count toward the path timeout."""
-        self.t0 += max(0.0, end - max(start, self.t0))
+        """The node did not run from `start` to `end`: not counted toward the path timeout, once."""
+        start = max(start, self.t0, self._excused_until)
+        if end > start:
+            self.t0 += end - start
+            self._excused_until = end
 
     def _arrived(
         self, meas: np.ndarray | None, cfg: MotionConfig, measured_q: Any,

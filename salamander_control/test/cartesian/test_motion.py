@@ -395,13 +395,34 @@ def test_a_stall_of_the_node_past_the_settle_timeout_is_excused_and_the_goal_res
     assert failed.result == "aborted" and "no valid joint state" in failed.message and t_failed < wake
 
 
-def test_a_joint_goals_timeout_leaves_out_a_stall_of_the_node():
+def test_a_stall_caught_up_over_several_calls_is_excused_once():
+    """The node catches a long stall up over several timer calls (`MAX_CATCH_UP` cycles each), and each
+    call excuses from its own start to now: the overlaps count once, so a goal that never measures the
+    arm again still ends in the settle timeout, the stall's length later (not the stall's length times
+    the number of calls)."""
+    goal = parse_goal((0.3, 0.0, 0.05), 0.0, 0.0, "linear", 1.0, "bt")
+    run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
+    end = run.motion.plan.duration
+    stall_from, stall_to, calls = end - 0.5, end + 4.5, 10
+    for k in range(calls):  # one late call per 0.5 s of catch-up, each excusing from its start to now
+        run.excuse(stall_from + k * (stall_to - stall_from) / calls, stall_to)
+    t, outcome = 0.0, None
+    while outcome is None:
+        t += DT
+        outcome = run.step(t, CFG, Q_START if t < stall_from else None).outcome  # never measured again
+    assert outcome.result == "aborted" and "no valid joint state" in outcome.message
+    assert stall_to + CFG.settle_timeout_s < t < stall_to + CFG.settle_timeout_s + 2 * DT
+
+
+def test_a_joint_goals_timeout_leaves_out_a_stall_of_the_node_once():
     goal = parse_goal((0.3, 0.0, 0.05), 0.2, 0.0, "joint", 0.0, "bt")
     run, _ = start_goal(goal, CFG, 0.0, Q_START, None)
     run.step(0.01, CFG, Q_START)
-    run.excuse(1.0, 1.0 + CFG.joint_path_timeout_s)
-    assert run.step(CFG.joint_path_timeout_s + 0.5, CFG, None).outcome is None
-    late = run.step(2 * CFG.joint_path_timeout_s + 0.01, CFG, None).outcome
+    stall = CFG.joint_path_timeout_s
+    for start in (1.0, 1.5, 2.0):  # a stall caught up over three calls: excused once
+        run.excuse(start, 1.0 + stall)
+    assert run.step(stall + 0.5, CFG, None).outcome is None
+    late = run.step(2 * stall + 0.01, CFG, None).outcome
     assert late is not None and late.result == "aborted" and late.message.startswith("timeout:")
 
 
