@@ -12,7 +12,7 @@ Decisions documented here:
 - Linear goals succeed when the plan has finished and the measured TCP (FK of /joint_states) is within
   `position_tolerance` (and the tool attitude within `angle_tolerance`) of the target and has moved
   slower than `SETTLED_SPEED` for `SETTLED_S` (not passing through); after `settle_timeout_s` without
-  that they abort (time the node itself did not run, a stall, does not count: `LinearGoalRun.excuse`).
+  that they abort (time the node itself did not run, a stall, does not count: `Stalls`).
   An arm that stands still short of the target after the plan (the generator ended a stream that paused
   too long) resumes along a new line from where it stands, at most `MAX_RESUMES`
   times (`LinearGoalRun._resume_if_stopped_short`). Joint goals succeed when the measured pose (FK of the
@@ -239,6 +239,34 @@ def _tcp(pose: np.ndarray | None) -> tuple[float, float, float]:
     return (math.nan,) * 3 if pose is None else (float(pose[0]), float(pose[1]), float(pose[2]))
 
 
+class Stalls:
+    """The times the node did not run (a stopped or starved process): not the arm's time.
+
+    They do not count toward a goal's timeouts (`ran`): the node saw no measurement in them, so the arm had
+    no chance to be seen arriving or standing short (a 4.5 s SIGSTOP over a line's end aborted its goal in
+    the cycle the node ran again, where it now resumes: test_trajectory_streaming_ros).
+    """
+
+    def __init__(self) -> None:
+        self._spans: list[tuple[float, float]] = []
+
+    def excuse(self, start: float, end: float) -> None:
+        """The node did not run from `start` to `end`.
+
+        Calls come in time order; what an earlier call excused counts once (a long stall is caught up over
+        several timer calls, each of which excuses from its own start to now).
+        """
+        if self._spans:
+            start = max(start, self._spans[-1][1])
+        if end > start:
+            self._spans.append((start, end))
+
+    def ran(self, since: float, now: float) -> float:
+        """Time from `since` to `now` that the node ran (the excused stalls left out)."""
+        lost = sum(max(0.0, min(b, now) - max(a, since)) for a, b in self._spans)
+        return now - since - lost
+
+
 class RestStart(NamedTuple):
     """Where a goal that succeeded left the command, at rest: the next goal's start (`start_goal`)."""
 
@@ -275,7 +303,7 @@ class LinearGoalRun:
         self._in_band = False  # the measured TCP was inside the goal's band at the last measurement
         self._tail_until: float | None = None  # clock time of the last sample of a tail sent ahead
         self._tail_cancel = False  # a cancel came while the sent tail runs: the line ends at its end
-        self._stalls: list[tuple[float, float]] = []  # (from, to): the node did not run (`excuse`)
+        self.stalls = Stalls()  # not counted toward the settle timeout (`_waited`)
 
     @property
     def cancelling(self) -> bool:
@@ -546,25 +574,9 @@ class LinearGoalRun:
     def _stopped(self, measured_at: float) -> bool:
         return self._stopped_since is not None and measured_at - self._stopped_since >= SETTLED_S
 
-    def excuse(self, start: float, end: float) -> None:
-        """The node did not run from `start` to `end` (a stopped or starved process): not the arm's time.
-
-        That time does not count toward the settle timeout: the node saw no measurement in it, so the arm
-        had no chance to be seen arriving or standing short (a 4.5 s SIGSTOP over the plan's end aborted
-        the goal in the cycle the node ran again, where it now resumes: test_trajectory_streaming_ros).
-        Calls come in time order; what an earlier call excused counts once (a long stall is caught up over
-        several calls, each of which excuses from its own start to now).
-        """
-        if self._stalls:
-            start = max(start, self._stalls[-1][1])
-        if end > start:
-            self._stalls.append((start, end))
-
     def _waited(self, now: float) -> float:
-        """Time the node ran since the plan finished (`_done_at`), stalls (`excuse`) left out."""
-        done = self._done_at
-        lost = sum(max(0.0, min(b, now) - max(a, done)) for a, b in self._stalls)
-        return now - done - lost
+        """Time the node ran since the plan finished (`_done_at`), its stalls left out (`Stalls`)."""
+        return self.stalls.ran(self._done_at, now)
 
     def _decide(
         self, now: float, at: float, meas: np.ndarray | None, cfg: MotionConfig,
@@ -708,7 +720,7 @@ class JointGoalRun:
         self.cancelling = False
         self.resumes = 0
         self._still: tuple[tuple[float, ...], float] | None = None  # (measured joints, since)
-        self._excused_until = -math.inf  # the end of the last stall `excuse` counted
+        self.stalls = Stalls()  # not counted toward the path timeout
 
     def step(
         self,
@@ -745,7 +757,7 @@ class JointGoalRun:
             outcome = Outcome(
                 "succeeded", IkStatus.OK, f"reached {fmt_m(self.target)} in joint space", _tcp(meas)
             )
-        if outcome is None and now - self.t0 > cfg.joint_path_timeout_s:
+        if outcome is None and self.stalls.ran(self.t0, now) > cfg.joint_path_timeout_s:
             outcome = Outcome(
                 "aborted",
                 IkStatus.OK,
@@ -754,13 +766,6 @@ class JointGoalRun:
                 _tcp(meas),
             )
         return Cycle(target, feedback, outcome, event)
-
-    def excuse(self, start: float, end: float) -> None:
-        """The node did not run from `start` to `end`: not counted toward the path timeout, once."""
-        start = max(start, self.t0, self._excused_until)
-        if end > start:
-            self.t0 += end - start
-            self._excused_until = end
 
     def _arrived(
         self, meas: np.ndarray | None, cfg: MotionConfig, measured_q: Any,

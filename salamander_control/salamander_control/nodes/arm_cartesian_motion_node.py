@@ -133,7 +133,7 @@ COMMAND_FRESH_S = 0.1
 """s: a resting command received longer ago than this is not used (the generator's keep-alive: 20 ms)."""
 STALL_S = 0.1
 """s: a timer call this much later than the previous cycle's grid point is a stall of the node (a starved or
-stopped process); the rest of its gap does not count toward the goal's timeouts (`LinearGoalRun.excuse`)."""
+stopped process); the rest of its gap does not count toward the goal's timeouts (`cartesian.goal.Stalls`)."""
 MAX_CATCH_UP = 50
 """Control cycles one timer call runs at most (0.5 s at 100 Hz; a longer stall is caught up over the next
 calls); see `_on_timer`."""
@@ -576,7 +576,7 @@ class CartesianMotionNode(PolledNode):
         if not times:
             return  # called early: the next grid point is not due yet
         if now - active.stepped_at > STALL_S:  # the node did not run: the arm is not to blame for that time
-            active.run.excuse(active.stepped_at + STALL_S, now)
+            active.run.stalls.excuse(active.stepped_at + STALL_S, now)
         if active.handle.is_cancel_requested and not active.run.cancelling:
             active.run.cancel(times[0], cfg, measured)
             self.get_logger().info("MoveCartesian goal cancel requested: stopping")

@@ -379,7 +379,7 @@ def test_a_stall_of_the_node_past_the_settle_timeout_is_excused_and_the_goal_res
             t += DT
             if stall <= t < wake:  # caught up on waking, one stale measurement (None) for them all
                 if excused and t - DT < stall:
-                    run.excuse(stall, wake)
+                    run.stalls.excuse(stall, wake)
                 cycle = run.step(t, CFG, None)
             else:
                 cycle = run.step(t, CFG, arm)
@@ -405,7 +405,7 @@ def test_a_stall_caught_up_over_several_calls_is_excused_once():
     end = run.motion.plan.duration
     stall_from, stall_to, calls = end - 0.5, end + 4.5, 10
     for k in range(calls):  # one late call per 0.5 s of catch-up, each excusing from its start to now
-        run.excuse(stall_from + k * (stall_to - stall_from) / calls, stall_to)
+        run.stalls.excuse(stall_from + k * (stall_to - stall_from) / calls, stall_to)
     t, outcome = 0.0, None
     while outcome is None:
         t += DT
@@ -420,7 +420,7 @@ def test_a_joint_goals_timeout_leaves_out_a_stall_of_the_node_once():
     run.step(0.01, CFG, Q_START)
     stall = CFG.joint_path_timeout_s
     for start in (1.0, 1.5, 2.0):  # a stall caught up over three calls: excused once
-        run.excuse(start, 1.0 + stall)
+        run.stalls.excuse(start, 1.0 + stall)
     assert run.step(stall + 0.5, CFG, None).outcome is None
     late = run.step(2 * stall + 0.01, CFG, None).outcome
     assert late is not None and late.result == "aborted" and late.message.startswith("timeout:")

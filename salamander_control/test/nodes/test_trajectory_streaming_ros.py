@@ -108,7 +108,6 @@ class Cell(RosPeer):
         self.wait(result.done, f"the {path} goal to {tcp} to end")
         return result.result().result
 
-
     def move_above_and_settle(self) -> None:
         """A joint goal above compartment 1, then wait until the measured arm has settled there.
 
