@@ -4,7 +4,10 @@ The first change of the offset sends a linear MoveCartesian goal; while that goa
 change retargets it (RetargetCartesian, one call in flight at a time, the newest offset wins). When the
 goal has arrived and the offset changes again, a new goal is sent. A refused retarget or a failed goal
 is reported once; the same offset is not tried again until the operator moves it (no goal storm on an
-unreachable spot). Pure: talks to a `MotionPort`, polled from ManualAdjust's update.
+unreachable spot). A retarget that crossed the goal's end (sent while the goal ran here, answered after
+it ended at the Cartesian node: "no active goal") is no refusal: the offset goes out as a new goal once
+the goal's result arrives, so a refusal is reported only if the goal still runs when the next answers are
+taken. Pure: talks to a `MotionPort`, polled from ManualAdjust's update.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class NudgeCommander:
         self.pending: Offset | None = None  # offset of the retarget in flight
         self.refused: Offset | None = None  # last offset a retarget was refused for
         self.failed: Offset | None = None  # last offset a goal failed for
+        self._refusal: str | None = None  # a refusal, reported if the goal still runs at the next answers
         self.goals = 0
         self.retargets = 0
 
@@ -93,18 +97,18 @@ class NudgeCommander:
         handle = self.handle
         if handle is None:
             return None
-        note = None
+        note, self._refusal = self._refusal, None
         reply = handle.take_retarget_reply()
         if reply is not None and self.pending is not None:
             if reply.accepted:
                 self.heading = self.pending
             else:
                 self.refused = self.pending
-                note = f"retarget to offset {offset_mm(self.pending)} refused: {reply.message}"
+                self._refusal = f"retarget to offset {offset_mm(self.pending)} refused: {reply.message}"
             self.pending = None
         outcome = handle.poll()
-        if outcome.done:
-            self.handle, self.pending = None, None
+        if outcome.done:  # a refusal held or just taken crossed the goal's end: no line
+            self.handle, self.pending, self._refusal, note = None, None, None, None
             if outcome.phase is MotionPhase.SUCCEEDED:
                 self.reached, self.failed = self.heading, None
             else:

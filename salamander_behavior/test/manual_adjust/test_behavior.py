@@ -190,6 +190,25 @@ def test_a_refused_retarget_is_reported_and_not_retried_for_the_same_offset() ->
     assert len(handle.retargets) == 2 and len(motion.handles) == 1
 
 
+def test_a_retarget_that_crosses_the_goals_end_is_no_refusal_and_the_offset_goes_out_as_a_new_goal() -> None:
+    # Seen in the placement benchmark: the retarget left while the goal ran here and reached the node
+    # after the goal had arrived ("no active goal"); the tree logged it as a refusal (WARN).
+    motion = FakeMotion(default=Script(polls=2))
+    nudge = NudgeCommander(JOB.place_above, "nudge")
+    nudge.update(motion, (0.01, 0.0), 0.5)  # the first goal
+    first = motion.handles[0]
+    assert nudge.update(motion, (0.012, 0.0), 0.5) == (False, None)  # running: a retarget goes out
+    assert first.retarget_pending
+    while first.ended is None:  # ... and the goal arrives at the node before it is answered
+        first.poll()
+    notes = [nudge.update(motion, (0.012, 0.0), 0.5)[1] for _ in range(5)]
+    assert notes == [None] * 5
+    assert [h.request.target for h in motion.handles] == [
+        JOB.place_above.shifted(0.01, 0.0), JOB.place_above.shifted(0.012, 0.0)
+    ]
+    assert nudge.update(motion, (0.012, 0.0), 0.5)[0]  # the new goal arrived: settled there
+
+
 def test_a_failed_nudge_is_reported_once_and_only_a_new_offset_tries_again() -> None:
     motion = FakeMotion(default=Script(polls=1, succeed=False, status=1, message="early fail"))
     nudge = NudgeCommander(JOB.place_above, "nudge")

@@ -529,10 +529,11 @@ class CartesianMotionNode(PolledNode):
         pose = (*point_to_tuple(request.tcp), request.tool_pitch, request.tool_yaw)
         active = self._active
         status: IkStatus | None = None  # None: not tried, answered as INVALID_REQUEST
+        ended = False  # no goal runs: routine when a client's retarget crosses its goal's end
         if not all(math.isfinite(v) for v in pose):
             ok, message = False, invalid_reason(f"retarget pose must be finite, got {pose}")
         elif active is None:
-            ok, message = False, invalid_reason("no active MoveCartesian goal to retarget")
+            ok, ended, message = False, True, invalid_reason("no active MoveCartesian goal to retarget")
         elif active.run.goal.lease_token and not same_token(request.lease_token, active.run.goal.lease_token):
             # Only the goal's own client may redirect it (its lease token; never logged).
             ok, message = False, invalid_reason(
@@ -544,6 +545,8 @@ class CartesianMotionNode(PolledNode):
         # One call site per severity: rclpy refuses a call site whose severity changes between calls.
         if ok:
             self.get_logger().info(f"retarget: {message}")
+        elif ended:
+            self.get_logger().info(f"retarget: {message} (refused)")
         else:
             self.get_logger().warning(f"retarget: {message}")
         response.success, response.message = ok, message
