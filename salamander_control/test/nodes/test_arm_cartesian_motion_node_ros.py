@@ -7,6 +7,7 @@ tracker), which keeps these tests independent of the trajectory generator.
 from __future__ import annotations
 
 import math
+import re
 import signal
 import time
 
@@ -334,6 +335,10 @@ def test_infeasible_retarget_is_refused_and_the_goal_ends_at_its_old_target(star
     assert res.result.success, res.result.message
     final = np.array([res.result.final_tcp.x, res.result.final_tcp.y, res.result.final_tcp.z])
     assert np.linalg.norm(final - target) < 0.001
+    # A retarget without a goal is routine (one that crossed its goal's end): INFO; a refused path: WARN.
+    no_goal = re.compile(r"\[INFO\].*retarget: .*no active MoveCartesian goal.*\(refused\)")
+    assert h.wait(lambda: no_goal.search(h.stderr())), h.stderr()
+    assert re.search(r"\[WARN\].*retarget: .*coupled_limit", h.stderr()), h.stderr()
 
 
 def test_alpha_max_set_at_run_time_decides_the_next_early_fail(start_node):
