@@ -6,6 +6,7 @@ where the test's `FakeMotion.obstacle` says it meets one; a cancelled goal fails
 gripper grips the can whose contact pose the pad is at when the vacuum comes on, reports it through the
 part-present reading (fresh on every call, until the test makes the switch fall silent) and records
 where every release happened, so a test can assert that a can is never let go anywhere but over the box.
+`StaysRunning` stands for a motion behaviour under the limit conditions' guards.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import py_trees
+from py_trees.common import Status
 
 from salamander_behavior.ports import (
     CartesianTarget,
@@ -42,6 +46,28 @@ class FakeClock:
     def advance(self, dt: float) -> None:
         """Move time on by `dt` s."""
         self.t += dt
+
+
+class StaysRunning(py_trees.behaviour.Behaviour):
+    """A motion that stays RUNNING: counts ticks, records how it was stopped, calls `step` each tick."""
+
+    def __init__(self, step: Callable[[], None] | None = None) -> None:
+        super().__init__("move")
+        self.ticks = 0
+        self.terminated: list[Status] = []
+        self.step = step
+
+    def update(self) -> Status:
+        """Call `step`; stay RUNNING."""
+        self.ticks += 1
+        if self.step is not None:
+            self.step()
+        self.feedback_message = "moving"
+        return Status.RUNNING
+
+    def terminate(self, new_status: Status) -> None:
+        """Record how it was stopped."""
+        self.terminated.append(new_status)
 
 
 class ListLogger:

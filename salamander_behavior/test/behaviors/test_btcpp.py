@@ -17,46 +17,10 @@ from salamander_behavior.behaviors.btcpp import (
     safe_trajectory_execution,
 )
 from salamander_behavior.limits import JointStateCache
+from salamander_behavior.mock.ports import FakeClock, StaysRunning
 from salamander_control import names
 
 LIMITS = "shoulder_pitch,-1.35,1.35;beam_pitch,0.0,1.309"
-
-
-class Clock:
-    """A hand-driven clock: ages samples without sleeping."""
-
-    def __init__(self) -> None:
-        self.t = 50.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def cache(clock: Clock) -> JointStateCache:
-    return JointStateCache(clock=clock)
-
-
-class Motion(py_trees.behaviour.Behaviour):
-    """Stays RUNNING; counts ticks and records how it was stopped."""
-
-    def __init__(self) -> None:
-        super().__init__("move")
-        self.ticks = 0
-        self.terminated: list[Status] = []
-
-    def update(self) -> Status:
-        self.ticks += 1
-        self.feedback_message = "moving"
-        return Status.RUNNING
-
-    def terminate(self, new_status: Status) -> None:
-        self.terminated.append(new_status)
 
 
 def tick(b: py_trees.behaviour.Behaviour) -> Status:
@@ -128,7 +92,7 @@ def test_bad_near_limit_arguments_fail_at_construction(kwargs, why: str) -> None
 
 
 def test_within_limits_fails_on_no_empty_invalid_stale_or_incomplete_messages(
-    cache: JointStateCache, clock: Clock
+    cache: JointStateCache, clock: FakeClock
 ) -> None:
     unset = AreJointsWithinLimits(joint_limits=LIMITS)
     assert tick(unset) is Status.FAILURE and "not set up" in unset.feedback_message
@@ -216,7 +180,7 @@ def test_near_is_exactly_the_two_warning_zones(pos: float, margin: float) -> Non
 
 
 def test_near_limit_fails_when_the_joint_is_unknown_unless_told_to_count_it_as_near(
-    cache: JointStateCache, clock: Clock
+    cache: JointStateCache, clock: FakeClock
 ) -> None:
     original = IsJointNearLimit(joint_name="beam_pitch", min_limit=0.0, max_limit=1.309, cache=cache)
     safe = IsJointNearLimit(
@@ -251,7 +215,7 @@ def test_near_limit_fails_when_the_joint_is_unknown_unless_told_to_count_it_as_n
 def test_safe_trajectory_execution_has_the_original_shape_and_stops_the_motion_near_a_limit(
     cache: JointStateCache,
 ) -> None:
-    motion = Motion()
+    motion = StaysRunning()
     root = safe_trajectory_execution(
         motion, joint_name="beam_pitch", min_limit=0.0, max_limit=1.309, warning_margin=0.15, cache=cache
     )
@@ -274,7 +238,7 @@ def test_safe_trajectory_execution_has_the_original_shape_and_stops_the_motion_n
 
 
 def test_safe_trajectory_execution_without_fail_safe_is_the_original(cache: JointStateCache) -> None:
-    motion = Motion()
+    motion = StaysRunning()
     root = safe_trajectory_execution(
         motion, joint_name="beam_pitch", min_limit=0.0, max_limit=1.309, fail_safe=False, cache=cache
     )

@@ -7,6 +7,7 @@ import pytest
 from py_trees.common import Status
 
 from salamander_behavior.behaviors.btcpp import AreJointsWithinLimits, safe_trajectory_execution
+from salamander_behavior.mock.ports import StaysRunning
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE
 from salamander_testing.ros_helpers import spin_until
 
@@ -14,21 +15,6 @@ pytestmark = pytest.mark.ros
 
 TIMEOUT = 20.0
 LIMITS = "shoulder_pitch,-1.35,1.35;beam_pitch,0.0,1.309"
-
-
-class Motion(py_trees.behaviour.Behaviour):
-    """Stays RUNNING; records how it was stopped."""
-
-    def __init__(self) -> None:
-        super().__init__("move")
-        self.terminated: list[Status] = []
-
-    def update(self) -> Status:
-        self.feedback_message = "moving"
-        return Status.RUNNING
-
-    def terminate(self, new_status: Status) -> None:
-        self.terminated.append(new_status)
 
 
 def test_the_ports_judge_joint_states_from_a_real_topic(make_node, ros_executor) -> None:
@@ -39,7 +25,7 @@ def test_the_ports_judge_joint_states_from_a_real_topic(make_node, ros_executor)
     pub = pub_node.create_publisher(JointState, "/joint_states", 10)
 
     within = AreJointsWithinLimits(joint_limits=LIMITS, margin=0.1)
-    motion = Motion()
+    motion = StaysRunning()
     safe = safe_trajectory_execution(
         motion, joint_name="beam_pitch", min_limit=0.0, max_limit=1.309, warning_margin=0.15
     )

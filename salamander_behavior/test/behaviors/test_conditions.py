@@ -21,6 +21,7 @@ from salamander_behavior.behaviors.conditions import (
 )
 from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded
 from salamander_behavior.limits import JointStateCache, load_urdf_limits
+from salamander_behavior.mock.ports import FakeClock, StaysRunning
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE, ArmParams, within_limits
 
@@ -30,48 +31,8 @@ MID = (0.0, 0.0, 0.6, 0.0, 0.0)
 WIDE = ArmParams(alpha_max=2.0)
 
 
-class Clock:
-    """A hand-driven monotonic clock: ages samples without sleeping."""
-
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def cache(clock: Clock) -> JointStateCache:
-    return JointStateCache(clock=clock)
-
-
 def put(cache: JointStateCache, q, velocities=()) -> None:
     assert cache.put(JOINT_NAMES, q, velocities) is None
-
-
-class FakeMotion(py_trees.behaviour.Behaviour):
-    """A motion that stays RUNNING; counts ticks, records how it was stopped, optionally moves the arm."""
-
-    def __init__(self, step: Callable[[], None] | None = None) -> None:
-        super().__init__("move")
-        self.ticks = 0
-        self.terminated: list[Status] = []
-        self.step = step
-
-    def update(self) -> Status:
-        self.ticks += 1
-        if self.step is not None:
-            self.step()
-        self.feedback_message = "moving"
-        return Status.RUNNING
-
-    def terminate(self, new_status: Status) -> None:
-        self.terminated.append(new_status)
 
 
 # One entry per condition: how to build it, a clear state, a violating state (each with velocities).
@@ -104,7 +65,7 @@ CASES: dict[str, tuple[Callable[[JointStateCache], LimitCondition], tuple, tuple
 
 
 @pytest.mark.parametrize("kind", CASES)
-def test_every_path_sets_a_feedback_message(kind: str, cache: JointStateCache, clock: Clock) -> None:
+def test_every_path_sets_a_feedback_message(kind: str, cache: JointStateCache, clock: FakeClock) -> None:
     make, (clear_q, clear_v), (bad_q, bad_v), bad_text = CASES[kind]
     near = kind == "JointNearLimit"
     ok, not_ok = (Status.FAILURE, Status.SUCCESS) if near else (Status.SUCCESS, Status.FAILURE)
@@ -179,7 +140,7 @@ def test_no_band_would_flicker_on_the_same_input(cache: JointStateCache) -> None
 
 
 def test_guard_stops_the_motion_in_the_tick_the_coupled_margin_is_crossed(cache: JointStateCache) -> None:
-    motion = FakeMotion()
+    motion = StaysRunning()
     root = guarded(motion, cache=cache, limits=LIMITS, arm=ARM)
     tree = py_trees.trees.BehaviourTree(root)
     tree.setup()
@@ -200,8 +161,8 @@ def test_guard_stops_the_motion_in_the_tick_the_coupled_margin_is_crossed(cache:
     assert failing.feedback_message == f"VIOLATED: {expected}"
 
 
-def test_guard_stops_a_stream_that_went_stale(cache: JointStateCache, clock: Clock) -> None:
-    motion = FakeMotion()
+def test_guard_stops_a_stream_that_went_stale(cache: JointStateCache, clock: FakeClock) -> None:
+    motion = StaysRunning()
     root = guarded(motion, cache=cache, limits=LIMITS, arm=ARM, settings=GuardSettings(max_age=0.2))
     put(cache, MID)
     root.tick_once()
@@ -212,7 +173,7 @@ def test_guard_stops_a_stream_that_went_stale(cache: JointStateCache, clock: Clo
     assert "stale" in root.current_child.feedback_message
 
 
-def drive_towards_alpha(cache: JointStateCache, clock: Clock, lookahead: float) -> tuple[float, int]:
+def drive_towards_alpha(cache: JointStateCache, clock: FakeClock, lookahead: float) -> tuple[float, int]:
     """Close the loop: the motion raises beam_pitch 1 rad/s at a 10 Hz tick until the guard stops it."""
     dt, speed = 0.1, 1.0
     q = [0.0, -0.5, 0.48, 0.0, 0.0]  # q2 - q1 = 0.98: 1.08, 1.18, 1.28, 1.38 (margin band 1.35-1.40)
@@ -222,7 +183,7 @@ def drive_towards_alpha(cache: JointStateCache, clock: Clock, lookahead: float) 
         clock.t += dt
         put(cache, q, (0.0, 0.0, speed, 0.0, 0.0))
 
-    motion = FakeMotion(step)
+    motion = StaysRunning(step)
     settings = GuardSettings(coupled_margin=0.05, lookahead=lookahead)
     root = guarded(motion, cache=cache, limits=LIMITS, arm=ARM, settings=settings)
     put(cache, q, (0.0, 0.0, speed, 0.0, 0.0))
@@ -234,7 +195,9 @@ def drive_towards_alpha(cache: JointStateCache, clock: Clock, lookahead: float) 
     return q[2] - q[1], motion.ticks
 
 
-def test_guard_with_lookahead_stops_before_entering_the_margin(cache: JointStateCache, clock: Clock) -> None:
+def test_guard_with_lookahead_stops_before_entering_the_margin(
+    cache: JointStateCache, clock: FakeClock
+) -> None:
     d, ticks = drive_towards_alpha(cache, clock, lookahead=0.1)
     assert d <= ARM.alpha_max - 0.05  # never inside the margin band
     assert d == pytest.approx(1.28) and ticks == 3
@@ -260,7 +223,7 @@ def test_default_guard_conditions_all_pass_at_rest(cache: JointStateCache) -> No
 
 def test_a_coupled_margin_wider_than_rest_allows_blocks_the_arm_at_rest(cache: JointStateCache) -> None:
     put(cache, REST_POSTURE)
-    motion = FakeMotion()
+    motion = StaysRunning()
     root = guarded(motion, cache=cache, limits=LIMITS, settings=GuardSettings(coupled_margin=0.03))
     root.tick_once()
     assert root.status is Status.FAILURE and motion.ticks == 0

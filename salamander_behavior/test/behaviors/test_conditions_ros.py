@@ -10,6 +10,7 @@ from py_trees.common import Status
 
 from salamander_behavior.behaviors.conditions import CoupledLimitsClear, JointsWithinLimits
 from salamander_behavior.behaviors.guard import guarded
+from salamander_behavior.mock.ports import StaysRunning
 from salamander_control.kinematics import JOINT_NAMES, REST_POSTURE
 from salamander_testing.ros_helpers import spin_until
 
@@ -17,21 +18,6 @@ pytestmark = pytest.mark.ros
 
 TIMEOUT = 20.0
 BEYOND_ALPHA = (0.0, -0.5, 0.91, 0.0, 0.0)  # q2 - q1 = 1.41 > alpha_max 1.40; per-joint limits all fine
-
-
-class Motion(py_trees.behaviour.Behaviour):
-    """Stays RUNNING; records how it was stopped."""
-
-    def __init__(self) -> None:
-        super().__init__("move")
-        self.terminated: list[Status] = []
-
-    def update(self) -> Status:
-        self.feedback_message = "moving"
-        return Status.RUNNING
-
-    def terminate(self, new_status: Status) -> None:
-        self.terminated.append(new_status)
 
 
 def test_setup_subscribes_once_and_the_guard_flips_on_the_coupled_limit(make_node, ros_executor) -> None:
@@ -43,7 +29,7 @@ def test_setup_subscribes_once_and_the_guard_flips_on_the_coupled_limit(make_nod
 
     within = JointsWithinLimits(margin=0.02)
     coupled = CoupledLimitsClear(margin=0.01)
-    motion = Motion()
+    motion = StaysRunning()
     root = guarded(motion, [within, coupled])
     tree = py_trees.trees.BehaviourTree(root)
     tree.setup(node=tree_node, timeout=5.0)
