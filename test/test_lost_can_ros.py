@@ -138,6 +138,7 @@ def test_after_a_can_is_lost_in_transit_the_next_run_does_not_move_before_the_op
     assert list(first.outcomes) == ["lost"], first
     stopped = next(line for line in bt.lines if "can_0: aborted, run stopped" in line)
     assert "part-present dropped while carrying" in stopped
+    assert "lost in transit, during 'lift can_0')" in stopped  # where it dropped: the step it was in
     assert "the next run does not move before the operator confirms the cell is clear" in stopped
     assert "no restart needed" in stopped and "restart the behaviour server" not in bt.text()
     path = progress.default_path(names.absolute(BT))

@@ -381,7 +381,7 @@ def _selector(job: CanJob, body: py_trees.behaviour.Behaviour, guard: Guard | No
     cycle = Seq(
         f"Carried[{job.can}]",
         memory=False,
-        children=[StillHeld(f"{job.can} still on the pad?", job.can), body],
+        children=[StillHeld(f"{job.can} still on the pad?", job.can, body), body],
     )
     attempt = guard(cycle, job.can) if guard is not None else cycle
     return Selector(

@@ -328,6 +328,41 @@ def test_a_can_dropping_during_the_release_descent_stops_it_without_a_release() 
     assert "lost in transit" in detail
 
 
+@pytest.mark.parametrize("below_rim", [False, True])
+def test_a_drop_during_the_release_descent_says_whether_the_can_was_past_the_rim(below_rim: bool) -> None:
+    job = JOBS[0]
+    rig = Rig(JOBS[:1], default=Script(polls=40))
+    rig.run(until=lambda: "over the rim can_0: through the rim" in rig.motion.labels)
+    descent = rig.motion.handles[-1]
+    rim_above_release = job.rim_pass_z - job.place_release.z  # the pad's distance to its end at the rim
+    if below_rim:  # the can's bottom 2 mm below the rim and the dividers' tops
+        rig.run(until=lambda: descent.remaining < rim_above_release - 0.002)
+    else:  # just started, from the carry's end above the rim
+        rig.run(until=lambda: descent.remaining > 0.0, max_ticks=2)
+        assert descent.remaining > rim_above_release + 0.002
+    assert descent.ended is None
+    rig.gripper.holding = None
+    assert rig.run() == "FAILURE"
+    detail = rig.report.records()[0].detail
+    assert "lost in transit, during 'over the rim can_0': over compartment 0, " in detail
+    if below_rim:
+        assert "mm below the rim: in compartment 0 (it may have tipped)" in detail
+    else:
+        assert "above the rim: most likely in compartment 0 or on the rim or a divider beside it" in detail
+    line = next(m for level, m in rig.log.lines if level == "error" and "aborted, run stopped" in m)
+    assert detail in line and "may lie anywhere in the cell" in line
+
+
+def test_a_drop_during_the_carry_names_the_carry_and_no_compartment() -> None:
+    rig = Rig(JOBS[:1], default=Script(polls=40))
+    rig.run(until=lambda: "carry can_0" in rig.motion.labels)
+    rig.gripper.holding = None
+    assert rig.run() == "FAILURE"
+    detail = rig.report.records()[0].detail
+    assert "(0.00 s ago; lost in transit, during 'carry can_0'); the arm stops where it is" in detail
+    assert "compartment" not in detail
+
+
 def test_a_stale_switch_while_waiting_for_the_grip_fails_holding() -> None:
     rig = Rig(JOBS[:1], settings=BehaviorSettings(grip_confirm_s=0.1))
     rig.run(until=lambda: rig.leaf("can_0 gripped?").status is Status.RUNNING)

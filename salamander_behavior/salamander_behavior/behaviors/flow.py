@@ -199,10 +199,10 @@ class CanOutcome(PortBehavior):
             return Status.SUCCESS
         if stage == STAGE_LOST:
             what = (
-                "it fell off the pad on the way and may lie anywhere in the cell (table, box, the arm's "
-                "way); the arm stays where it stopped. Clear the cell: the next run does not move before the "
-                f"operator confirms the cell is clear (true on {CONFIRM}: gamepad SQUARE, salamanderctl "
-                "confirm) when it asks; no restart needed"
+                "it fell off the pad and may lie anywhere in the cell (table, box, the arm's way; where "
+                "it dropped: above); the arm stays where it stopped. Clear the cell: the next run does not "
+                f"move before the operator confirms the cell is clear (true on {CONFIRM}: gamepad SQUARE, "
+                "salamanderctl confirm) when it asks; no restart needed"
             )
         elif stage in (STAGE_HOLDING, STAGE_GRIPPED):
             what = (

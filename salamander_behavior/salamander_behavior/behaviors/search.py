@@ -262,6 +262,7 @@ class RimPass(MotionLeaf):
         self._push: tuple[float, float, float] | None = None  # the last contact's force
         self._problem = ""
         self._leg_started = 0.0
+        self._remaining = math.nan  # the measured pad's distance to the leg's target at the last poll (m)
 
     # Offsets and targets ----------------------------------------------------------------------------
 
@@ -287,6 +288,30 @@ class RimPass(MotionLeaf):
 
     def _where(self) -> str:
         return f"over compartment {self.job.compartment}"
+
+    def drop_hint(self) -> str:
+        """Where a can that fell off the pad during this pass most likely lies (`vacuum.StillHeld`'s line).
+
+        On a descent whose last feedback put the measured pad below `CanJob.rim_pass_z` (the can's bottom
+        below the rim and the dividers' tops, over its compartment), in that compartment; else above it.
+        """
+        n, below = self.job.compartment, self._below_rim()
+        if below is not None and below > 0.0:
+            return (
+                f"{self._where()}, its bottom {below * 1000:.0f} mm below the rim: in compartment {n} (it "
+                "may have tipped)"
+            )
+        return (
+            f"{self._where()}, above the rim: most likely in compartment {n} or on the rim or a divider "
+            "beside it"
+        )
+
+    def _below_rim(self) -> float | None:
+        """How far (m) the can's bottom was below the rim at the last feedback of a descent; None: unknown."""
+        rim, remaining = self.job.rim_pass_z, self._remaining
+        if rim is None or self._leg not in (_Leg.THROUGH, _Leg.DOWN) or not math.isfinite(remaining):
+            return None
+        return rim - (self.job.place_release.z + self._start_offset[2] + remaining)
 
     # PortBehavior -----------------------------------------------------------------------------------
 
@@ -352,7 +377,7 @@ class RimPass(MotionLeaf):
         probe = f" probe {self.probes_tried}" if self.probes_tried else ""
         label = f"{self.name}:{probe} {leg.value}"
         request = self._request(ports.settings(), leg, label)
-        self._leg, self._leg_started = leg, ports.clock()
+        self._leg, self._leg_started, self._remaining = leg, ports.clock(), math.nan
         self.requests.append(request)
         self._go(ports, request)
         self.feedback_message = f"{leg.value}{probe}: {request.target.describe()}"
@@ -364,6 +389,7 @@ class RimPass(MotionLeaf):
         if not ports.motion.lease_held():
             return self._fail(ports, "the arm lease is not held: the generator would not follow this goal")
         outcome = self._poll(ports)
+        self._remaining = outcome.remaining
         if outcome.phase is MotionPhase.SUCCEEDED:
             return self._arrived(ports)
         early = self.requests[-1].handoff if self._leg is _Leg.THROUGH else 0.0

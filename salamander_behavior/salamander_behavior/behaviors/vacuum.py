@@ -27,6 +27,7 @@ failure runs).
 
 from __future__ import annotations
 
+import py_trees
 from py_trees.common import Access, Status
 
 from salamander_behavior.behaviors.base import (
@@ -176,11 +177,16 @@ class StillHeld(PortBehavior):
     arm stops where it is, the vacuum left on. A fresh false marks the can "lost" (a stale signal leaves
     it "gripped": it may still be on the pad), and a lost can's cycle fails from then on. Outside the
     carry (before the grip, after the valve closed) it has nothing to watch and succeeds.
+
+    `watched`: the cycle it guards. A drop's line names the step that cycle was running (its tip, as
+    ticked last) and, where that step knows it (a `drop_hint`, e.g. `search.RimPass`'s), where the can
+    most likely lies, so the operator knows where to look first.
     """
 
-    def __init__(self, name: str, can: str) -> None:
+    def __init__(self, name: str, can: str, watched: py_trees.behaviour.Behaviour | None = None) -> None:
         super().__init__(name)
         self.can = can
+        self.watched = watched
         self._key = stage_key(can)
         self._bb = blackboard_client(f"StillHeld[{can}]", {self._key: Access.WRITE})
 
@@ -209,8 +215,16 @@ class StillHeld(PortBehavior):
             self._bb.set(self._key, STAGE_LOST, overwrite=True)
             self.feedback_message = (
                 f"{self.can} is no longer on the pad: part-present dropped while carrying "
-                f"({now - reading.changed_at:.2f} s ago; lost in transit); "
+                f"({now - reading.changed_at:.2f} s ago; lost in transit{self._during()}); "
                 "the arm stops where it is, vacuum on"
             )
         ports.log.error(f"{self.name}: {self.feedback_message}")
         return Status.FAILURE
+
+    def _during(self) -> str:
+        """The step the watched cycle was running (", during 'carry can_0'"), with its `drop_hint`; or ""."""
+        tip = None if self.watched is None else self.watched.tip()
+        if tip is None or tip is self:
+            return ""
+        hint = getattr(tip, "drop_hint", None)
+        return f", during {tip.name!r}" + (f": {hint()}" if callable(hint) else "")
