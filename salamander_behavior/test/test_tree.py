@@ -20,7 +20,7 @@ from salamander_behavior.behaviors.base import offset_key, stage_key
 from salamander_behavior.behaviors.flow import failure_reason
 from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded
 from salamander_behavior.behaviors.motion import MoveTo
-from salamander_behavior.behaviors.search import AfterSearch, RimPass
+from salamander_behavior.behaviors.search import DROPPED_IN_M, AfterSearch, RimPass
 from salamander_behavior.behaviors.vacuum import SetVacuum
 from salamander_behavior.limits.cache import JointStateCache
 from salamander_behavior.mock.ports import FakeClock, Rig, Script, release_descent
@@ -328,27 +328,32 @@ def test_a_can_dropping_during_the_release_descent_stops_it_without_a_release() 
     assert "lost in transit" in detail
 
 
-@pytest.mark.parametrize("below_rim", [False, True])
-def test_a_drop_during_the_release_descent_says_whether_the_can_was_past_the_rim(below_rim: bool) -> None:
+@pytest.mark.parametrize("depth", [None, 0.0003, 0.002])
+def test_a_drop_during_the_release_descent_says_whether_the_can_was_past_the_rim(depth: float | None) -> None:
+    """`depth`: how far the can's bottom is below the rim at the drop (None: the descent just started)."""
     job = JOBS[0]
-    rig = Rig(JOBS[:1], default=Script(polls=40))
-    rig.run(until=lambda: "over the rim can_0: through the rim" in rig.motion.labels)
+    through = "over the rim can_0: through the rim"
+    rig = Rig(JOBS[:1], scripts={through: Script(polls=400)}, default=Script(polls=40))  # ~0.15 mm a poll
+    rig.run(until=lambda: through in rig.motion.labels)
     descent = rig.motion.handles[-1]
     rim_above_release = job.rim_pass_z - job.place_release.z  # the pad's distance to its end at the rim
-    if below_rim:  # the can's bottom 2 mm below the rim and the dividers' tops
-        rig.run(until=lambda: descent.remaining < rim_above_release - 0.002)
-    else:  # just started, from the carry's end above the rim
+    if depth is None:  # just started, from the carry's end above the rim
         rig.run(until=lambda: descent.remaining > 0.0, max_ticks=2)
         assert descent.remaining > rim_above_release + 0.002
+    else:
+        rig.run(until=lambda: descent.remaining < rim_above_release - depth)
+        assert rim_above_release - descent.remaining < depth + 0.0004  # a tick moves it ~0.3 mm
     assert descent.ended is None
     rig.gripper.holding = None
     assert rig.run() == "FAILURE"
     detail = rig.report.records()[0].detail
     assert "lost in transit, during 'over the rim can_0': over compartment 0, " in detail
-    if below_rim:
-        assert "mm below the rim: in compartment 0 (it may have tipped)" in detail
+    if depth is not None and depth >= DROPPED_IN_M:
+        assert "its bottom 2 mm below the rim: in compartment 0 (it may have tipped)" in detail
     else:
-        assert "above the rim: most likely in compartment 0 or on the rim or a divider beside it" in detail
+        assert (
+            "at or above the rim: most likely in compartment 0 or on the rim or a divider beside it" in detail
+        )
     line = next(m for level, m in rig.log.lines if level == "error" and "aborted, run stopped" in m)
     assert detail in line and "may lie anywhere in the cell" in line
 

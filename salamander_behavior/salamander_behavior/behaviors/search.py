@@ -71,6 +71,9 @@ SEARCH_EXHAUSTED = "exhausted"
 CANDIDATES = 1000
 """Most grid points a search chooses its probes from (every one within ``search_reach_m``, nearest
 first); it tries at most ``search_probes`` of them."""
+DROPPED_IN_M = 0.001
+"""m: a can that drops off the pad with its bottom this far below the rim or more is in its compartment
+(`RimPass.drop_hint`); nearer the rim it may rest on the rim's or a divider's edge."""
 
 
 def search_key(can: str) -> str:
@@ -292,18 +295,19 @@ class RimPass(MotionLeaf):
     def drop_hint(self) -> str:
         """Where a can that fell off the pad during this pass most likely lies (`vacuum.StillHeld`'s line).
 
-        On a descent whose last feedback put the measured pad below `CanJob.rim_pass_z` (the can's bottom
-        below the rim and the dividers' tops, over its compartment), in that compartment; else above it.
+        On a descent whose last feedback put the measured pad `DROPPED_IN_M` or more below
+        `CanJob.rim_pass_z` (the can's bottom below the rim and the dividers' tops, over its compartment),
+        in that compartment; else in it or on the rim or a divider beside it.
         """
         n, below = self.job.compartment, self._below_rim()
-        if below is not None and below > 0.0:
+        if below is not None and below >= DROPPED_IN_M:
             return (
                 f"{self._where()}, its bottom {below * 1000:.0f} mm below the rim: in compartment {n} (it "
                 "may have tipped)"
             )
         return (
-            f"{self._where()}, above the rim: most likely in compartment {n} or on the rim or a divider "
-            "beside it"
+            f"{self._where()}, at or above the rim: most likely in compartment {n} or on the rim or a "
+            "divider beside it"
         )
 
     def _below_rim(self) -> float | None:
