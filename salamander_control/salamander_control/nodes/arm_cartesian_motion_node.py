@@ -16,7 +16,8 @@ docs/design/cartesian_plan.md; interface: docs/interfaces.md):
   new feasible goal preempts the running one (which ends ABORTED, "preempted"); see cartesian.goal.
 - service `/arm/retarget_cartesian` swaps the running goal's target if the new path is feasible;
   an infeasible one is refused with the IK status of its first bad point, a request that cannot be
-  tried (no active goal, NaN, goal stopping) with `ros.conversions.INVALID_REQUEST` like the other services.
+  tried (no active goal, NaN, goal stopping, a lease_token not the goal's, a goal sent without a token
+  while the lease is now held) with `ros.conversions.INVALID_REQUEST` like the other services.
 - results carry the IK status of an early fail; a failure that is not the IK's (timeout, preempted,
   cancel) has status Ok, success false and the reason in `message`. An early fail's message (nothing
   sent for the goal) begins with `cartesian.goal.EARLY_FAIL`.
@@ -348,8 +349,7 @@ class CartesianMotionNode(PolledNode):
         if why:
             self.get_logger().warning(f"rejected MoveCartesian goal: {why}")
             return GoalResponse.REJECT
-        with self._lock:  # after the wait above: the holder as it is now
-            holder = self._lease_holder
+        holder = self._holder()  # after the wait above: the holder as it is now
         if holder and request.client_id != holder:
             self.get_logger().warning(
                 f"rejected MoveCartesian goal from {request.client_id!r}: the arm lease is held by {holder!r}"
@@ -364,6 +364,11 @@ class CartesianMotionNode(PolledNode):
                 )
                 return GoalResponse.REJECT
         return GoalResponse.ACCEPT
+
+    def _holder(self) -> str:
+        """The arm lease's holder as the generator last published it ("" = free)."""
+        with self._lock:
+            return self._lease_holder
 
     async def _await_follower(self, cfg: MotionConfig) -> str:
         """Wait (at most `joint_state_timeout_s`) until a subscriber of the joint targets is matched.
@@ -534,6 +539,13 @@ class CartesianMotionNode(PolledNode):
             ok, message = False, invalid_reason(f"retarget pose must be finite, got {pose}")
         elif active is None:
             ok, ended, message = False, True, invalid_reason("no active MoveCartesian goal to retarget")
+        elif not active.run.goal.lease_token and (holder := self._holder()):
+            # Sent while the lease was free; its targets go out without a token, which the generator now
+            # refuses: redirecting it would change nothing but the goal's report.
+            ok, message = False, invalid_reason(
+                f"the arm lease is held by {holder!r}; the running goal (of {active.run.goal.client_id!r}) "
+                "was sent without a lease token and cannot be redirected"
+            )
         elif active.run.goal.lease_token and not same_token(request.lease_token, active.run.goal.lease_token):
             # Only the goal's own client may redirect it (its lease token; never logged).
             ok, message = False, invalid_reason(

@@ -579,3 +579,23 @@ def test_while_the_lease_is_held_goals_from_others_are_rejected_and_never_preemp
     assert {m.header.frame_id for m in h.arm.targets} == {TOKEN} and TOKEN not in h.stderr()
     lease.publish(LeaseState(holder="", timeout=1.0))  # released: anyone may move the arm again
     h.send_accepted(h.goal((0.3, 0.1, 0.05), client_id="someone_else"))
+
+
+def test_a_goal_sent_while_the_lease_was_free_cannot_be_redirected_once_it_is_held(start_node):
+    from salamander_control.ros.qos import LATCHED
+    from salamander_msgs.msg import LeaseState
+
+    h = start_node()
+    lease = h.node.create_publisher(LeaseState, names.absolute(names.LEASE_STATE), LATCHED)
+    assert h.wait(lambda: lease.get_subscription_count() >= 1)
+    lease.publish(LeaseState(holder="", timeout=1.0))
+    # A slow goal without a token, accepted while the lease was free (a race the lease-token test met).
+    running = h.send_accepted(h.goal((0.35, -0.15, 0.0), speed_scale=0.1, client_id="jog"))
+    lease.publish(LeaseState(holder="bt", timeout=1.0))  # then someone takes the lease
+    held = "the arm lease is held by 'bt'; the running goal (of 'jog') was sent without a lease token"
+    assert h.wait(lambda: held in h.retarget((0.34, -0.15, 0.0)).message), h.stderr()
+    for token in ("", TOKEN):  # whatever the token: its targets carry none, which the generator refuses
+        reply = h.retarget((0.34, -0.15, 0.0), lease_token=token)
+        assert not reply.success and reply.status == INVALID_REQUEST and held in reply.message
+    assert TOKEN not in h.stderr()
+    h.result(running)
