@@ -248,6 +248,7 @@ def test_killing_the_cartesian_node_mid_descent_brakes_on_the_line_and_rests_at_
     newest = logged_tcp(NEWEST.search(log).group(1))
     newest_along = float((newest - start) @ axis)
     recorded_along = float((np.array(forward_kinematics(targets[-1]).tcp) - start) @ axis)
+    one_sample = recorded_along - float((np.array(forward_kinematics(targets[-2]).tcp) - start) @ axis)
     rest_error = float(np.linalg.norm(descent[-1] - newest))
     beyond_end = max(float(np.max(along)) - float(np.linalg.norm(end - start)), 0.0)
     events = [line for line in log.splitlines() if "streamed goals" in line]
@@ -263,7 +264,10 @@ def test_killing_the_cartesian_node_mid_descent_brakes_on_the_line_and_rests_at_
     assert any("its TCP line" in line for line in events), events
     assert deviation < 1e-3
     assert line_deviation(newest[None, :], start, end) < 0.5e-3  # the newest sample is on the line
-    assert newest_along >= recorded_along - 0.5e-3  # and no older than what the test saw streamed
+    # ... and no older than what the test saw streamed, less one sample: a SIGKILL can cut a publish
+    # between its readers, so the test may hold the newest sample and the generator not (seen once: the
+    # test's 1.0 mm past the generator's, one 10 ms sample of the descent at 0.1 m/s).
+    assert newest_along >= recorded_along - one_sample - 0.5e-3
     # At rest on the line at the newest sample (the brake returns along the line to it; 4 decimals of rad
     # in the log line are ~0.1 mm at the TCP). If /joint_states paused during the brake (a starved
     # machine: a CI run once stalled the simulated driver ~1 s there), the generator stopped commanding and
