@@ -61,8 +61,11 @@ def run_node(
     # still importing (seconds on a loaded machine) waits here instead of raising KeyboardInterrupt
     # inside the import machinery (a traceback, or a module lock left held and a hang at exit).
     # The launch runner sends STACK_DUMP_SIGNAL to a node that did not stop in time, before it kills it:
-    # every thread's stack then goes to the log, which says where the stop hung.
+    # every thread's stack then goes to the log, which says where the stop hung. A fatal signal (SIGSEGV,
+    # SIGABRT, ...) writes them too: the Cartesian node's rare start-up -11 left no trace without it
+    # (docs/design/respawn_and_stop.md).
     faulthandler.register(STACK_DUMP_SIGNAL, all_threads=True)
+    faulthandler.enable(all_threads=True)
     stop = _StopOnSignal(STOP_GRACE_S)
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)

@@ -173,3 +173,27 @@ def test_a_task_that_raises_ends_the_node_with_its_traceback_not_a_segfault(tmp_
     out = done.stdout + done.stderr
     assert done.returncode == 1, f"exit {done.returncode}\n{out}"
     assert "RuntimeError: the probe's task raised" in out and "Segmentation fault" not in out, out
+
+
+CRASHING_INIT = textwrap.dedent('''
+    import ctypes
+    from rclpy.node import Node
+    from salamander_control.ros.run import run_node
+
+    class CrashingInit(Node):
+        def __init__(self):
+            super().__init__("crashing_init_probe")
+            ctypes.string_at(0)  # a C-level crash in the node's start-up, as the Cartesian node's rare -11
+
+    run_node(CrashingInit)
+''')
+
+
+def test_a_crash_in_the_nodes_start_up_leaves_its_python_stack(tmp_path):
+    script = tmp_path / "crashing_init_probe.py"
+    script.write_text(CRASHING_INIT)
+    done = subprocess.run([sys.executable, str(script)], env=ros_env(next_domain_id()),
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == -11, f"exit {done.returncode}\n{out}"
+    assert "Fatal Python error: Segmentation fault" in out and "in __init__" in out, out
