@@ -315,7 +315,11 @@ class RimPass(MotionLeaf):
         rim, remaining = self.job.rim_pass_z, self._remaining
         if rim is None or self._leg not in (_Leg.THROUGH, _Leg.DOWN) or not math.isfinite(remaining):
             return None
-        return rim - (self.job.place_release.z + self._start_offset[2] + remaining)
+        return rim - (self._release_z() + remaining)
+
+    def _release_z(self) -> float:
+        """The TCP z the descents end at: place_release raised by the start offset's upward dz."""
+        return self.job.place_release.z + self._start_offset[2]
 
     # PortBehavior -----------------------------------------------------------------------------------
 
@@ -360,7 +364,7 @@ class RimPass(MotionLeaf):
 
     def _request(self, settings: BehaviorSettings, leg: _Leg, label: str) -> MotionRequest:
         """The goal of `leg`: to the release height (through the band slow and guarded), or the band's top."""
-        release_z = self.job.place_release.z + self._start_offset[2]
+        release_z = self._release_z()
         if leg is _Leg.DOWN:
             return MotionRequest(self._at(release_z), MotionPath.LINEAR, settings.release_speed, label)
         assert self._band is not None
