@@ -6,6 +6,13 @@ another and each tab's buttons are enabled for that tab alone. The node's frame 
 written only when its value changed. Clicks go to the node's `on_control(client_id, control, arg)`,
 which queues them (it never acts from viser's thread).
 
+The "manual_place" checkbox is the one widget the browser changes by itself (a click ticks it before
+the server has the value). It is compared with viser's copy of the tab's value, not with what the panel
+last wrote: a tab left showing its own click when the parameter went elsewhere (a refused click, or a
+click and a change from outside both between two frames) is set back to the parameter. For
+`CLICK_GRACE_S` after the tab's own click it is left alone while the parameter has not followed yet, so
+the box does not flicker back while the set travels (docs/design/operator_view.md).
+
 Widgets (their labels are what the browser tests click): "start run", "cancel run", the checkbox
 "manual_place", the nudge buttons "+x" "-x" "+y" "-y", "confirm", "abort", "new box" (a new box is in:
 the behaviour server forgets its box estimate); with a token: the text
@@ -21,6 +28,7 @@ a <label for=...> (split by <wbr> after "_"), whose `for` is the checkbox's id b
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +39,8 @@ from salamander_view.gauges import Gauge
 LEVEL_COLOURS = {"ok": "blue", "near": "orange", "over": "red"}
 NUDGE_KEYS = {"+x": "I", "-x": "K", "+y": "J", "-y": "L"}
 """The nudge hotkeys (an inverted T on the right hand, clear of viser's camera keys)."""
+CLICK_GRACE_S = 3.0
+"""s after a tab's own click on "manual_place" in which the checkbox waits for the parameter to follow."""
 
 
 @dataclass(frozen=True)
@@ -63,11 +73,20 @@ class Panel:
     """One client's panel (see the module docstring)."""
 
     def __init__(self, client: Any, on_control: Callable[[int, str, object], None], token_needed: bool,
-                 address: str) -> None:
+                 address: str, clock: Callable[[], float] = time.monotonic) -> None:
         gui = client.gui
         cid = client.client_id
         self.client_id = cid
         self._shown: dict[str, object] = {}
+        self._clock = clock
+        self._clicked: tuple[bool, float] | None = None  # the tab's last manual_place click and when
+
+        def on_manual(event: Any) -> None:
+            # Only the tab's own clicks (client_id set): not our own writes of the parameter's value,
+            # which would send the value back to the server (and, without a token, log a refusal).
+            if event.client_id is not None:
+                self._clicked = (bool(self.manual.value), clock())
+                on_control(cid, "manual_place", self.manual.value)
         gui.configure_theme(control_width="large", show_share_button=False)
         gui.add_markdown(f"**Salamander operator view** · {address}")
         self.token = self.unlock = None
@@ -82,11 +101,7 @@ class Panel:
             self.manual = gui.add_checkbox("manual_place", initial_value=False)
             self.start.on_click(lambda _e: on_control(cid, "start_run", None))
             self.cancel.on_click(lambda _e: on_control(cid, "cancel_run", None))
-            # Only the tab's own clicks (client_id set): not our own writes of the polled value, which
-            # would send the value back to the server (and, without a token, log a refusal).
-            self.manual.on_update(
-                lambda e: e.client_id is None or on_control(cid, "manual_place", self.manual.value)
-            )
+            self.manual.on_update(on_manual)
         with gui.add_folder("Place by hand (ManualAdjust)"):
             self.nudges = {}
             for direction in AXES:
@@ -122,14 +137,24 @@ class Panel:
             self._shown[key] = value
             setattr(handle, attr, value)
 
+    def _show_manual(self, value: bool | None) -> None:
+        """The checkbox at the parameter's `value` (None: not known yet), but see CLICK_GRACE_S."""
+        if value is None:
+            return
+        clicked = self._clicked
+        if clicked is not None:
+            if value != clicked[0] and self._clock() - clicked[1] < CLICK_GRACE_S:
+                return
+            self._clicked = None
+        self.manual.value = value  # viser sends it only if the tab's value differs
+
     def show(self, view: PanelView) -> None:
         """Bring the widgets up to `view` (only what changed is sent)."""
         r = view.reasons
         self._set("start", self.start, "disabled", bool(r.get("start_run")))
         self._set("cancel", self.cancel, "disabled", bool(r.get("cancel_run")))
         self._set("manual_dis", self.manual, "disabled", bool(r.get("manual_place")))
-        if view.manual_place is not None:
-            self._set("manual_val", self.manual, "value", view.manual_place)
+        self._show_manual(view.manual_place)
         for direction, button in self.nudges.items():
             self._set(f"nudge{direction}", button, "disabled", bool(r.get("nudge")))
             self._set(f"key{direction}", self.keys[direction], "disabled", bool(r.get("nudge")))
