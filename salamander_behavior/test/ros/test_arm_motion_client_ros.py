@@ -153,21 +153,28 @@ def test_a_running_goal_whose_server_falls_silent_fails_within_the_feedback_boun
     server.release.set_result(True)
 
 
-def test_a_goal_never_answered_is_sent_again_then_fails_with_the_reason(
-    ros_context, make_node, ros_executor
-) -> None:
-    """A server that is in the graph but never answers (its node not spun: a respawned node whose server
-    was still being discovered when the goal went out). Before, the leaf waited the 30 s motion_timeout_s."""
+def _goal_to_a_deaf_server(ros_context, make_node, ros_executor):
+    """A stand-in server in the graph that never takes a request (its node not spun), and a goal sent to it.
+
+    Returns (the deaf node, to destroy; the client's fake clock; the client; the goal's handle)."""
     from rclpy.node import Node
 
     deaf = Node("deaf_stand_in", context=ros_context)  # not on the executor: it never takes a request
+    ActionServer(deaf, MoveCartesian, names.MOVE_CARTESIAN, lambda handle: MoveCartesian.Result())
+    clock = FakeClock()
+    core = ArmMotionCore(make_node("tree"), "behavior_server", 1.0, clock=clock)
+    assert spin_until(ros_executor, core.action.server_is_ready)
+    return deaf, clock, core, core.send(REQUEST)
+
+
+def test_a_goal_never_answered_is_sent_again_then_fails_with_the_reason(
+    ros_context, make_node, ros_executor
+) -> None:
+    """A server that is in the graph but never answers (a respawned node whose server was still being
+    discovered when the goal went out). Before, the leaf waited the 30 s motion_timeout_s."""
+    deaf, clock, _core, handle = _goal_to_a_deaf_server(ros_context, make_node, ros_executor)
     try:
-        ActionServer(deaf, MoveCartesian, names.MOVE_CARTESIAN, lambda handle: MoveCartesian.Result())
-        clock = FakeClock()
-        core = ArmMotionCore(make_node("tree"), "behavior_server", 1.0, clock=clock)
-        assert spin_until(ros_executor, core.action.server_is_ready)
         start = clock.now
-        handle = core.send(REQUEST)
         phases = []
         for _ in range(400):
             spin_until(ros_executor, lambda: False, timeout=0.005)
@@ -192,30 +199,26 @@ def test_a_goal_sent_while_the_server_respawns_is_answered_by_the_new_one(
     """The Cartesian node crashed at start-up: its server was in the graph but never answered, then it
     was gone, then a respawned one came, whose server the tree's client heard only ~9 s after the first
     goal (seen once: the leaf had given up at 5 s, and the run skipped can_0 untouched)."""
-    from rclpy.node import Node
-
-    deaf = Node("deaf_stand_in", context=ros_context)  # the crashed node: in the graph, never answering
-    ActionServer(deaf, MoveCartesian, names.MOVE_CARTESIAN, lambda handle: MoveCartesian.Result())
-    clock = FakeClock()
-    core = ArmMotionCore(make_node("tree"), "behavior_server", 1.0, clock=clock)
-    assert spin_until(ros_executor, core.action.server_is_ready)
-    start = clock.now
-    handle = core.send(REQUEST)
-    server = None
-    outcome = handle.poll()
-    while outcome.phase is MotionPhase.PENDING and clock.now - start < ANSWER_WAIT_S + 1.0:
-        spin_until(ros_executor, lambda: False, timeout=0.005)
-        if deaf is not None and clock.now - start >= 3.0:
-            deaf.destroy_node()  # its process died; the respawn comes later
-            deaf = None
-        if server is None and clock.now - start >= 9.0:
-            server = RejectingServer(make_node("cartesian_respawned"), 0)
-            assert spin_until(ros_executor, core.action.server_is_ready)  # discovered before the next send
-        clock.now += 0.1  # time passes only between polls, as ticks do
+    deaf, clock, core, handle = _goal_to_a_deaf_server(ros_context, make_node, ros_executor)
+    start, server, alive = clock.now, None, True
+    try:
         outcome = handle.poll()
-    assert spin_until(ros_executor, lambda: handle.poll().phase is MotionPhase.SUCCEEDED), handle.poll()
-    assert server is not None and len(server.received) == 1
-    assert clock.now - start < ANSWER_WAIT_S
+        while outcome.phase is MotionPhase.PENDING and clock.now - start < ANSWER_WAIT_S + 1.0:
+            spin_until(ros_executor, lambda: False, timeout=0.005)
+            if alive and clock.now - start >= 3.0:
+                deaf.destroy_node()  # its process died; the respawn comes later
+                alive = False
+            if server is None and clock.now - start >= 9.0:
+                server = RejectingServer(make_node("cartesian_respawned"), 0)
+                assert spin_until(ros_executor, core.action.server_is_ready)  # heard before the next send
+            clock.now += 0.1  # time passes only between polls, as ticks do
+            outcome = handle.poll()
+        assert spin_until(ros_executor, lambda: handle.poll().phase is MotionPhase.SUCCEEDED), handle.poll()
+        assert server is not None and len(server.received) == 1
+        assert clock.now - start < ANSWER_WAIT_S
+    finally:
+        if alive:
+            deaf.destroy_node()
 
 
 class ContactServer:
