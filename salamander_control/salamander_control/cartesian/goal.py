@@ -239,6 +239,14 @@ def _tcp(pose: np.ndarray | None) -> tuple[float, float, float]:
     return (math.nan,) * 3 if pose is None else (float(pose[0]), float(pose[1]), float(pose[2]))
 
 
+def _lease_taken_reason(goal: CartesianGoal, holder: str) -> str:
+    """Why a goal sent without a lease token ends once `holder` holds the lease (`*.lease_taken`)."""
+    return (
+        f"the arm lease was taken by {holder!r} while this goal of {goal.client_id!r}, sent without a "
+        "lease token, ran: the generator refuses its targets from now on"
+    )
+
+
 class Stalls:
     """The times the node did not run (a stopped or starved process): not the arm's time.
 
@@ -680,6 +688,19 @@ class LinearGoalRun:
         self.motion.brake(now)
         self._sent_final, self._paused = False, ""
 
+    def lease_taken(self, now: float, holder: str, measured_q: Any, cfg: MotionConfig) -> Outcome:
+        """The outcome that ends this goal at once: sent without a token, and `holder` now holds the lease.
+
+        Nothing it sends moves the arm any more: the generator brakes a stream it no longer gets along
+        its path, and finishes a final deceleration it already took (the sent tail).
+        """
+        how = (
+            "it finishes the line's final deceleration, taken before" if self._in_tail(now)
+            else "it brakes the arm along the line"
+        )
+        reason = _lease_taken_reason(self.goal, holder)
+        return Outcome("aborted", IkStatus.OK, f"{reason}; {how}", _tcp(measured_pose(measured_q, cfg.arm)))
+
     def on_params(self, now: float, cfg: MotionConfig) -> str | None:
         """Re-check the rest of the path with new arm params; brake and abort when it became infeasible."""
         if self.motion.braking or self.motion.failed:
@@ -843,6 +864,16 @@ class JointGoalRun:
         self._pending = Outcome(
             "canceled", IkStatus.OK, "canceled; holding the measured joints", (math.nan,) * 3
         )
+
+    def lease_taken(self, now: float, holder: str, measured_q: Any, cfg: MotionConfig) -> Outcome:
+        """As `LinearGoalRun.lease_taken`, for a joint goal.
+
+        The generator took this goal's one target while the lease was free and goes on to it until the
+        holder sends another.
+        """
+        how = f"the arm goes on to this goal's target, which it took before, until {holder!r} sends another"
+        reason = _lease_taken_reason(self.goal, holder)
+        return Outcome("aborted", IkStatus.OK, f"{reason}; {how}", _tcp(measured_pose(measured_q, cfg.arm)))
 
     def on_params(self, now: float, cfg: MotionConfig) -> str | None:
         """The trajectory generator clamps joint targets itself; nothing to re-check here."""

@@ -13,7 +13,9 @@ docs/design/cartesian_plan.md; interface: docs/interfaces.md):
   generator refuses it or does not answer within LEASE_CHECK_TIMEOUT_S, so the holder's name alone never
   preempts the holder's goal (docs/security.md). Accepted goals check their whole path first and end at
   once (ABORTED, the IK status of the first bad point) when it is infeasible, before any joint target. A
-  new feasible goal preempts the running one (which ends ABORTED, "preempted"); see cartesian.goal.
+  new feasible goal preempts the running one (which ends ABORTED, "preempted"); see cartesian.goal. A
+  goal sent without a lease token while the lease was free ends ABORTED the control cycle the node sees
+  the lease held (`GoalRun.lease_taken`): the generator refuses its targets from then on.
 - service `/arm/retarget_cartesian` swaps the running goal's target if the new path is feasible;
   an infeasible one is refused with the IK status of its first bad point, a request that cannot be
   tried (no active goal, NaN, goal stopping, a lease_token not the goal's, a goal sent without a token
@@ -541,7 +543,7 @@ class CartesianMotionNode(PolledNode):
             ok, ended, message = False, True, invalid_reason("no active MoveCartesian goal to retarget")
         elif not active.run.goal.lease_token and (holder := self._holder()):
             # Sent while the lease was free; its targets go out without a token, which the generator now
-            # refuses: redirecting it would change nothing but the goal's report.
+            # refuses: redirecting it would change nothing but the goal's report (it ends next cycle).
             ok, message = False, invalid_reason(
                 f"the arm lease is held by {holder!r}; the running goal (of {active.run.goal.client_id!r}) "
                 "was sent without a lease token and cannot be redirected"
@@ -592,6 +594,10 @@ class CartesianMotionNode(PolledNode):
             return  # called early: the next grid point is not due yet
         if now - active.stepped_at > STALL_S:  # the node did not run: the arm is not to blame for that time
             active.run.stalls.excuse(active.stepped_at + STALL_S, now)
+        holder = self._holder()
+        if holder and not active.run.goal.lease_token:  # sent while the lease was free (`_on_retarget`)
+            self._end_goal(active, active.run.lease_taken(times[0], holder, measured, cfg), cfg, now)
+            return
         if active.handle.is_cancel_requested and not active.run.cancelling:
             active.run.cancel(times[0], cfg, measured)
             self.get_logger().info("MoveCartesian goal cancel requested: stopping")
@@ -625,19 +631,23 @@ class CartesianMotionNode(PolledNode):
                 )
             )
         if cycle.outcome is not None:
-            text = f"MoveCartesian goal {cycle.outcome.result}: {cycle.outcome.message}"
-            if cycle.outcome.result == "succeeded":
-                self.get_logger().info(text)
-            elif cycle.outcome.contact is not None:  # a guarded move did its job: not a fault
-                self.get_logger().info(text)
-            else:
-                self.get_logger().warning(text)
-            self._active = None
-            succeeded = cycle.outcome.result == "succeeded"
-            self._rest = active.run.rest(active.stepped_at, cfg.arm) if succeeded else None
-            self._timer.cancel()
-            self._keep_measuring(now)  # the subscriptions linger from here (`_on_linger`)
-            active.done.set_result(cycle.outcome)
+            self._end_goal(active, cycle.outcome, cfg, now)
+
+    def _end_goal(self, active: _Active, outcome: Outcome, cfg: MotionConfig, now: float) -> None:
+        """End the running goal with `outcome`: its log line, where the next goal may start, the timer."""
+        text = f"MoveCartesian goal {outcome.result}: {outcome.message}"
+        if outcome.result == "succeeded":
+            self.get_logger().info(text)
+        elif outcome.contact is not None:  # a guarded move did its job: not a fault
+            self.get_logger().info(text)
+        else:
+            self.get_logger().warning(text)
+        self._active = None
+        succeeded = outcome.result == "succeeded"
+        self._rest = active.run.rest(active.stepped_at, cfg.arm) if succeeded else None
+        self._timer.cancel()
+        self._keep_measuring(now)  # the subscriptions linger from here (`_on_linger`)
+        active.done.set_result(outcome)
 
     def _publish_target(
         self, q: tuple[float, ...], qd: tuple[float, ...] | None, sender: str, t: float

@@ -1,4 +1,5 @@
-"""No log line holds a lease token (issue 23.6; docs/security.md), over real processes.
+"""The arm lease over real processes: no log line holds a lease token (issue 23.6; docs/security.md), and
+a goal sent while the lease was free ends once the lease is held (the last test).
 
 `/arm/sim_hardware`, `/arm/trajectory_generator` and `/arm/arm_cartesian_motion_node` run as the launch
 file starts them. The test drives every path that refuses a token, with three kinds of them: an expired
@@ -185,3 +186,36 @@ def test_refused_tokens_are_logged_by_fingerprint_only_on_every_path(stack) -> N
     for line, token in named:
         assert fingerprint(token) in line, line  # each refusal names its token by the fingerprint
     assert peer.holder == HOLDER and all(p.alive() for p in peer.procs), peer.describe()
+
+
+def test_a_goal_sent_while_the_lease_was_free_ends_when_it_is_taken_and_the_arm_stops(stack) -> None:
+    """Before, the goal ran on with its targets refused: three "resuming ... (a pause over its
+    stream_timeout?)" warnings and a "timeout" abort 10.8 s after the lease was taken."""
+    from action_msgs.msg import GoalStatus
+
+    peer, generator, cartesian = stack
+    peer.wait(peer.action.server_is_ready, "the MoveCartesian server")
+
+    def goal(z: float, path: str, speed: float) -> Any:
+        tcp = Point(x=0.3, y=0.0, z=z)
+        request = MoveCartesian.Goal(tcp=tcp, path=path, client_id="jog", speed_scale=speed)
+        handle = peer.answer(peer.action.send_goal_async(request), "the goal's answer")
+        assert handle.accepted
+        return handle.get_result_async()
+
+    above = peer.answer(goal(0.2, "joint", 0.5), "the joint goal's result")
+    assert above.status == GoalStatus.STATUS_SUCCEEDED, above.result.message
+    line = goal(0.1, "linear", 0.05)  # 100 mm down at 5 % speed: it runs for seconds
+    peer.spin_until(lambda: False, 0.5)
+    mark = len(cartesian.lines)
+    taken = peer.lease(ArmLease.Request.ACQUIRE, HOLDER, "", timeout=30.0)
+    assert taken.success, taken.message
+    started = time.monotonic()
+    assert peer.spin_until(line.done, 5.0), cartesian.describe()
+    ended = line.result()
+    assert ended.status == GoalStatus.STATUS_ABORTED, ended.result.message
+    assert f"the arm lease was taken by '{HOLDER}' while this goal of 'jog'" in ended.result.message
+    assert time.monotonic() - started < 2.0, ended.result.message
+    assert not any("resuming" in text for text in cartesian.lines[mark:]), cartesian.describe()
+    # It ended where the measured arm was: on its way down, well short of the line's end.
+    assert 0.1 + 0.01 < ended.result.final_tcp.z < 0.2 - 0.001, ended.result.final_tcp
