@@ -174,3 +174,25 @@ def test_a_line_sampled_on_a_summed_grid_sends_one_sample_at_rest_at_its_end(clo
         t += PERIOD
     assert cycle.outcome is not None and cycle.outcome.result == "succeeded", cycle.outcome
     assert at_rest == [1, samples]  # the start (an anchor) and the end, nothing in between
+
+
+def test_a_tokenless_goal_the_lease_was_taken_from_says_what_the_generator_does_with_the_arm() -> None:
+    # `lease_taken` (the node ends the goal with it once it sees the lease held): mid-line the generator
+    # brakes the stream it no longer takes; once the tail was sent it finishes it; a joint goal's one
+    # target it took goes on.
+    mid = descent()
+    mid.step(0.1, CFG, Q_ABOVE, 0.1, ahead=True)
+    tailed = descent()
+    t, _tail, _sent = until_tail(tailed)
+    joint_goal = parse_goal(tuple(RELEASE), 0.0, 0.0, "joint", 0.5, "jog")
+    joint, early = start_goal(joint_goal, CFG, 0.0, Q_ABOVE, None)
+    assert early is None
+    taken = "the arm lease was taken by 'bt' while this goal of"
+    for run, now, how in (
+        (mid, 0.1, "it brakes the arm along the line"),
+        (tailed, t + PERIOD, "it finishes the line's final deceleration, taken before"),
+        (joint, 0.1, "the arm goes on to this goal's target, which it took before, until 'bt' sends another"),
+    ):
+        outcome = run.lease_taken(now, "bt", Q_ABOVE, CFG)
+        assert outcome.result == "aborted" and taken in outcome.message and outcome.message.endswith(how)
+        np.testing.assert_allclose(outcome.final_tcp, ABOVE, atol=1e-9)  # the measured TCP
