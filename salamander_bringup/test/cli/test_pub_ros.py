@@ -133,9 +133,11 @@ def test_topic_pub_speaks_ros2_topic_pub(listener, ctl, ros_executor) -> None:
         "publisher", "publishing #1", "publishing #2", "publishing #3"
     ]
     # The jog topic is best effort (like the server's subscription): the 3 twists were published (the
-    # lines above); on a loaded machine one may be dropped (a whole-suite run once received 2 of 3).
+    # lines above) once the publisher saw the subscription, but the subscription may see the new
+    # publisher later, and best effort resends nothing: on a loaded machine whole-suite runs received 2,
+    # and once only 1, of the 3. What arrives is the twist asked for.
     spin_until(ros_executor, lambda: len(listener["jog"]) == 3, timeout=5.0)
-    assert 2 <= len(listener["jog"]) <= 3, listener["jog"]
+    assert 1 <= len(listener["jog"]) <= 3, listener["jog"]
     assert all(t.linear.y == -0.01 for t in listener["jog"])
     rc, out, err = ctl("topic", "pub", "--once", CONFIRM, "std_msgs/msg/Bool", "{data: true}")
     assert rc == 0, err
