@@ -239,12 +239,16 @@ def _tcp(pose: np.ndarray | None) -> tuple[float, float, float]:
     return (math.nan,) * 3 if pose is None else (float(pose[0]), float(pose[1]), float(pose[2]))
 
 
-def _lease_taken_reason(goal: CartesianGoal, holder: str) -> str:
-    """Why a goal sent without a lease token ends once `holder` holds the lease (`*.lease_taken`)."""
-    return (
+def _lease_taken(goal: CartesianGoal, holder: str, how: str, measured_q: Any, cfg: MotionConfig) -> Outcome:
+    """The outcome of a goal sent without a lease token once `holder` holds the lease (`*.lease_taken`).
+
+    `how`: what the generator does with the arm then.
+    """
+    reason = (
         f"the arm lease was taken by {holder!r} while this goal of {goal.client_id!r}, sent without a "
         "lease token, ran: the generator refuses its targets from now on"
     )
+    return Outcome("aborted", IkStatus.OK, f"{reason}; {how}", _tcp(measured_pose(measured_q, cfg.arm)))
 
 
 class Stalls:
@@ -698,8 +702,7 @@ class LinearGoalRun:
             "it finishes the line's final deceleration, taken before" if self._in_tail(now)
             else "it brakes the arm along the line"
         )
-        reason = _lease_taken_reason(self.goal, holder)
-        return Outcome("aborted", IkStatus.OK, f"{reason}; {how}", _tcp(measured_pose(measured_q, cfg.arm)))
+        return _lease_taken(self.goal, holder, how, measured_q, cfg)
 
     def on_params(self, now: float, cfg: MotionConfig) -> str | None:
         """Re-check the rest of the path with new arm params; brake and abort when it became infeasible."""
@@ -872,8 +875,7 @@ class JointGoalRun:
         holder sends another.
         """
         how = f"the arm goes on to this goal's target, which it took before, until {holder!r} sends another"
-        reason = _lease_taken_reason(self.goal, holder)
-        return Outcome("aborted", IkStatus.OK, f"{reason}; {how}", _tcp(measured_pose(measured_q, cfg.arm)))
+        return _lease_taken(self.goal, holder, how, measured_q, cfg)
 
     def on_params(self, now: float, cfg: MotionConfig) -> str | None:
         """The trajectory generator clamps joint targets itself; nothing to re-check here."""

@@ -594,8 +594,7 @@ class CartesianMotionNode(PolledNode):
             return  # called early: the next grid point is not due yet
         if now - active.stepped_at > STALL_S:  # the node did not run: the arm is not to blame for that time
             active.run.stalls.excuse(active.stepped_at + STALL_S, now)
-        holder = self._holder()
-        if holder and not active.run.goal.lease_token:  # sent while the lease was free (`_on_retarget`)
+        if not active.run.goal.lease_token and (holder := self._holder()):  # sent while the lease was free
             self._end_goal(active, active.run.lease_taken(times[0], holder, measured, cfg), cfg, now)
             return
         if active.handle.is_cancel_requested and not active.run.cancelling:
