@@ -188,7 +188,7 @@ def test_refused_tokens_are_logged_by_fingerprint_only_on_every_path(stack) -> N
     assert peer.holder == HOLDER and all(p.alive() for p in peer.procs), peer.describe()
 
 
-def test_a_goal_sent_while_the_lease_was_free_ends_when_it_is_taken_and_the_arm_stops(stack) -> None:
+def test_a_goal_sent_while_the_lease_was_free_ends_with_the_reason_when_it_is_taken(stack) -> None:
     """Before, the goal ran on with its targets refused: three "resuming ... (a pause over its
     stream_timeout?)" warnings and a "timeout" abort 10.8 s after the lease was taken."""
     from action_msgs.msg import GoalStatus
