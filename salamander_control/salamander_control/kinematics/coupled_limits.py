@@ -14,6 +14,10 @@ disagree. The trajectory generator owns the pair (`LimitsOwner`); every other no
 - Every follower *adopts* what the owner publishes, by setting its own parameters (so `ros2 param get`
   shows them) inside `LimitsFollower.adopting()`: a set made while adopting is never forwarded (the
   loop guard). A late starter gets the latched pair and adopts it instead of its file's values.
+- A follower knows when a publication must come (`LimitsFollower.expect`): once the owner is in the
+  graph and its latched pair has not arrived, and after the owner accepted a forward that changes its
+  pair. One that does not come in time means this follower's subscription hears nothing (seen once in
+  a few whole-suite runs, cause unknown): the shell subscribes again and says so.
 
 Invariant (tested as a hypothesis property in test/kinematics/test_coupled_limits.py): once every
 forward and publication is delivered, each follower holds the owner's pair, and the owner's pair is
@@ -108,6 +112,8 @@ class LimitsFollower:
         self.owner: Limits | None = None
         """The owner's last published pair (None before the first one arrived)."""
         self._alone_said = False
+        self.due: float | None = None
+        """When a publication of the owner is due at the latest (None: none is awaited; see `expect`)."""
 
     @contextmanager
     def adopting(self) -> Iterator[None]:
@@ -130,10 +136,31 @@ class LimitsFollower:
         return coupled_subset(changed)
 
     def to_adopt(self, published: Limits, local: Mapping[str, object]) -> dict[str, float]:
-        """The owner published `published`: the values this node (now at `local`) must set to match."""
+        """The owner published `published`: the values this node (now at `local`) must set to match.
+
+        Any publication ends the wait for one (`due`).
+        """
         self.owner = published
         self._alone_said = False
+        self.due = None
         return differing(published.values(), local)
+
+    def expect(self, now: float, within: float) -> None:
+        """A publication of the owner is due within `within` s of `now` (an earlier due time stays).
+
+        The shell calls it when one must come: the owner is in the graph and its latched pair has not
+        arrived yet, or the owner accepted a forward that `changes_owner`.
+        """
+        due = now + within
+        self.due = due if self.due is None else min(self.due, due)
+
+    def overdue(self, now: float) -> bool:
+        """A publication was due (`expect`) before `now` and none has arrived."""
+        return self.due is not None and now > self.due
+
+    def changes_owner(self, forwarded: Mapping[str, float]) -> bool:
+        """The owner's accepting `forwarded` changes its pair as last heard here (so it publishes)."""
+        return self.owner is None or bool(differing(forwarded, self.owner.values()))
 
     def to_restore(self, local: Mapping[str, object]) -> dict[str, float]:
         """The owner refused a forward: the owner's last pair, where it differs from `local`.

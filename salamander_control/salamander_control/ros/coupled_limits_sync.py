@@ -16,6 +16,12 @@ measurements: docs/design/coupled_limits.md. A node adds one line after its `Par
   - it subscribes the latched pair and adopts it by setting its own parameters (so `ros2 param get`
     shows it), inside the follower's loop guard so that an adoption is never forwarded back. A node
     that starts later adopts the latched pair instead of its file's.
+  - a publication that is due and does not arrive within `HEAR_WAIT_S` (the owner is in the graph and
+    its latched pair never came, or the owner accepted this node's forward and nothing came back) means
+    the subscription hears nothing: the node says so with what DDS reports (matched publishers here,
+    publishers in the graph) and subscribes again, once per wait; the latched pair then comes at once.
+    Still nothing: an error line, and the node keeps its values. The check runs `HEAR_CHECK_S` while a
+    publication is awaited, never once the pair has come and nothing is due.
 
 Both hooks are rclpy post-set callbacks: they see only sets that every on-set callback accepted.
 """
@@ -29,6 +35,7 @@ from typing import Any
 from rcl_interfaces.srv import SetParametersAtomically
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.subscription import Subscription
 from rclpy.task import Future
 from rclpy.timer import Timer
 
@@ -47,6 +54,11 @@ from salamander_msgs.msg import CoupledLimits
 # operator's set then waits for the service this long (polled), and only then counts as "not reachable".
 FORWARD_WAIT_S = 2.0
 FORWARD_POLL_S = 0.05
+HEAR_WAIT_S = 5.0
+"""s a due publication of the owner may take before the follower subscribes again (the owner publishes in
+its accepting set's callback; every adoption in the suite came within 40 ms)."""
+HEAR_CHECK_S = 1.0
+"""s between the follower's checks while a publication is awaited (none once the pair has come)."""
 
 
 def _local(node: Node) -> dict[str, Any]:
@@ -103,7 +115,15 @@ class CoupledLimitsFollower:
         self._retry: Timer | None = None
         self._retry_until = 0.0
         node.add_post_set_parameters_callback(self._on_set)
-        node.create_subscription(CoupledLimits, names.COUPLED_LIMITS, self._on_limits, LATCHED)
+        self._subscription = self._subscribe()
+        self._topic = self._subscription.topic_name  # resolved and remapped
+        self._due_after = ""  # what made the awaited publication due, for the log
+        self._resubscribed = False  # during the current wait
+        self._awaited_first = False  # the owner's first pair was awaited once (it is not awaited again)
+        self._check: Timer | None = node.create_timer(HEAR_CHECK_S, self._check_hearing)
+
+    def _subscribe(self) -> Subscription:
+        return self._node.create_subscription(CoupledLimits, names.COUPLED_LIMITS, self._on_limits, LATCHED)
 
     @property
     def owner(self) -> Limits | None:
@@ -146,7 +166,7 @@ class CoupledLimitsFollower:
             parameters=[Parameter(name, value=value).to_parameter_msg() for name, value in values.items()]
         )
         future = self._client.call_async(request)
-        future.add_done_callback(lambda done: self._on_forward_reply(done, text))
+        future.add_done_callback(lambda done: self._on_forward_reply(done, values))
         self._node.get_logger().info(f"coupled limits: {text} set here, forwarded to {self._owner_name}")
 
     def _say_alone(self, values: dict[str, float]) -> None:
@@ -156,10 +176,15 @@ class CoupledLimitsFollower:
                 "to this node only (said once until the owner is back)"
             )
 
-    def _on_forward_reply(self, future: Future, text: str) -> None:
+    def _on_forward_reply(self, future: Future, values: dict[str, float]) -> None:
         reply = future.result()
-        if reply is None or reply.result.successful:
-            return  # accepted: the owner's publication brings it back to every node
+        text = _text(values)
+        if reply is None:
+            return
+        if reply.result.successful:  # accepted: the owner's publication brings it back to every node
+            if self._follower.changes_owner(values):  # (unless it came before this reply)
+                self._await(f"{self._owner_name} accepting {text}")
+            return
         reason = reply.result.reason
         restore = self._follower.to_restore(_local(self._node))
         self._node.get_logger().warning(
@@ -168,6 +193,52 @@ class CoupledLimitsFollower:
         )
         if restore:
             self._adopt(restore, "the owner's pair")
+
+    # Hearing the owner: a due publication that does not come -------------------------------------------
+
+    def _await(self, after: str) -> None:
+        """A publication of the owner must come within HEAR_WAIT_S (after `after`, for the log)."""
+        if self._follower.due is None:
+            self._due_after, self._resubscribed = after, False
+        self._follower.expect(time.monotonic(), HEAR_WAIT_S)
+        if self._check is None:
+            self._check = self._node.create_timer(HEAR_CHECK_S, self._check_hearing)
+
+    def _check_hearing(self) -> None:
+        """Timer, while a publication is awaited (or the first pair has not come): is it overdue?"""
+        follower, now = self._follower, time.monotonic()
+        first = follower.owner is None and not self._awaited_first
+        if first and follower.due is None and self._node.count_publishers(self._topic):
+            self._awaited_first = True
+            self._await("its publisher appearing in the graph")  # its latched pair comes on matching
+        if follower.due is None:
+            if not first and self._check is not None:  # heard (or given up), nothing due: stop
+                self._node.destroy_timer(self._check)
+                self._check = None
+            return
+        if not follower.overdue(now):
+            return
+        heard = (
+            f"this subscription matches {self._subscription.get_publisher_count()} publisher(s), the graph "
+            f"shows {self._node.count_publishers(self._topic)}"
+        )
+        log = self._node.get_logger()
+        if not self._resubscribed:
+            log.warning(
+                f"coupled limits: no pair heard on {self._topic} within {HEAR_WAIT_S:.0f} s of "
+                f"{self._due_after} ({heard}): subscribing again"
+            )
+            self._node.destroy_subscription(self._subscription)
+            self._subscription = self._subscribe()
+            self._resubscribed = True
+            follower.due = None
+            follower.expect(now, HEAR_WAIT_S)
+            return
+        log.error(
+            f"coupled limits: still no pair heard on {self._topic} after subscribing again ({heard}): "
+            f"this node keeps {_text(_local(self._node))} (see docs/design/coupled_limits.md)"
+        )
+        follower.due = None  # given up until the next reason to wait
 
     # The owner's pair -> this node ------------------------------------------------------------------
 

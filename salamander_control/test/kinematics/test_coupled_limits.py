@@ -65,6 +65,25 @@ def test_follower_says_alone_once_until_the_owner_is_heard_again():
     assert follower.say_alone()
 
 
+def test_follower_awaits_a_publication_until_any_arrives_and_the_earliest_due_time_stays():
+    follower = LimitsFollower()
+    assert follower.due is None and not follower.overdue(1e9)  # nothing awaited: never overdue
+    follower.expect(10.0, 5.0)
+    follower.expect(12.0, 5.0)  # a second reason does not push the first one's due time back
+    assert follower.due == 15.0
+    assert not follower.overdue(15.0) and follower.overdue(15.1)
+    follower.to_adopt(Limits(1.4, 0.87, 0, "/o"), START)  # any publication ends the wait
+    assert follower.due is None and not follower.overdue(100.0)
+
+
+def test_a_forward_is_echoed_only_when_it_changes_the_owners_pair_as_last_heard():
+    follower = LimitsFollower()
+    assert follower.changes_owner({"alpha_max": 1.4})  # nothing heard yet: the owner's pair is unknown
+    follower.to_adopt(Limits(1.4, 0.87, 2, "/o"), START)
+    assert not follower.changes_owner({"alpha_max": 1.4})  # the owner has it: it publishes nothing
+    assert follower.changes_owner({"alpha_max": 1.4, "beta_max": 0.8})
+
+
 def test_coupled_subset_keeps_only_the_pair_as_floats():
     subset = coupled_subset({"alpha_max": 1, "beta_max": 0.5, "q1_min": -1.0})
     assert subset == {"alpha_max": 1.0, "beta_max": 0.5}
