@@ -56,7 +56,7 @@ FORWARD_WAIT_S = 2.0
 FORWARD_POLL_S = 0.05
 HEAR_WAIT_S = 5.0
 """s a due publication of the owner may take before the follower subscribes again (the owner publishes in
-its accepting set's callback; every adoption in the suite came within 40 ms)."""
+its accepting set's callback; adoptions measured under a load average of 20-30 came within 0.21 s)."""
 HEAR_CHECK_S = 1.0
 """s between the follower's checks while a publication is awaited (none once the pair has come)."""
 
