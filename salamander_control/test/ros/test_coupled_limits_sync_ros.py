@@ -1,11 +1,13 @@
-"""A follower's set reaches the owner even when the owner's service is discovered after its pair.
+"""A follower's set reaches the owner even when the owner's service is discovered after its pair; a follower
+that hears nothing subscribes again.
 
 ros/coupled_limits_sync.py over real topics and services in one process: a stand-in owner publishes the
 latched pair on /arm/coupled_limits but serves /arm/trajectory_generator/set_parameters_atomically only
 later, as a node that has just started can see it (the topic discovered, the service not yet: seen in a
 whole-suite run on a loaded machine). An operator's set on the follower in that gap waits for the
 service and is forwarded once it appears; with no service at all it stays local after the bounded wait.
-The whole stack's behaviour: test/test_coupled_limits_ros.py.
+A follower whose subscription hears nothing when a publication is due (a forward's echo, the owner's
+first pair) says so and subscribes again. The whole stack's behaviour: test/test_coupled_limits_ros.py.
 """
 
 from __future__ import annotations
@@ -20,19 +22,39 @@ from salamander_testing.ros_helpers import spin_until
 pytestmark = pytest.mark.ros
 
 
-def _stand_in_and_follower(make_node, ros_executor):
-    from rclpy.parameter import Parameter
+def _pair(alpha: float, revision: int, source: str = "/arm/trajectory_generator"):
+    """The owner's CoupledLimits message (beta_max 0.87)."""
+    from salamander_msgs.msg import CoupledLimits
 
-    from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
+    return CoupledLimits(alpha_max=alpha, beta_max=0.87, source=source, revision=revision)
+
+
+def _owner_publisher(make_node, qos=None):
+    """A stand-in owner node and its publisher of /arm/coupled_limits (latched unless `qos` says else)."""
     from salamander_control.ros.qos import LATCHED
     from salamander_msgs.msg import CoupledLimits
 
     owner = make_node("stand_in_owner")
-    pub = owner.create_publisher(CoupledLimits, "/arm/coupled_limits", LATCHED)
-    pub.publish(CoupledLimits(alpha_max=1.40, beta_max=0.87, source="/arm/trajectory_generator", revision=3))
+    qos = LATCHED if qos is None else qos
+    return owner, owner.create_publisher(CoupledLimits, "/arm/coupled_limits", qos)
+
+
+def _carrier(make_node):
+    """A node carrying the pair, at its file's values (1.50, 0.90), not following yet."""
     node = make_node("controller_node", namespace="/arm")
     node.declare_parameter("alpha_max", 1.50)
     node.declare_parameter("beta_max", 0.90)
+    return node
+
+
+def _stand_in_and_follower(make_node, ros_executor):
+    from rclpy.parameter import Parameter
+
+    from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
+
+    owner, pub = _owner_publisher(make_node)
+    pub.publish(_pair(1.40, 3))
+    node = _carrier(make_node)
     follower = follow_coupled_limits(node)
     assert spin_until(ros_executor, lambda: node.get_parameter("alpha_max").value == 1.40, 10.0)
     assert follower.owner is not None and follower.owner.revision == 3
@@ -75,23 +97,19 @@ def test_without_the_owners_service_the_set_stays_local_after_the_bounded_wait(m
 
 def test_a_pair_that_is_not_finite_is_ignored_and_the_owners_last_pair_stays(make_node, ros_executor):
     from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
-    from salamander_control.ros.qos import LATCHED
     from salamander_msgs.msg import CoupledLimits
 
-    owner = make_node("stand_in_owner")
-    pub = owner.create_publisher(CoupledLimits, "/arm/coupled_limits", LATCHED)
-    node = make_node("controller_node", namespace="/arm")
-    node.declare_parameter("alpha_max", 1.50)
-    node.declare_parameter("beta_max", 0.90)
+    _, pub = _owner_publisher(make_node)
+    node = _carrier(make_node)
     follower = follow_coupled_limits(node)
     values_set: list[float] = []
     node.add_post_set_parameters_callback(lambda params: values_set.extend(p.value for p in params))
-    pub.publish(CoupledLimits(alpha_max=1.40, beta_max=0.87, source="/arm/trajectory_generator", revision=3))
+    pub.publish(_pair(1.40, 3))
     assert spin_until(ros_executor, lambda: node.get_parameter("alpha_max").value == 1.40, 10.0)
     # The latched topic keeps one message, so a burst would reach the subscription as its last message
     # only: each bad pair goes straight to the subscription's callback, as the executor would hand it over.
     for bad in (float("nan"), float("inf"), -float("inf")):
-        follower._on_limits(CoupledLimits(alpha_max=bad, beta_max=0.87, source="rogue", revision=4))
+        follower._on_limits(_pair(bad, 4, "rogue"))
         follower._on_limits(CoupledLimits(alpha_max=1.40, beta_max=bad, source="rogue", revision=5))
     assert (node.get_parameter("alpha_max").value, node.get_parameter("beta_max").value) == (1.40, 0.87)
     assert all(math.isfinite(v) for v in values_set), values_set  # never adopted, not even for a moment
@@ -119,31 +137,22 @@ def test_a_follower_that_stops_hearing_the_owner_subscribes_again_and_catches_up
     from rclpy.parameter import Parameter, parameter_value_to_python
 
     from salamander_control.ros import coupled_limits_sync as sync
-    from salamander_control.ros.qos import LATCHED
-    from salamander_msgs.msg import CoupledLimits
 
     monkeypatch.setattr(sync, "HEAR_WAIT_S", 1.0)
     monkeypatch.setattr(sync, "HEAR_CHECK_S", 0.1)
-    owner = make_node("stand_in_owner")
-    pub = owner.create_publisher(CoupledLimits, "/arm/coupled_limits", LATCHED)
-
-    def publish(alpha: float, revision: int) -> None:
-        pub.publish(CoupledLimits(alpha_max=alpha, beta_max=0.87, source="/arm/trajectory_generator",
-                                  revision=revision))  # fmt: skip
+    owner, pub = _owner_publisher(make_node)
 
     def serve(request, response):  # accepts, publishes it, then a second operator narrows it further
         alpha = next(parameter_value_to_python(p.value) for p in request.parameters)
-        publish(alpha, 4)
-        publish(1.25, 5)
+        pub.publish(_pair(alpha, 4))
+        pub.publish(_pair(1.25, 5))
         response.result = SetParametersResult(successful=True)
         return response
 
     service = "/arm/trajectory_generator/set_parameters_atomically"
     owner.create_service(SetParametersAtomically, service, serve)
-    publish(1.40, 3)
-    node = make_node("controller_node", namespace="/arm")
-    node.declare_parameter("alpha_max", 1.50)
-    node.declare_parameter("beta_max", 0.90)
+    pub.publish(_pair(1.40, 3))
+    node = _carrier(make_node)
     follower = sync.follow_coupled_limits(node)
     assert spin_until(ros_executor, lambda: node.get_parameter("alpha_max").value == 1.40, 10.0)
     deaf = follower._subscription
@@ -171,16 +180,12 @@ def test_an_owner_whose_pair_never_arrives_gets_one_warning_one_resubscription_a
     from rclpy.qos import qos_profile_sensor_data
 
     from salamander_control.ros import coupled_limits_sync as sync
-    from salamander_msgs.msg import CoupledLimits
 
     monkeypatch.setattr(sync, "HEAR_WAIT_S", 1.0)
     monkeypatch.setattr(sync, "HEAR_CHECK_S", 0.1)
-    owner = make_node("stand_in_owner")
-    pub = owner.create_publisher(CoupledLimits, "/arm/coupled_limits", qos_profile_sensor_data)
-    pub.publish(CoupledLimits(alpha_max=1.40, beta_max=0.87, source="/arm/trajectory_generator", revision=3))
-    node = make_node("controller_node", namespace="/arm")
-    node.declare_parameter("alpha_max", 1.50)
-    node.declare_parameter("beta_max", 0.90)
+    _, pub = _owner_publisher(make_node, qos_profile_sensor_data)
+    pub.publish(_pair(1.40, 3))
+    node = _carrier(make_node)
     capfd.readouterr()
     follower = sync.follow_coupled_limits(node)
     err = _log_until(capfd, ros_executor, "still no pair", 15.0)
