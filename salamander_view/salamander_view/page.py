@@ -11,7 +11,10 @@ the server has the value). It is compared with viser's copy of the tab's value, 
 last wrote: a tab left showing its own click when the parameter went elsewhere (a refused click, or a
 click and a change from outside both between two frames) is set back to the parameter. For
 `CLICK_GRACE_S` after the tab's own click it is left alone while the parameter has not followed yet, so
-the box does not flicker back while the set travels (docs/design/operator_view.md).
+the box does not flicker back while the set travels (docs/design/operator_view.md). A click counts from
+the moment viser's copy differs from what the panel last wrote, not only from its callback: viser
+updates its copy first and runs the callback on a thread of its own, and a frame in between that wrote
+the parameter's value over the click made the callback read and send that value instead.
 
 Widgets (their labels are what the browser tests click): "start run", "cancel run", the checkbox
 "manual_place", the nudge buttons "+x" "-x" "+y" "-y", "confirm", "abort", "new box" (a new box is in:
@@ -80,6 +83,7 @@ class Panel:
         self._shown: dict[str, object] = {}
         self._clock = clock
         self._clicked: tuple[bool, float] | None = None  # the tab's last manual_place click and when
+        self._written = False  # the checkbox's value as the panel last wrote it (its initial value)
 
         def on_manual(event: Any) -> None:
             # Only the tab's own clicks (client_id set): not our own writes of the parameter's value,
@@ -141,12 +145,18 @@ class Panel:
         """The checkbox at the parameter's `value` (None: not known yet), but see CLICK_GRACE_S."""
         if value is None:
             return
+        now, tab = self._clock(), bool(self.manual.value)
+        if tab != self._written and (self._clicked is None or self._clicked[0] != tab):
+            # The tab changed it and its callback has not run yet (viser runs it on a thread of its own):
+            # a click all the same. Written over now, the callback would read this write and send it.
+            self._clicked = (tab, now)
         clicked = self._clicked
         if clicked is not None:
-            if value != clicked[0] and self._clock() - clicked[1] < CLICK_GRACE_S:
+            if value != clicked[0] and now - clicked[1] < CLICK_GRACE_S:
                 return
             self._clicked = None
         self.manual.value = value  # viser sends it only if the tab's value differs
+        self._written = value
 
     def show(self, view: PanelView) -> None:
         """Bring the widgets up to `view` (only what changed is sent)."""

@@ -42,7 +42,15 @@ class Handle:
 
     def click(self, value: Any, client_id: int) -> None:
         """The tab's own change: the browser already shows it; viser's copy follows, then callbacks."""
+        self.click_arrives(value)
+        self.run_callbacks(client_id)
+
+    def click_arrives(self, value: Any) -> None:
+        """The first half of a click: viser's copy takes the tab's value (its callbacks run later)."""
         self._value = value
+
+    def run_callbacks(self, client_id: int) -> None:
+        """The second half: viser's thread runs the update callbacks, which read the copy."""
         for cb in self._callbacks:
             cb(SimpleNamespace(client_id=client_id))
 
@@ -149,3 +157,20 @@ def test_another_tabs_click_does_not_hold_this_tab_back():
     b.frame(False)
     b.frame(True)
     assert b.box.sent == [True]
+
+
+def test_a_frame_between_a_click_and_its_callback_keeps_the_click(tab):
+    # The browser test's flake (2026-12-06, 2 of 11 runs of the module): viser updates its copy, then
+    # runs the callback on its own thread. A frame in between wrote the parameter (False) over the
+    # click, and the callback read that and sent "manual_place := False": the click was lost.
+    tab.box.click_arrives(True)
+    tab.now += 0.05
+    tab.frame(False)  # the node's frame timer, before the callback
+    assert tab.box.sent == [] and tab.box.value is True
+    tab.box.run_callbacks(tab.client_id)
+    assert tab.controls == [(1, "manual_place", True)]
+    tab.now += CLICK_GRACE_S - 0.1
+    tab.frame(False)  # still within the grace: the set is on its way
+    assert tab.box.sent == []
+    tab.frame(True)
+    assert tab.box.sent == [] and tab.box.value is True
