@@ -372,6 +372,13 @@ class CartesianMotionNode(PolledNode):
         with self._lock:
             return self._lease_holder
 
+    def _taken_from(self, active: _Active) -> str:
+        """Who took the lease from under `active`, a goal sent without a token while it was free ("" else).
+
+        The generator refuses such a goal's targets once the lease is held. The lock is read only for it.
+        """
+        return "" if active.run.goal.lease_token else self._holder()
+
     async def _await_follower(self, cfg: MotionConfig) -> str:
         """Wait (at most `joint_state_timeout_s`) until a subscriber of the joint targets is matched.
 
@@ -541,7 +548,7 @@ class CartesianMotionNode(PolledNode):
             ok, message = False, invalid_reason(f"retarget pose must be finite, got {pose}")
         elif active is None:
             ok, ended, message = False, True, invalid_reason("no active MoveCartesian goal to retarget")
-        elif not active.run.goal.lease_token and (holder := self._holder()):
+        elif holder := self._taken_from(active):
             # Sent while the lease was free; its targets go out without a token, which the generator now
             # refuses: redirecting it would change nothing but the goal's report (it ends next cycle).
             ok, message = False, invalid_reason(
@@ -594,7 +601,7 @@ class CartesianMotionNode(PolledNode):
             return  # called early: the next grid point is not due yet
         if now - active.stepped_at > STALL_S:  # the node did not run: the arm is not to blame for that time
             active.run.stalls.excuse(active.stepped_at + STALL_S, now)
-        if not active.run.goal.lease_token and (holder := self._holder()):  # sent while the lease was free
+        if holder := self._taken_from(active):
             self._end_goal(active, active.run.lease_taken(times[0], holder, measured, cfg), cfg, now)
             return
         if active.handle.is_cancel_requested and not active.run.cancelling:
