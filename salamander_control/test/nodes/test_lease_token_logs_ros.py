@@ -196,17 +196,21 @@ def test_a_goal_sent_while_the_lease_was_free_ends_with_the_reason_when_it_is_ta
     peer, generator, cartesian = stack
     peer.wait(peer.action.server_is_ready, "the MoveCartesian server")
 
+    feedback: list[Any] = []
+
     def goal(z: float, path: str, speed: float) -> Any:
         tcp = Point(x=0.3, y=0.0, z=z)
         request = MoveCartesian.Goal(tcp=tcp, path=path, client_id="jog", speed_scale=speed)
-        handle = peer.answer(peer.action.send_goal_async(request), "the goal's answer")
+        sent = peer.action.send_goal_async(request, feedback_callback=lambda f: feedback.append(f.feedback))
+        handle = peer.answer(sent, "the goal's answer")
         assert handle.accepted
         return handle.get_result_async()
 
     above = peer.answer(goal(0.2, "joint", 0.5), "the joint goal's result")
     assert above.status == GoalStatus.STATUS_SUCCEEDED, above.result.message
+    feedback.clear()
     line = goal(0.1, "linear", 0.05)  # 100 mm down at 5 % speed: it runs for seconds
-    peer.spin_until(lambda: False, 0.5)
+    peer.wait(lambda: any(f.tcp.z < 0.2 - 0.005 for f in feedback), "the line 5 mm on its way down")
     mark = len(cartesian.lines)
     taken = peer.lease(ArmLease.Request.ACQUIRE, HOLDER, "", timeout=30.0)
     assert taken.success, taken.message
