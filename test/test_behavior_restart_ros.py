@@ -87,7 +87,7 @@ def test_a_server_killed_while_carrying_resumes_without_picking_over_the_held_ca
     carried = "can_1 is recorded as carried"
     assert runner.wait_for_text(carried, since=since, timeout=STEP_TIMEOUT), runner.text()
     waiting = "a can is on the pad before picking can_2: not picking"
-    assert runner.wait_for_text(waiting, since=since, timeout=STEP_TIMEOUT), runner.text()
+    _awaited(peer, runner, since, waiting)  # the peer's copy of the cell's state is current from here
     # Not picked, not dropped: can_1 is still on the pad, the vacuum on, can_0 and can_2 untouched.
     peer.wait(lambda: peer.state["held"] == "can_1" and peer.state["vacuum"], "can_1 still held")
     assert peer.can("can_2")["position"] == peer.start["can_2"]

@@ -301,6 +301,8 @@ def test_a_refused_value_is_refused_where_it_is_set_and_changes_nothing_anywhere
     s.set_and_propagate(where, beta_max=0.86)
     assert not [e for e in s.events[since:] if e[2] == "alpha_max"]
     assert s.everywhere() == dict.fromkeys(CARRIERS, (1.40, 0.86))
+    # The owner's message can trail the nodes' parameter events: wait for it, then count.
+    s.wait(lambda: s.limits[-1].beta_max == 0.86, "the owner's marker of beta_max")
     assert s.limits[-1].revision == revision + 1  # the beta_max marker only
 
 
