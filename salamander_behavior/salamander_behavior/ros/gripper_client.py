@@ -6,10 +6,17 @@ Two names, nothing else (docs/interfaces.md, "Hardware contract"): the vacuum va
 publisher both match). Whoever provides them (the simulated cell, the robot's driver, the test
 stand-in robot) is invisible to the tree. The vacuum call is started and returned as a pending call the
 leaf polls; the switch's messages go into a `PartPresentSignal` with their arrival time.
+
+Reading the switch first takes what its subscription holds that the callback has not had yet, at the
+middleware's receive time: after a stall of the process rclpy's executor runs a due timer (the tick)
+before the subscriptions that became ready meanwhile, and the tick would judge the switch by the last
+message the callback stored (the pad check stopped a run on "part-present signal 0.5 s old" right after
+a respawn, on a loaded machine). The joint states are read the same way (limits/cache.py).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from rclpy.node import Node
@@ -21,6 +28,7 @@ from std_srvs.srv import SetBool
 from salamander_behavior.ports import Clock, DoneCall, PartReading, PendingCall
 from salamander_behavior.ros.part_present import PartPresentSignal
 from salamander_control import names
+from salamander_control.ros.polled_subscription import PolledReader
 
 
 class _ServiceCall:
@@ -62,21 +70,30 @@ class GripperIO:
         self._timeout_s = timeout_s
         self._signal = PartPresentSignal(clock)
         self._client = node.create_client(SetBool, names.GRIPPER_VACUUM)
-        self._topic = node.create_subscription(
+        self._sub = node.create_subscription(
             Bool, names.PART_PRESENT, self._on_part_present, qos_profile_sensor_data
-        ).topic_name  # resolved and remapped, for the messages
+        )
+        self._topic = self._sub.topic_name  # resolved and remapped, for the messages
 
-    def _on_part_present(self, msg: Bool) -> None:
+    def _on_part_present(self, msg: Bool, age: float = 0.0) -> None:
         before = self._signal.reading().value
-        self._signal.put(bool(msg.data))
+        self._signal.put(bool(msg.data), age)
         if self._on_change is not None and before is not None and before != bool(msg.data):
             self._on_change()  # the grip or the release the tree waits for: tick now
+
+    def _drain(self) -> None:
+        """File what the subscription holds that its callback has not had yet (module docstring)."""
+        taken = PolledReader.take(self._sub)
+        now = time.monotonic()  # take's receive times are on it
+        for msg, received in taken:
+            self._on_part_present(msg, now - received)
 
     def ready(self) -> tuple[bool, str]:
         """Vacuum service up and a fresh part-present signal; else exactly what is missing."""
         missing = []
         if not self._client.service_is_ready():
             missing.append(f"{self._client.service_name} service")
+        self._drain()
         reading = self._signal.reading()
         now = self._clock()
         if reading.value is None:
@@ -92,7 +109,8 @@ class GripperIO:
         return _ServiceCall(self._client.call_async(SetBool.Request(data=on)))
 
     def part_present(self) -> PartReading:
-        """The switch as last heard."""
+        """The switch as last heard (after taking what waited in the subscription)."""
+        self._drain()
         return self._signal.reading()
 
     @property

@@ -23,9 +23,9 @@ class PartPresentSignal:
         self._lock = threading.Lock()
         self._reading = PartReading()
 
-    def put(self, value: bool) -> None:
-        """File one message (now, on the clock)."""
-        now = self._clock()
+    def put(self, value: bool, age: float = 0.0) -> None:
+        """File one message, received `age` seconds ago (0: now), on the clock."""
+        now = self._clock() - max(age, 0.0)
         with self._lock:
             old = self._reading
             changed = now if old.value is None or old.value != value else old.changed_at

@@ -316,3 +316,30 @@ def test_a_feedback_at_the_requests_hand_off_distance_wakes_the_server_once(make
         assert len(woken) == wakes, (remaining, woken)
     server.release.set_result(True)
     assert spin_until(ros_executor, lambda: handle.poll().done)
+
+
+def test_a_read_after_a_stall_takes_the_switch_messages_that_waited_at_their_receive_time(
+    make_node, ros_executor
+) -> None:
+    """After a stall the tick runs before the callbacks that waited: reading the switch takes them first,
+    each at its receive time (the pad check had stopped a run on "part-present signal 0.5 s old" so)."""
+    import time
+
+    from std_msgs.msg import Bool
+
+    from salamander_behavior.ros.gripper_client import GripperIO
+
+    stall_s = 0.3
+    gripper = GripperIO(make_node("tree_gripper"), time.monotonic, lambda: 1.0)
+    publisher = make_node("switch").create_publisher(Bool, names.PART_PRESENT, 10)
+    assert spin_until(ros_executor, lambda: publisher.get_subscription_count() > 0)
+    for value in (True, False):
+        sent = time.monotonic()
+        publisher.publish(Bool(data=value))
+        time.sleep(stall_s)  # the process stalls: its executor does not spin, no callback runs
+        reading = gripper.part_present()
+        deadline = time.monotonic() + 5.0
+        while reading.value is not value and time.monotonic() < deadline:
+            reading = gripper.part_present()  # a slow transport: the message may come later
+        assert reading.value is value
+        assert sent <= reading.received_at < sent + stall_s / 2, reading.received_at - sent  # not the read
