@@ -87,7 +87,7 @@ def test_a_server_killed_while_carrying_resumes_without_picking_over_the_held_ca
     carried = "can_1 is recorded as carried"
     assert runner.wait_for_text(carried, since=since, timeout=STEP_TIMEOUT), runner.text()
     waiting = "a can is on the pad before picking can_2: not picking"
-    _awaited(peer, runner, since, waiting)  # the peer's copy of the cell's state is current from here
+    peer.wait_for_line(runner, waiting, since=since, timeout=STEP_TIMEOUT)  # the cell's state now current
     # Not picked, not dropped: can_1 is still on the pad, the vacuum on, can_0 and can_2 untouched.
     peer.wait(lambda: peer.state["held"] == "can_1" and peer.state["vacuum"], "can_1 still held")
     assert peer.can("can_2")["position"] == peer.start["can_2"]
@@ -124,17 +124,6 @@ def _in_place_or_held(peer: Peer) -> list[str]:
     return wrong
 
 
-def _awaited(peer: Peer, runner: ChildProcess, since: int, *texts: str) -> str:
-    """The first line after `since` holding one of `texts`; the peer spins meanwhile, so that its copy of the
-    cell's state is current when the line comes (a copy taken before would still show the can carried)."""
-
-    def line() -> str | None:
-        return next((x for x in runner.lines[since:] if any(t in x for t in texts)), None)
-
-    peer.wait(lambda: line() is not None, f"a line with one of {texts}", 2 * STEP_TIMEOUT)
-    return line() or ""
-
-
 def _safely_held(peer: Peer) -> None:
     """After a stopped run: no can astray, a can still on the pad held with the vacuum on."""
     assert not _in_place_or_held(peer), peer.state
@@ -160,13 +149,14 @@ def test_killing_each_respawning_node_mid_run_ends_completed_or_held_with_no_can
         names.KINEMATICS_NODE, names.IK_GHOST_NODE, names.CONTROLLER_NODE, names.OPERATOR_VIEW)]  # fmt: skip
     since = len(runner.lines)
     kill_nodes(runner, others)
-    placed = "can_0: placed" in _awaited(peer, runner, since, "can_0: placed", "run stopped: ")
+    line = peer.wait_for_line(runner, "can_0: placed", "run stopped: ", since=since, timeout=STEP_TIMEOUT)
+    placed = "can_0: placed" in line
     assert not _in_place_or_held(peer), peer.state
     if placed:
         peer.wait(lambda: peer.carrying("can_1"), "can_1 carried (lifted off its spot)", STEP_TIMEOUT)
         since = len(runner.lines)
         kill_nodes(runner, [names.absolute(names.CARTESIAN_MOTION_NODE)])
-    end = _awaited(peer, runner, since, "run complete: ", "run stopped: ")
+    end = peer.wait_for_line(runner, "run complete: ", "run stopped: ", since=since, timeout=2 * STEP_TIMEOUT)
     _safely_held(peer)
 
     if "run complete: " in end:  # every can placed after all: each in its own compartment, clear

@@ -178,8 +178,7 @@ def test_cancel_mid_carry_keeps_the_can_on_the_pad_and_frees_the_lease(stack, tm
     with ChildProcess([*ctl, "start", "can_1"], env, tmp_path / "start.log") as start:
         assert start.wait_for_text("Goal accepted with ID: ", timeout=STEP_TIMEOUT), start.describe()
         peer.wait(lambda: peer.holder() == "behavior_server", "the run holding the lease", RUN_TIMEOUT)
-        step = "step: ManualAdjust[place_can_1]"  # awaited spinning: the lease's state read next is current
-        peer.wait(lambda: step in start.text(), f"the CLI's feedback line '{step}'", RUN_TIMEOUT)
+        peer.wait_for_line(start, "step: ManualAdjust[place_can_1]", timeout=RUN_TIMEOUT)  # lease now current
         assert peer.holder() == "behavior_server"
         mark = len(bt.lines)
         with ChildProcess([*ctl, "cancel"], env, tmp_path / "cancel.log") as cancel:
@@ -199,7 +198,7 @@ def test_cancel_mid_carry_keeps_the_can_on_the_pad_and_frees_the_lease(stack, tm
     handle = peer.send()
     assert handle.accepted, bt.describe()
     waiting = "a can is on the pad before picking can_0: not picking; place it into can_1's compartment"
-    peer.wait(lambda: waiting in "\n".join(bt.lines[mark:]), "the pad check's wait", RUN_TIMEOUT)
+    peer.wait_for_line(bt, waiting, since=mark, timeout=RUN_TIMEOUT)
     assert peer.state["held"] == "can_1" and peer.state["vacuum"], peer.state  # current: the peer spun
     assert "above can_0" not in bt.text()[bt.text().index(waiting):]
     assert handle.cancel_goal_async() is not None

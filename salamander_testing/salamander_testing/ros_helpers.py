@@ -9,8 +9,12 @@ import itertools
 import os
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rclpy.executors import Executor
+
+if TYPE_CHECKING:
+    from salamander_testing.process import ChildProcess
 
 # IDs are handed out from SALAMANDER_TEST_DOMAIN_BASE (set per run by scripts/test.sh, 1..69) up to
 # base + DOMAIN_BLOCK - 1 <= 100: ROS recommends 0..101 on Linux, where higher IDs' ports fall into the
@@ -103,6 +107,21 @@ class RosPeer:
     ) -> None:
         """Spin until `predicate()`, or fail the test saying what never happened."""
         assert self.spin_until(predicate, timeout), f"timed out waiting for {what}\n{self.describe()}"
+
+    def wait_for_line(
+        self, proc: "ChildProcess", *texts: str, since: int = 0, timeout: float | None = None
+    ) -> str:
+        """Spin until a line of `proc` from index `since` on holds one of `texts`; that line.
+
+        Unlike `proc.wait_for_text`, the peer spins meanwhile, so what its subscriptions copied (a state
+        read right after the line) is current, not from before the wait.
+        """
+
+        def found() -> str | None:
+            return next((line for line in proc.lines[since:] if any(t in line for t in texts)), None)
+
+        self.wait(lambda: found() is not None, f"a line with one of {texts}", timeout)
+        return found() or ""
 
     def answer(self, future, what: str):
         """The result of `future` (a service or action call), waited for."""

@@ -113,7 +113,7 @@ def test_alpha_max_is_live_and_bad_values_are_refused(peer):
     assert peer.set_param("alpha_max", 1.30).successful
     # Accepted with a warning. rclpy drops the reason of a successful set, so the warning is in the log.
     warning = "no longer admit the rest posture"
-    peer.wait(lambda: warning in peer.proc.text(), f"the warning {warning!r}", 5.0)
+    peer.wait_for_line(peer.proc, warning, timeout=5.0)
     assert peer.solve(q=REST_POSTURE).reason == "coupled_limit"  # the very next request uses it
 
     for bad in (math.nan, 3.0, -0.1):

@@ -148,7 +148,7 @@ def test_efforts_are_the_tool_wrench_through_the_jacobian_within_the_noise(tmp_p
 
         # A wrench with a NaN after each good one: refused with a log line, the efforts keep the good one.
         sending.append([WRENCH, (0.0, 0.0, math.nan, 0.0, 0.0, 0.0)])
-        peer.wait(lambda: "tool wrench refused" in sim.text(), "the refusal of the bad wrench")
+        peer.wait_for_line(sim, "tool wrench refused")
         first = len(states)
         peer.wait(lambda: len(states) >= first + 20, "joint states after the bad wrench")
         assert all(loaded(m, WRENCH, 5.0) for m in states[first:]), sim.describe()
