@@ -615,6 +615,10 @@ class LinearGoalRun:
         if self._paused and (self.resumes >= MAX_RESUMES or self._waited(now) > cfg.settle_timeout_s):
             return Outcome("aborted", IkStatus.OK, f"{self._paused}; no resume left", _tcp(meas))
         why = "no valid joint state"
+        if math.isinf(at):
+            why += " (none received)"
+        elif at < now:  # the node's newest valid one, gone stale (a pure caller passes none: `at` is `now`)
+            why += f" (the newest valid one came {now - at:.2f} s before)"
         if meas is not None:
             d, ang = _pose_error(meas, self.target)
             # Arrived, and not passing through: the generator's brake after a stream it ended can sweep

@@ -409,8 +409,10 @@ def test_a_stall_caught_up_over_several_calls_is_excused_once():
     t, outcome = 0.0, None
     while outcome is None:
         t += DT
-        outcome = run.step(t, CFG, Q_START if t < stall_from else None).outcome  # never measured again
+        measured = Q_START if t < stall_from else None  # never measured again
+        outcome = run.step(t, CFG, measured, measured_at=min(t, stall_from)).outcome
     assert outcome.result == "aborted" and "no valid joint state" in outcome.message
+    assert f"(the newest valid one came {t - stall_from:.2f} s before)" in outcome.message  # how stale
     assert stall_to + CFG.settle_timeout_s < t < stall_to + CFG.settle_timeout_s + 2 * DT
 
 
