@@ -648,12 +648,26 @@ class CartesianMotionNode(PolledNode):
             self.get_logger().info(text)
         else:
             self.get_logger().warning(text)
+            if self._measured(cfg, now) is None:
+                self._log_blind()
         self._active = None
         succeeded = outcome.result == "succeeded"
         self._rest = active.run.rest(active.stepped_at, cfg.arm) if succeeded else None
         self._timer.cancel()
         self._keep_measuring(now)  # the subscriptions linger from here (`_on_linger`)
         active.done.set_result(outcome)
+
+    def _log_blind(self) -> None:
+        """Log what DDS says of /joint_states when a goal failed without a fresh valid joint state.
+
+        A stream that stopped, or one that no longer reaches this node: docs/design/stream_following.md.
+        """
+        sub = self._js_sub
+        matched = "none made" if sub is None else f"matches {sub.get_publisher_count()} publisher(s)"
+        self.get_logger().warning(
+            f"{self._js_topic}: no fresh valid joint state at the goal's end; this node's subscription "
+            f"{matched}, the graph shows {self.count_publishers(self._js_topic)}"
+        )
 
     def _publish_target(
         self, q: tuple[float, ...], qd: tuple[float, ...] | None, sender: str, t: float

@@ -488,6 +488,25 @@ def test_malformed_goals_and_goals_before_a_valid_joint_state_are_rejected(start
     assert h.wait(lambda: all(r in h.stderr() for r in refusals)), h.stderr()  # the log lines come later
 
 
+def test_a_goal_whose_joint_states_turn_invalid_aborts_saying_how_old_and_what_dds_reports(start_node):
+    """The measured arm stops being valid mid-goal (NaN positions, refused): the goal ends in its settle
+    timeout, its message says how old the newest valid joint state is, and the node logs what DDS reports
+    of its subscription (a stream that stopped, or one that stopped reaching this node)."""
+    h = start_node(settle_timeout_s=0.5)
+    handle = h.send_accepted(h.goal((0.3, 0.0, 0.05)))
+    assert h.wait(lambda: len(h.arm.targets) > 5)
+    h.arm.valid = False
+    res = h.result(handle)
+    assert not res.result.success
+    message = res.result.message
+    assert "trajectory finished but no valid joint state (the newest valid one came" in message, message
+    age = float(message.split("came ")[1].split(" s before")[0])
+    assert 0.5 < age < TIMEOUT, message  # at least the settle timeout: the arm went blind during the plan
+    line = "/joint_states: no fresh valid joint state at the goal's end; this node's subscription matches 1"
+    assert h.wait(lambda: line in h.stderr()), h.stderr()
+    assert "publisher(s), the graph shows 1" in h.stderr(), h.stderr()
+
+
 def test_cancel_brakes_to_a_stop_short_of_the_goal(start_node):
     from action_msgs.msg import GoalStatus
 
