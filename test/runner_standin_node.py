@@ -6,6 +6,9 @@ name, its `greeting` parameter and its pid once it is up, and "stopped cleanly" 
 `--ignore-sigint`: no ROS; ignores SIGINT (a hung node) so the runner must kill it.
 `--plain`: no ROS; up within milliseconds, exits 0 on SIGINT (for timing-sensitive runner tests).
 `--hang-on-stop`: the rclpy node hangs in its destroy_node after Ctrl-C (a shutdown that never ends).
+`--segv-while-built`: the process dies of SIGSEGV while its node is being built (before `run_node` says
+it is up), as a middleware thread's crash would end it; with `--once MARKER` only while MARKER does not
+exist (the crash creates it), so its next start comes up. `--segv-after S`: SIGSEGV S s after it is up.
 """
 
 import argparse
@@ -23,6 +26,9 @@ def main() -> int:
     parser.add_argument("--ignore-sigint", action="store_true")
     parser.add_argument("--plain", action="store_true")
     parser.add_argument("--hang-on-stop", action="store_true")
+    parser.add_argument("--segv-while-built", action="store_true")
+    parser.add_argument("--once", metavar="MARKER")
+    parser.add_argument("--segv-after", type=float)
     opts = parser.parse_args(own_args)
 
     if opts.plain:
@@ -51,6 +57,13 @@ def main() -> int:
 
     def make() -> Node:
         node = (HangingNode if opts.hang_on_stop else Node)("standin")
+        if opts.segv_while_built and not (opts.once and os.path.exists(opts.once)):
+            if opts.once:
+                open(opts.once, "w").close()
+            print(f"crashing while built pid={os.getpid()}", flush=True)
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if opts.segv_after is not None:
+            node.create_timer(opts.segv_after, lambda: os.kill(os.getpid(), signal.SIGSEGV))
         node.declare_parameter("greeting", "unset")
         greeting = node.get_parameter("greeting").value
         print(f"up as {node.get_fully_qualified_name()} greeting={greeting} pid={os.getpid()}", flush=True)

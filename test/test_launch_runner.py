@@ -710,3 +710,59 @@ def test_arm_stack_comes_up_with_every_config_value_applied_and_stops_cleanly(
     runner.proc.send_signal(signal.SIGINT)
     assert runner.wait() == 0, runner.text()
     assert "[runner] all nodes stopped cleanly" in runner.lines
+
+
+# --- a crash while a node is being built (before run_node says it is up: READY=1) ------------------
+
+
+@pytest.fixture
+def project_standin(standin, tmp_path):
+    """(launch(args) -> a launch file of one stand-in node of a project package plus a plain one, env).
+
+    The runner starts again only a node of the project's packages (they run `run_node`, which says when
+    the node is up), so the stand-in is installed as salamander_sim's in a prefix before the real one."""
+    _, env = standin
+    prefix = tmp_path / "project_prefix"
+    standin_prefix(prefix, "salamander_sim")
+    env = {**env, "AMENT_PREFIX_PATH": f"{prefix}{os.pathsep}{env['AMENT_PREFIX_PATH']}"}
+
+    def launch(args):
+        return write_launch(tmp_path, f"""
+            <node pkg="salamander_sim" exec="standin" name="built" namespace="/fixture" args="{args}"/>
+            <node pkg="standin_pkg" exec="standin" name="bystander" args="--plain"/>
+        """, name="startup.launch.xml")
+
+    return launch, env
+
+
+@pytest.mark.ros
+def test_a_node_that_crashes_while_it_is_built_is_started_again_once_and_the_stack_runs_on(
+    project_standin, run_runner, tmp_path
+):
+    launch, env = project_standin
+    runner = run_runner([str(launch(f"--segv-while-built --once {tmp_path / 'crashed'}"))], env)
+    assert runner.wait_for_text("[built] crashing while built pid="), runner.text()
+    assert runner.wait_for_text("[built] up as /fixture/built", "[bystander] up pid="), runner.text()
+    crashed = next(line for line in runner.lines if "before it was up" in line)
+    assert crashed.startswith("[runner] /fixture/built died of SIGSEGV (code -11) before it was up"), crashed
+    assert "start-up retry 1 of 1" in crashed
+    assert runner.alive()
+    os.killpg(runner.proc.pid, signal.SIGINT)
+    assert runner.wait() == 0, runner.text()
+    assert "[built] stopped cleanly" in runner.lines and "[runner] all nodes stopped cleanly" in runner.lines
+    assert not [p for p in pids_in(runner.text()) if psutil.pid_exists(p)], "node processes left behind"
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("args", ["--segv-while-built", "--segv-after 0.5"])
+def test_a_second_crash_before_it_is_up_or_one_after_it_stops_the_stack(project_standin, run_runner, args):
+    """Started again once only; and a node that said it was up is a running node: its crash stops the
+    stack as any death does (no respawn here)."""
+    launch, env = project_standin
+    runner = run_runner([str(launch(args))], env)
+    assert runner.wait() == 1, runner.text()
+    retried = [line for line in runner.lines if "before it was up" in line]
+    assert len(retried) == (1 if args == "--segv-while-built" else 0), runner.text()
+    assert "[runner] /fixture/built exited unexpectedly with code -11" in runner.lines, runner.text()
+    assert "[runner] stopping (a node died)" in runner.lines
+    assert not [p for p in pids_in(runner.text()) if psutil.pid_exists(p)], "node processes left behind"

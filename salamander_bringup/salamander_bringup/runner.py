@@ -23,7 +23,11 @@ as long as the runner.
 A node with ``respawn="true"`` that exits on its own (any exit code) is started again after its
 ``respawn_delay``, at most ``respawn_max_retries`` times, as ``ros2 launch`` does (`respawn`): one line
 "<node> exited with code N; respawning in D s (respawn K)", then "respawned <node> (pid P, respawn K)".
-A stop request cancels a pending restart. Any other exit of a node stops the stack.
+A stop request cancels a pending restart. Any other exit of a node stops the stack, but one: each node
+gets a datagram socket of its own (``NOTIFY_SOCKET``, systemd's protocol), on which the project's
+`run_node` says "READY=1" once the node is built; a node of the project that dies of a fatal signal
+before that (`respawn.startup_crash`: a middleware crash while the node was being built) is started
+again at once, once ("<node> died of SIGSEGV before it was up ...; starting it again").
 
 Exit codes: 0 all nodes stopped cleanly on request (respawned exits before it included; clean: exit 0,
 or for a node outside the project's packages also the SIGINT's own -2); 1 a node died on its own and was
@@ -39,6 +43,7 @@ import math
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -56,7 +61,7 @@ from salamander_bringup.launch_plan import (
     parse_overrides,
     resolve_commands,
 )
-from salamander_bringup.respawn import Fail, Respawn, RespawnTracker
+from salamander_bringup.respawn import STARTUP_RETRIES, Fail, Respawn, RespawnTracker, startup_crash
 from salamander_control.ros.held_signals import HELD_SIGINT_PACKAGES, HELD_SIGNALS, STACK_DUMP_SIGNAL
 
 EXIT_CLEAN, EXIT_NODE_FAILED, EXIT_BAD_LAUNCH = 0, 1, 2
@@ -102,8 +107,23 @@ class _Child:
     cmd: list[str]
     colour: str
     tracker: RespawnTracker
+    notify: socket.socket
+    """Where its `run_node` says "READY=1" (an abstract datagram socket, `NOTIFY_SOCKET`)."""
     proc: subprocess.Popen[bytes] | None = None
     readers: list[threading.Thread] = field(default_factory=list)
+    up: bool = False
+    """The current process said it is up (READY=1)."""
+    startup_retries: int = 0
+
+    def read_ready(self) -> None:
+        """Take what came on the notify socket: READY=1 marks the current process up."""
+        while True:
+            try:
+                data = self.notify.recv(4096)
+            except (BlockingIOError, OSError):
+                return
+            if b"READY=1" in data.split(b"\n"):
+                self.up = True
 
 
 class Supervisor:
@@ -162,18 +182,25 @@ class Supervisor:
         if self._colour:
             self._env.setdefault("RCUTILS_COLORIZED_OUTPUT", "1")  # rcutils turns colour off on a pipe
         for i, (node, cmd) in enumerate(zip(self._plan.nodes, commands, strict=True)):
-            child = _Child(node, list(cmd), _COLOURS[i % len(_COLOURS)], RespawnTracker(node.respawn))
+            notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            notify.bind(f"\0salamander_runner_{os.getpid()}_{i}")  # abstract: no file to clean up
+            notify.setblocking(False)
+            child = _Child(node, list(cmd), _COLOURS[i % len(_COLOURS)], RespawnTracker(node.respawn), notify)
             self._spawn(child)
             self._children.append(child)
             self.say(f"started {node.fqn} (pid {child.proc.pid})")  # type: ignore[union-attr]
 
     def _spawn(self, child: _Child) -> None:
+        child.read_ready()  # a READY=1 left from the process before is not this one's
+        child.up = False
+        address = child.notify.getsockname()
+        name = address.decode() if isinstance(address, bytes) else address
         proc = subprocess.Popen(
             child.cmd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env=self._env,
+            env={**self._env, "NOTIFY_SOCKET": "@" + name.lstrip("\0")},
             process_group=0,
             preexec_fn=(_die_with_parent_and_hold_sigint if child.node.pkg in HELD_SIGINT_PACKAGES
                         else _die_with_parent),
@@ -217,9 +244,23 @@ class Supervisor:
         """
         gone = False
         for child in self._children:
+            child.read_ready()
             if child.proc is None or child.proc.poll() is None:
                 continue
             code, child.proc = child.proc.returncode, None
+            crash = startup_crash(code, child.up) if child.node.pkg in HELD_SIGINT_PACKAGES else ""
+            if crash and child.startup_retries < STARTUP_RETRIES:
+                child.startup_retries += 1
+                try:
+                    self._spawn(child)
+                except OSError as exc:
+                    self.say(f"cannot start {child.node.fqn} again: {exc}")
+                    gone = True
+                    continue
+                self.say(f"{child.node.fqn} died of {crash} (code {code}) before it was up: a crash while it "
+                         f"was being built, before any callback; starting it again (pid "
+                         f"{child.proc.pid}, start-up retry {child.startup_retries} of {STARTUP_RETRIES})")  # type: ignore[union-attr]  # fmt: skip
+                continue
             decision = child.tracker.on_exit(now, stopping=False)
             if isinstance(decision, Respawn):
                 self.say(f"{child.node.fqn} exited with code {code}; respawning in {decision.delay:g} s "
@@ -283,6 +324,7 @@ class Supervisor:
         for child in self._children:
             for reader in child.readers:
                 reader.join(timeout=2.0)
+            child.notify.close()
         return unclean
 
     def _dump_stacks(self, hung: list[_Child], why: str) -> None:

@@ -2,12 +2,15 @@
 fake clock, and the launch file attributes that set them. Around real processes: test/test_launch_runner.py.
 """
 
+import signal
+import socket
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from salamander_bringup.launch_plan import LaunchFileError, RespawnSpec, load_plan
-from salamander_bringup.respawn import Fail, Respawn, RespawnTracker
+from salamander_bringup.respawn import Fail, Respawn, RespawnTracker, startup_crash
 
 
 def test_without_respawn_an_exit_fails_and_nothing_is_scheduled():
@@ -119,3 +122,34 @@ def test_bad_respawn_attributes_are_refused(tmp_path, attrs, message):
     with pytest.raises(LaunchFileError) as info:
         _plan(tmp_path, attrs)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("code", "up", "crash"),
+    [
+        (-signal.SIGSEGV, False, "SIGSEGV"),
+        (-signal.SIGABRT, False, "SIGABRT"),
+        (-signal.SIGSEGV, True, ""),  # it said it was up: a running node's crash, launch's rules apply
+        (-signal.SIGKILL, False, ""),  # sent by someone: not the process's own fault
+        (-signal.SIGINT, False, ""),
+        (1, False, ""),  # an exit code (a bad config, a traceback): starting it again would not help
+        (0, False, ""),
+    ],
+)
+def test_only_a_fatal_signal_before_the_node_is_up_is_a_startup_crash(code, up, crash):
+    assert startup_crash(code, up) == crash
+
+
+def test_run_node_s_notify_ready_sends_ready_on_the_socket_named_by_notify_socket(monkeypatch):
+    from salamander_control.ros.run import notify_ready
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.bind(f"\0salamander_test_notify_{id(sock)}")
+        sock.settimeout(5.0)
+        monkeypatch.setenv("NOTIFY_SOCKET", "@" + sock.getsockname()[1:].decode())
+        notify_ready()
+        assert sock.recv(64) == b"READY=1"
+    monkeypatch.delenv("NOTIFY_SOCKET")
+    notify_ready()  # no supervisor: nothing to do, no error
+    monkeypatch.setenv("NOTIFY_SOCKET", "@salamander_test_nobody_listens")
+    notify_ready()  # a socket nobody binds: one warning on stderr, no exception
