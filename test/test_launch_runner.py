@@ -766,3 +766,25 @@ def test_a_second_crash_before_it_is_up_or_one_after_it_stops_the_stack(project_
     assert "[runner] /fixture/built exited unexpectedly with code -11" in runner.lines, runner.text()
     assert "[runner] stopping (a node died)" in runner.lines
     assert not [p for p in pids_in(runner.text()) if psutil.pid_exists(p)], "node processes left behind"
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("once", [True, False])
+def test_the_test_kit_starts_a_node_that_crashed_while_built_again_once_as_the_runner_does(tmp_path, once):
+    """`ChildProcess(startup_retry=True)` (every `NodeProcess`): the same rule for the nodes a test starts."""
+    script = Path(__file__).with_name("runner_standin_node.py")
+    args = ["--segv-while-built", *(["--once", str(tmp_path / "crashed")] if once else [])]
+    proc = ChildProcess([sys.executable, str(script), *args], ros_env(next_domain_id()), startup_retry=True)
+    try:
+        if once:
+            assert proc.wait_for_text("up as /standin"), proc.describe()
+            assert proc.alive()
+        else:
+            assert proc.wait(timeout=60) == -signal.SIGSEGV, proc.describe()
+        retried = [line for line in proc.lines if "before it was up" in line]
+        assert len(retried) == 1, proc.text()
+        assert retried[0].startswith("[test kit] died of SIGSEGV (code -11)"), proc.text()
+        assert sum("crashing while built" in line for line in proc.lines) == (1 if once else 2)
+    finally:
+        proc.stop()
+    assert proc.proc.returncode == (0 if once else -signal.SIGSEGV), proc.describe()

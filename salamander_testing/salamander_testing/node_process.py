@@ -5,7 +5,8 @@ name, namespace and remaps exactly as launch/arm_control.launch.xml places it (`
 from the launch file through `bringup.launch_plan`, for the default stack or ``cell:=...``) and the
 test's parameters on the command line. Its output (ROS logs go to stderr) is a `ChildProcess`'s: kept
 in memory and in a log file, so a test can wait for a log line and show the node's output when an
-assertion fails.
+assertion fails. Like the launch runner, it starts a node again once that died of a fatal signal before
+it was up (`ChildProcess`'s ``startup_retry``).
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ class NodeProcess(ChildProcess):
             cmd += ["-p", _param_arg(key, value)]
         stack = cell.strip("/").replace("/", ".")
         log = log_dir / f"{stack + '.' if stack else ''}{node}.log"
-        super().__init__([*cmd, *ros_args], ros_env(domain_id), log)
+        super().__init__([*cmd, *ros_args], ros_env(domain_id), log, startup_retry=True)
 
 
 def console_scripts(pkg: str) -> dict[str, str]:

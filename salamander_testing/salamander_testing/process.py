@@ -8,19 +8,31 @@ SIGINT, then SIGKILL after a timeout (leaving a ``with`` block stops it and prin
 pytest shows for a failed test); with ``process_group=True`` the process runs in a group of its own
 (like a shell job) and signals go to the whole group, which is what a terminal's Ctrl-C does.
 
+With ``startup_retry=True`` (a node of the project: `node_process.NodeProcess` sets it) a process that
+dies of a fatal signal before `run_node` said it was up (``READY=1`` on the ``NOTIFY_SOCKET`` given to it;
+`bringup.respawn.startup_crash`: a middleware crash while the node was being built) is started again
+once, as the launch runner does, with a line saying so; `proc` is then the new process.
+
 `node_process.NodeProcess` is a `ChildProcess` that starts one node of the stack as the launch file
 does; the launch runner's tests use a `ChildProcess` directly.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from salamander_bringup.respawn import STARTUP_RETRIES, startup_crash
+
+_SOCKETS = itertools.count()
+"""Numbers the notify sockets of one test process."""
 
 
 class ChildProcess:
@@ -33,6 +45,7 @@ class ChildProcess:
         cwd: its working directory (default: the test's).
         process_group: run it in a process group of its own and signal the whole group.
         interactive: give it a standard input that `send_line` writes to (else none).
+        startup_retry: start it again once if it dies of a fatal signal before it said it was up.
     """
 
     def __init__(
@@ -44,38 +57,78 @@ class ChildProcess:
         cwd: Path | None = None,
         process_group: bool = False,
         interactive: bool = False,
+        startup_retry: bool = False,
     ) -> None:
         self.cmd = [str(c) for c in cmd]
+        self._notify: socket.socket | None = None
+        self._up, self._retries = False, 0
+        if startup_retry:
+            name = f"salamander_test_{os.getpid()}_{next(_SOCKETS)}"
+            self._notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            self._notify.bind("\0" + name)  # abstract: no file
+            self._notify.setblocking(False)
+            env = {**env, "NOTIFY_SOCKET": "@" + name}
         self.log_path = log_path
         self._group = process_group
         self._lines: list[str] = []
         self._ended = False
         self._changed = threading.Condition()
         env = {**env, "RCUTILS_LOGGING_BUFFERED_STREAM": "0", "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
+        self._popen = lambda: subprocess.Popen(
             self.cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             errors="replace", process_group=0 if process_group else None,
             stdin=subprocess.PIPE if interactive else None,
         )  # fmt: skip
+        self.proc = self._popen()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
+
+    def _started_again(self) -> str:
+        """At the end of the output: why the process was started again (`proc` is the new one), or ""."""
+        if self._notify is None:
+            return ""
+        code = self.proc.wait()
+        while True:
+            try:
+                self._up = self._up or b"READY=1" in self._notify.recv(4096).split(b"\n")
+            except OSError:  # none left (BlockingIOError)
+                break
+        crash = startup_crash(code, self._up)
+        if not crash or self._retries >= STARTUP_RETRIES:
+            self._notify.close()
+            self._notify = None
+            return ""
+        self._retries, self._up = self._retries + 1, False
+        self.proc = self._popen()
+        return (
+            f"[test kit] died of {crash} (code {code}) before it was up: starting it again as the launch "
+            f"runner does (pid {self.proc.pid}, start-up retry {self._retries} of {STARTUP_RETRIES})"
+        )
 
     def _read(self) -> None:
         log = open(self.log_path, "w", encoding="utf-8") if self.log_path is not None else None
         try:
-            for line in self.proc.stdout:  # type: ignore[union-attr]
-                if log is not None:
-                    log.write(line)
-                    log.flush()
-                with self._changed:
-                    self._lines.append(line.rstrip("\n"))
-                    self._changed.notify_all()
+            while True:
+                for line in self.proc.stdout:  # type: ignore[union-attr]
+                    self._keep(line.rstrip("\n"), log)
+                why = self._started_again()
+                if not why:
+                    break
+                self._keep(why, log)
         finally:
             if log is not None:
                 log.close()
             with self._changed:
                 self._ended = True
                 self._changed.notify_all()
+
+    def _keep(self, line: str, log: object) -> None:
+        if log is not None:
+            log.write(line + "\n")  # type: ignore[attr-defined]
+            log.flush()  # type: ignore[attr-defined]
+        with self._changed:
+            self._lines.append(line)
+            self._changed.notify_all()
 
     @property
     def lines(self) -> list[str]:
@@ -140,8 +193,11 @@ class ChildProcess:
         Raises:
             subprocess.TimeoutExpired: still running after `timeout` s.
         """
-        code = self.proc.wait(timeout=timeout)
+        proc = self.proc
+        code = proc.wait(timeout=timeout)
         self._reader.join(timeout=5.0)  # the exit closes the pipe: the reader ends at EOF
+        if self.proc is not proc:  # started again (``startup_retry``): the new process's exit counts
+            return self.wait(timeout)
         return code
 
     def __enter__(self) -> ChildProcess:
