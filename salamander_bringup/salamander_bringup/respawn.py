@@ -34,7 +34,8 @@ def startup_crash(returncode: int, up: bool) -> str:
 
     Such a node ran no callback yet: it held no lease, commanded nothing and kept no state a restart
     could lose, whatever its ``respawn`` says. Seen: SIGSEGV in a middleware thread while the node's
-    parameter services were being created, about once in 2500 starts (docs/design/respawn_and_stop.md).
+    parameter services were being created: rare per start, twice in about ten suite runs
+    (docs/design/respawn_and_stop.md).
     """
     if up or returncode >= 0 or -returncode not in FATAL_SIGNALS:
         return ""
