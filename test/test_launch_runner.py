@@ -788,3 +788,4 @@ def test_the_test_kit_starts_a_node_that_crashed_while_built_again_once_as_the_r
     finally:
         proc.stop()
     assert proc.proc.returncode == (0 if once else -signal.SIGSEGV), proc.describe()
+    assert not proc._reader.is_alive()  # the output's reader ended with the last process (it once spun on)

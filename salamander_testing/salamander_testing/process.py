@@ -90,9 +90,10 @@ class ChildProcess:
         code = self.proc.wait()
         while True:
             try:
-                self._up = self._up or b"READY=1" in self._notify.recv(4096).split(b"\n")
+                data = self._notify.recv(4096)
             except OSError:  # none left (BlockingIOError)
                 break
+            self._up = self._up or b"READY=1" in data.split(b"\n")
         crash = startup_crash(code, self._up)
         if not crash or self._retries >= STARTUP_RETRIES:
             self._notify.close()
