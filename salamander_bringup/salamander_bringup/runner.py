@@ -43,7 +43,6 @@ import math
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -63,6 +62,7 @@ from salamander_bringup.launch_plan import (
 )
 from salamander_bringup.respawn import STARTUP_RETRIES, Fail, Respawn, RespawnTracker, startup_crash
 from salamander_control.ros.held_signals import HELD_SIGINT_PACKAGES, HELD_SIGNALS, STACK_DUMP_SIGNAL
+from salamander_control.ros.ready import ReadyListener
 
 EXIT_CLEAN, EXIT_NODE_FAILED, EXIT_BAD_LAUNCH = 0, 1, 2
 POLL_PERIOD = 0.05  # s; how often the supervisor looks at its children and its stop flag
@@ -107,23 +107,11 @@ class _Child:
     cmd: list[str]
     colour: str
     tracker: RespawnTracker
-    notify: socket.socket
-    """Where its `run_node` says "READY=1" (an abstract datagram socket, `NOTIFY_SOCKET`)."""
+    ready: ReadyListener
+    """Where its `run_node` says "READY=1" (`NOTIFY_SOCKET`)."""
     proc: subprocess.Popen[bytes] | None = None
     readers: list[threading.Thread] = field(default_factory=list)
-    up: bool = False
-    """The current process said it is up (READY=1)."""
     startup_retries: int = 0
-
-    def read_ready(self) -> None:
-        """Take what came on the notify socket: READY=1 marks the current process up."""
-        while True:
-            try:
-                data = self.notify.recv(4096)
-            except (BlockingIOError, OSError):
-                return
-            if b"READY=1" in data.split(b"\n"):
-                self.up = True
 
 
 class Supervisor:
@@ -182,25 +170,19 @@ class Supervisor:
         if self._colour:
             self._env.setdefault("RCUTILS_COLORIZED_OUTPUT", "1")  # rcutils turns colour off on a pipe
         for i, (node, cmd) in enumerate(zip(self._plan.nodes, commands, strict=True)):
-            notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-            notify.bind(f"\0salamander_runner_{os.getpid()}_{i}")  # abstract: no file to clean up
-            notify.setblocking(False)
-            child = _Child(node, list(cmd), _COLOURS[i % len(_COLOURS)], RespawnTracker(node.respawn), notify)
+            colour, tracker = _COLOURS[i % len(_COLOURS)], RespawnTracker(node.respawn)
+            child = _Child(node, list(cmd), colour, tracker, ReadyListener("runner"))
             self._spawn(child)
             self._children.append(child)
             self.say(f"started {node.fqn} (pid {child.proc.pid})")  # type: ignore[union-attr]
 
     def _spawn(self, child: _Child) -> None:
-        child.read_ready()  # a READY=1 left from the process before is not this one's
-        child.up = False
-        address = child.notify.getsockname()
-        name = address.decode() if isinstance(address, bytes) else address
         proc = subprocess.Popen(
             child.cmd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env={**self._env, "NOTIFY_SOCKET": "@" + name.lstrip("\0")},
+            env={**self._env, **child.ready.env},
             process_group=0,
             preexec_fn=(_die_with_parent_and_hold_sigint if child.node.pkg in HELD_SIGINT_PACKAGES
                         else _die_with_parent),
@@ -244,11 +226,11 @@ class Supervisor:
         """
         gone = False
         for child in self._children:
-            child.read_ready()
             if child.proc is None or child.proc.poll() is None:
                 continue
             code, child.proc = child.proc.returncode, None
-            crash = startup_crash(code, child.up) if child.node.pkg in HELD_SIGINT_PACKAGES else ""
+            up = child.ready.drain()  # said by the process that just ended, if at all
+            crash = startup_crash(code, up) if child.node.pkg in HELD_SIGINT_PACKAGES else ""
             if crash and child.startup_retries < STARTUP_RETRIES:
                 child.startup_retries += 1
                 try:
@@ -324,7 +306,7 @@ class Supervisor:
         for child in self._children:
             for reader in child.readers:
                 reader.join(timeout=2.0)
-            child.notify.close()
+            child.ready.close()
         return unclean
 
     def _dump_stacks(self, hung: list[_Child], why: str) -> None:

@@ -3,7 +3,6 @@ fake clock, and the launch file attributes that set them. Around real processes:
 """
 
 import signal
-import socket
 
 import pytest
 from hypothesis import given, settings
@@ -139,17 +138,3 @@ def test_bad_respawn_attributes_are_refused(tmp_path, attrs, message):
 def test_only_a_fatal_signal_before_the_node_is_up_is_a_startup_crash(code, up, crash):
     assert startup_crash(code, up) == crash
 
-
-def test_run_node_s_notify_ready_sends_ready_on_the_socket_named_by_notify_socket(monkeypatch):
-    from salamander_control.ros.run import notify_ready
-
-    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
-        sock.bind(f"\0salamander_test_notify_{id(sock)}")
-        sock.settimeout(5.0)
-        monkeypatch.setenv("NOTIFY_SOCKET", "@" + sock.getsockname()[1:].decode())
-        notify_ready()
-        assert sock.recv(64) == b"READY=1"
-    monkeypatch.delenv("NOTIFY_SOCKET")
-    notify_ready()  # no supervisor: nothing to do, no error
-    monkeypatch.setenv("NOTIFY_SOCKET", "@salamander_test_nobody_listens")
-    notify_ready()  # a socket nobody binds: one warning on stderr, no exception

@@ -19,10 +19,8 @@ does; the launch runner's tests use a `ChildProcess` directly.
 
 from __future__ import annotations
 
-import itertools
 import os
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -30,9 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from salamander_bringup.respawn import STARTUP_RETRIES, startup_crash
-
-_SOCKETS = itertools.count()
-"""Numbers the notify sockets of one test process."""
+from salamander_control.ros.ready import ReadyListener
 
 
 class ChildProcess:
@@ -60,14 +56,10 @@ class ChildProcess:
         startup_retry: bool = False,
     ) -> None:
         self.cmd = [str(c) for c in cmd]
-        self._notify: socket.socket | None = None
-        self._up, self._retries = False, 0
-        if startup_retry:
-            name = f"salamander_test_{os.getpid()}_{next(_SOCKETS)}"
-            self._notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-            self._notify.bind("\0" + name)  # abstract: no file
-            self._notify.setblocking(False)
-            env = {**env, "NOTIFY_SOCKET": "@" + name}
+        self._ready = ReadyListener("test") if startup_retry else None
+        self._retries = 0
+        if self._ready is not None:
+            env = {**env, **self._ready.env}
         self.log_path = log_path
         self._group = process_group
         self._lines: list[str] = []
@@ -85,21 +77,15 @@ class ChildProcess:
 
     def _started_again(self) -> str:
         """At the end of the output: why the process was started again (`proc` is the new one), or ""."""
-        if self._notify is None:
+        if self._ready is None:
             return ""
         code = self.proc.wait()
-        while True:
-            try:
-                data = self._notify.recv(4096)
-            except OSError:  # none left (BlockingIOError)
-                break
-            self._up = self._up or b"READY=1" in data.split(b"\n")
-        crash = startup_crash(code, self._up)
+        crash = startup_crash(code, self._ready.drain())
         if not crash or self._retries >= STARTUP_RETRIES:
-            self._notify.close()
-            self._notify = None
+            self._ready.close()
+            self._ready = None
             return ""
-        self._retries, self._up = self._retries + 1, False
+        self._retries += 1
         self.proc = self._popen()
         return (
             f"[test kit] died of {crash} (code {code}) before it was up: starting it again as the launch "

@@ -7,8 +7,8 @@ still works, and the DDS participant's listener is detached with a bounded wait 
 goes (`participant_listener`: else a rare endless stop); a repeated stop signal is ignored while the
 stop is younger than `STOP_GRACE_S` (``ros2 launch`` forwards the terminal's Ctrl-C to nodes that got
 it already) and only after that forces the exit, with one log line and exit code `EXIT_FORCED`.
-Once the node is built and on its executor, before its first callback, `notify_ready` says so to a
-supervisor (systemd's sd_notify protocol): the launch runner restarts a node that crashed before that.
+Once the node is built and on its executor, before its first callback, `ready.notify_ready` says so to
+a supervisor (systemd's sd_notify protocol): the launch runner restarts a node that crashed before that.
 Design notes: docs/design/respawn_and_stop.md.
 """
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 import faulthandler
 import os
 import signal
-import socket
 import time
 from collections.abc import Callable
 
@@ -29,6 +28,7 @@ from rclpy.signals import SignalHandlerOptions
 
 from salamander_control.ros.held_signals import HELD_SIGNALS, STACK_DUMP_SIGNAL
 from salamander_control.ros.participant_listener import detach_participant_listener
+from salamander_control.ros.ready import notify_ready
 
 STOP_GRACE_S = 3.0
 """s a stop may take before a repeated SIGINT/SIGTERM forces the exit: above the slowest clean stop seen
@@ -121,25 +121,6 @@ def run_node(
         # Ignored, not handled: the interpreter's exit puts Python-level handlers back to the default
         # (killed by SIGINT, exit -2) before it tears down the modules and the middleware.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def notify_ready() -> None:
-    """Send "READY=1" to the supervisor's datagram socket named by ``NOTIFY_SOCKET``, if there is one.
-
-    systemd's sd_notify protocol (sd_notify(3); "@name" is a Linux abstract socket): the launch runner
-    gives each node a socket of its own and learns from it that the node was built (a robot's systemd
-    unit may use ``Type=notify`` the same way). No socket set: nothing to do. A failure to send is one
-    line on stderr, never an exception: readiness is advice to the supervisor, not part of the node.
-    """
-    path = os.environ.get("NOTIFY_SOCKET", "")
-    if not path:
-        return
-    address = "\0" + path[1:] if path.startswith("@") else path
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
-            sock.sendto(b"READY=1", address)
-    except OSError as exc:
-        os.write(2, f"[WARN] [run_node]: could not tell NOTIFY_SOCKET={path} it is up: {exc}\n".encode())
 
 
 def _hidden_node(node: Node, role: str) -> Node:
