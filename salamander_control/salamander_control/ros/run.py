@@ -76,8 +76,10 @@ def run_node(
     node = guard = None
     executor: Executor | None = None
     try:
-        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-        if stop.signum is None:  # stopped before it started: nothing to build
+        # Stopped before it started (a Ctrl-C held through the imports): nothing to build, and no context
+        # either, so nothing of the middleware to tear down at exit (where such a stop was seen to hang).
+        if stop.signum is None:
+            rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
             node = factory()
             guard = _hidden_node(node, "events_guard" if events_executor else "last_node")
             if events_executor:

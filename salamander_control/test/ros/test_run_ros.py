@@ -15,6 +15,9 @@ signal is forced by the next one: exit `EXIT_FORCED`, one log line, no traceback
 A task that raises (a coroutine callback, a future's done-callback) ends the process with its traceback
 and exit 1 on either executor. rclpy 9.1.2's EventsExecutor with exactly one node died of SIGSEGV
 instead (ros2/rclpy#1641), leaving no trace of the exception: `run_node` adds a hidden guard node.
+
+A stop that came before the start (a Ctrl-C held through the imports) builds nothing and initializes
+nothing of ROS: no context is left for the interpreter's exit to tear down.
 """
 
 from __future__ import annotations
@@ -197,3 +200,37 @@ def test_a_crash_in_the_nodes_start_up_leaves_its_python_stack(tmp_path):
     out = done.stdout + done.stderr
     assert done.returncode == -11, f"exit {done.returncode}\n{out}"
     assert "Fatal Python error: Segmentation fault" in out and "in __init__" in out, out
+
+
+STOPPED_BEFORE_START = textwrap.dedent('''
+    import os, signal
+    import rclpy
+    from salamander_control.ros.run import run_node
+
+    real_init = rclpy.init
+    def init(*args, **kwargs):
+        print("rclpy.init called", flush=True)
+        return real_init(*args, **kwargs)
+    rclpy.init = init
+
+    def factory():
+        raise AssertionError("the node was built")
+
+    # As under the launch runner: SIGINT held through the imports, and the Ctrl-C came meanwhile.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    os.kill(os.getpid(), signal.SIGINT)
+    run_node(factory)
+    print("run_node returned", flush=True)
+''')
+
+
+def test_a_stop_that_came_before_the_start_builds_nothing_and_never_initializes_ros(tmp_path):
+    """Nothing of the middleware to tear down: such a process once took over 20 s to exit (its context)."""
+    script = tmp_path / "stopped_before_start_probe.py"
+    script.write_text(STOPPED_BEFORE_START)
+    done = subprocess.run([sys.executable, str(script)], env=ros_env(next_domain_id()),
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, f"exit {done.returncode}\n{out}"
+    assert "run_node returned" in out and "rclpy.init called" not in out, out
+    assert "Traceback" not in out and "built" not in out, out
