@@ -58,7 +58,7 @@ JOINT_STATES = _at(ROOT_NS, "joint_states")  # (spec) /joint_states: sensor_msgs
 JOINT_TARGET = _at(ARM_NS, "joint_target")  # (spec) /arm/joint_target: JointState, the generator's goal
 JOINT_TARGET_DEPTH = 100
 """History depth of /arm/joint_target on both ends: a Cartesian line's final deceleration goes out as one
-burst of up to `cartesian.goal.MAX_TAIL` (80) samples, none of which may be dropped."""
+burst of up to `cartesian.linear_goal.MAX_TAIL` (80) samples, none of which may be dropped."""
 JOINT_COMMAND = _at(ARM_NS, "joint_command")  # /arm/joint_command: JointState, generator -> hardware
 # /joint_states again at the monitors' rate: the generator republishes the valid ones it receives at most
 # monitor_rate_hz (25) times a second, for the nodes that look at the arm 20-50 times a second (the IK

@@ -43,7 +43,7 @@ from salamander_behavior.ports import (
     RetargetReply,
 )
 from salamander_control import names
-from salamander_control.cartesian.goal import EARLY_FAIL
+from salamander_control.cartesian.goal_common import EARLY_FAIL
 from salamander_control.ros.conversions import INVALID_REQUEST
 from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_msgs.action import MoveCartesian

@@ -1,7 +1,7 @@
 """/arm/arm_cartesian_motion_node: MoveCartesian goals as straight TCP lines (or joint moves).
 
-The thin ROS shell around `cartesian.goal` / `cartesian.motion` / `cartesian.path` (design:
-docs/design/cartesian_plan.md; interface: docs/interfaces.md):
+The thin ROS shell around `cartesian.goal` (and the goal runs it starts) / `cartesian.motion` /
+`cartesian.path` (design: docs/design/cartesian_plan.md; interface: docs/interfaces.md):
 - action `/arm/move_cartesian` (salamander_msgs/action/MoveCartesian). The goal callback rejects malformed
   goals (NaN or absurd pose, unknown path, speed_scale out of range), any goal before a valid
   /joint_states arrived or while nobody subscribes the joint targets (no trajectory generator matched yet:
@@ -22,7 +22,7 @@ docs/design/cartesian_plan.md; interface: docs/interfaces.md):
   while the lease is now held) with `ros.conversions.INVALID_REQUEST` like the other services.
 - results carry the IK status of an early fail; a failure that is not the IK's (timeout, preempted,
   cancel) has status Ok, success false and the reason in `message`. An early fail's message (nothing
-  sent for the goal) begins with `cartesian.goal.EARLY_FAIL`.
+  sent for the goal) begins with `cartesian.goal_common.EARLY_FAIL`.
 - the goal's `branch` ("" / "up" / "down") picks the elbow branch of a joint goal's end pose; a linear
   goal naming a branch the arm is not on fails early with the reason (see cartesian.goal).
 - the control timer (`control_rate_hz`) samples the Cartesian trajectory, solves the IK and publishes the
@@ -36,7 +36,7 @@ docs/design/cartesian_plan.md; interface: docs/interfaces.md):
   ABORTED with `contact` true, the measured TCP and the force estimate, and one INFO line; its first
   sample without efforts fails it early. The efforts of each sample are read with its positions.
 - a goal also ends (and the next one starts at its end) the cycle the trajectory generator's command rests
-  at it with the measured arm trailing by the motors' lag (`cartesian.goal.arrived_by_command`): the
+  at it with the measured arm trailing by the motors' lag (`cartesian.goal_common.arrived_by_command`): the
   newest /arm/joint_command, polled like /joint_states while goals come (depth 1: only the newest is
   kept), counts when every velocity in it is zero and it is at most COMMAND_FRESH_S old (the generator
   re-sends a resting command as a keep-alive, 50 times a second by default).
@@ -87,14 +87,8 @@ from salamander_control.cartesian.config import (
     parse_goal,
 )
 from salamander_control.cartesian.contact import NO_SAMPLE, Efforts, read_efforts
-from salamander_control.cartesian.goal import (
-    GoalRun,
-    Outcome,
-    RestStart,
-    fmt_m,
-    start_goal,
-    stream_start,
-)
+from salamander_control.cartesian.goal import GoalRun, start_goal, stream_start
+from salamander_control.cartesian.goal_common import Outcome, RestStart, fmt_m
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
 from salamander_control.latest_sample import PutResult, StampOrder
 from salamander_control.ros.conversions import (
@@ -136,7 +130,8 @@ COMMAND_FRESH_S = 0.1
 """s: a resting command received longer ago than this is not used (the generator's keep-alive: 20 ms)."""
 STALL_S = 0.1
 """s: a timer call this much later than the previous cycle's grid point is a stall of the node (a starved or
-stopped process); the rest of its gap does not count toward the goal's timeouts (`cartesian.goal.Stalls`)."""
+stopped process); the rest of its gap does not count toward the goal's timeouts
+(`cartesian.goal_common.Stalls`)."""
 MAX_CATCH_UP = 50
 """Control cycles one timer call runs at most (0.5 s at 100 Hz; a longer stall is caught up over the next
 calls); see `_on_timer`."""
@@ -618,7 +613,7 @@ class CartesianMotionNode(PolledNode):
                 # velocities is reached from the command at once, whatever its stamp.
                 when = t if t > self._last_sample_at else self._last_sample_at + AFTER_TAIL_S
                 self._publish_target(cycle.target[0], cycle.target[1], token, when)
-            for ahead_t, q, qd in cycle.ahead:  # a line's final deceleration, whole (cartesian.goal)
+            for ahead_t, q, qd in cycle.ahead:  # a line's final deceleration, whole (cartesian.linear_goal)
                 self._publish_target(q, qd, token, ahead_t)
             if cycle.event:
                 self.get_logger().warning(f"MoveCartesian: {cycle.event}")

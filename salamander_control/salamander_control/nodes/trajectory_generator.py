@@ -74,7 +74,7 @@ GOALS_PER_CYCLE = 8
 """Queued goals the control cycle takes into the core per call, oldest first (`_take_goals`).
 
 The callback only queues. A line's final deceleration comes as one burst of 60-70 samples stamped up to
-0.7 s ahead (`cartesian.goal`, the tail); gated and taken in the callbacks, one after the other, a burst
+0.7 s ahead (`linear_goal`, the tail); gated and taken in the callbacks, one after the other, a burst
 held the control loop 5-10 ms (README demo, this 2-core machine). Eight per cycle take it within nine
 cycles (18 ms), each sample long before the follower reaches its stamp (30 ms behind the newest); a
 single goal is taken in the next cycle, as before (docs/design/stream_following.md)."""

@@ -387,7 +387,7 @@ class TrajectoryCore:
             if self._brake is None:
                 self._otg.stop()
         elif stream is not None and not any(self._stream_velocity) and self._brake.stop_at > STOP_PAST:
-            # The sender's whole deceleration is in hand (a line's tail, ending at rest: cartesian.goal)
+            # The sender's whole deceleration is in hand (a line's tail, ending at rest: linear_goal)
             # and a brake of our own, with limits that hold over all it covers, would pass its end: the
             # stream itself is the stop, to its end (docs/design/stream_following.md).
             past = self._brake.stop_at
@@ -605,7 +605,7 @@ class TrajectoryCore:
         samples that come after all are not followed (from a braking command they could only be rejoined
         with a detour off the path), until a sample at rest or a goal without velocities, after any pause.
         The sender sees the arm stand short of its target and starts again from there
-        (the Cartesian node: `cartesian.goal.LinearGoalRun`). Ruckig takes the arm to the newest sample in
+        (the Cartesian node: `linear_goal.LinearGoalRun`). Ruckig takes the arm to the newest sample in
         joint space only if neither brake can start.
         """
         self._end_stream("")

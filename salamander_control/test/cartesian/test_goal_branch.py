@@ -7,7 +7,10 @@ import math
 import pytest
 
 from salamander_control.cartesian.config import GoalRejected, MotionConfig, parse_goal
-from salamander_control.cartesian.goal import EARLY_FAIL, JointGoalRun, LinearGoalRun, start_goal
+from salamander_control.cartesian.goal import start_goal
+from salamander_control.cartesian.goal_common import EARLY_FAIL
+from salamander_control.cartesian.joint_goal import JointGoalRun
+from salamander_control.cartesian.linear_goal import LinearGoalRun
 from salamander_control.kinematics import ArmParams, IkStatus, forward_kinematics, solve_ik_pitched
 from salamander_control.kinematics.ik import branch_of
 

@@ -1,7 +1,7 @@
-"""A goal from rest starts where the previous goal left the command (`goal.RestStart`), not where the arm is.
+"""A goal from rest starts where the previous goal left the command (`RestStart`), not where the arm is.
 
-Closed loop as in test_goal_guard.py: the goal's 100 Hz cycles stream to the trajectory generator's core
-(500 Hz), whose commands the motors follow with the simulated hardware's 50 ms lag. The search's moves
+Closed loop as in test_linear_goal_guard.py: the goal's 100 Hz cycles stream to the trajectory generator's
+core (500 Hz), whose commands the motors follow with the simulated hardware's 50 ms lag. The search's moves
 at the band's top: a sideways move at 10 mm/s to the next probe, then the vertical descent through the
 band. The sideways goal succeeds with the arm still settling (within `position_tolerance`); a descent
 planned from the measured pose ran slanted, pulled back along the sideways move.
@@ -17,13 +17,13 @@ import math
 import numpy as np
 
 from salamander_control.cartesian.config import MotionConfig, parse_goal
-from salamander_control.cartesian.goal import (
+from salamander_control.cartesian.goal import start_goal
+from salamander_control.cartesian.goal_common import (
     COMMAND_AT_TOL,
     TRAIL_M,
     RestStart,
     arrived_by_command,
     measured_pose,
-    start_goal,
 )
 from salamander_control.kinematics import ArmParams, forward_kinematics, solve_ik_pitched
 from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore

@@ -11,13 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from salamander_control.cartesian.config import GoalRejected, MotionConfig, parse_goal
-from salamander_control.cartesian.goal import (
-    MAX_RESUMES,
-    RESUME_STILL_S,
-    JointGoalRun,
-    LinearGoalRun,
-    start_goal,
-)
+from salamander_control.cartesian.goal import start_goal
+from salamander_control.cartesian.goal_common import MAX_RESUMES, RESUME_STILL_S
+from salamander_control.cartesian.joint_goal import JointGoalRun
+from salamander_control.cartesian.linear_goal import LinearGoalRun
 from salamander_control.cartesian.motion import plan_checked
 from salamander_control.cartesian.params import build_config
 from salamander_control.cartesian.plan import (

@@ -18,7 +18,8 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from salamander_control import names
-from salamander_control.cartesian.goal import EARLY_FAIL, GUARD_LEAD_M, GUARD_LEAD_S
+from salamander_control.cartesian.goal_common import EARLY_FAIL, GUARD_LEAD_M
+from salamander_control.cartesian.linear_goal import GUARD_LEAD_S
 from salamander_control.kinematics import JOINT_NAMES, forward_kinematics, solve_ik_pitched
 from salamander_control.kinematics.fk import position_jacobian
 from salamander_msgs.action import MoveCartesian
@@ -158,9 +159,9 @@ def test_a_guarded_descent_stops_at_the_rim_with_contact_at_rest_on_its_line(sta
 
     Ideal motors (the command is the measurement): past the point where the force passed the guard the
     line runs on for the detection (2 samples) and the generator's stream delay (30 ms), then brakes
-    (< 1 mm from 20 mm/s, test_goal_guard.py). On a loaded machine the generator may stop following a
+    (< 1 mm from 20 mm/s, test_linear_goal_guard.py). On a loaded machine the generator may stop following a
     starved stream and later jump to its newest sample: the command never leads the measured arm by
-    more than the goal's lead bound (`cartesian.goal.GUARD_LEAD_M` + speed x `GUARD_LEAD_S`), so no joint
+    more than the goal's lead bound (`goal_common.GUARD_LEAD_M` + speed x `GUARD_LEAD_S`), so no joint
     target lies further than that plus the brake past the point where the force passed the guard.
     """
     driver = stack()

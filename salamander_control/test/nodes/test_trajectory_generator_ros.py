@@ -511,7 +511,7 @@ def test_at_rest_the_command_is_a_keep_alive_and_a_goal_brings_the_full_rate_bac
 
 def test_a_burst_of_streamed_samples_is_taken_whole_and_followed_to_its_end(arm) -> None:
     """A Cartesian line's final deceleration reaches the generator as one burst of samples stamped ahead
-    (cartesian.goal, the tail), more than the control cycle takes in one call (GOALS_PER_CYCLE): all of
+    (cartesian.linear_goal, the tail), more than the control cycle takes in one call (GOALS_PER_CYCLE): all of
     them are taken, in order, and the arm follows the stream to its last sample at rest, never past it
     (a dropped or reordered sample would break the stream: a warning, and Ruckig or a brake instead)."""
     start = REST_POSTURE

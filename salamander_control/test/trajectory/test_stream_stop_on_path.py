@@ -7,7 +7,7 @@ cycle) and returns along it to the newest sample; a lease expiry (`TrajectoryCor
 it and holds. Before, a joint-space stop (Ruckig) swung the TCP 9 mm sideways (measured below), and a
 brake along the joint-space curve (`trajectory.path_brake`) up to 2.85 mm. Measured here: the TCP's
 distance from the line through the commands (FK), and how far it goes past either end of the line. The
-Cartesian node's own cancel brakes on its line already (`cartesian.goal`): checked too.
+Cartesian node's own cancel brakes on its line already (`cartesian.linear_goal`): checked too.
 
 Along the line the brake starts only `stream_timeout_s` (60 ms) after the newest sample arrived, when
 the command (`stream_delay_s` behind the stream) has run 30 ms past it on the follower's extrapolation,
@@ -34,7 +34,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from salamander_control.cartesian.config import MotionConfig, parse_goal
-from salamander_control.cartesian.goal import Cycle, start_goal
+from salamander_control.cartesian.goal import start_goal
+from salamander_control.cartesian.goal_common import Cycle
 from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import ArmParams, forward_kinematics, solve_ik_pitched, within_limits
 from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore

@@ -17,7 +17,9 @@ import pytest
 
 from salamander_control.cartesian.config import GoalRejected, MotionConfig, parse_goal
 from salamander_control.cartesian.contact import Efforts
-from salamander_control.cartesian.goal import EARLY_FAIL, LinearGoalRun, start_goal
+from salamander_control.cartesian.goal import start_goal
+from salamander_control.cartesian.goal_common import EARLY_FAIL
+from salamander_control.cartesian.linear_goal import LinearGoalRun
 from salamander_control.kinematics import ArmParams, IkStatus, forward_kinematics, solve_ik_pitched
 from salamander_control.kinematics.fk import position_jacobian
 from salamander_control.trajectory.core import TrajectoryConfig, TrajectoryCore

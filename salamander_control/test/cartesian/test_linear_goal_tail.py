@@ -1,4 +1,4 @@
-"""A line's tail: its final deceleration sent whole (`cartesian.goal.LinearGoalRun`, `Cycle.ahead`).
+"""A line's tail: its final deceleration sent whole (`cartesian.linear_goal.LinearGoalRun`, `Cycle.ahead`).
 
 Once a plan is within `plan.TAIL_LEAD_S` of its final deceleration the run hands the node the rest of its
 samples at once; nothing may brake them afterwards, so a cancel lets the line finish, a retarget and a
@@ -16,7 +16,8 @@ import pytest
 
 from salamander_control.cartesian.config import MotionConfig, parse_goal
 from salamander_control.cartesian.contact import Efforts
-from salamander_control.cartesian.goal import MAX_TAIL, LinearGoalRun, start_goal
+from salamander_control.cartesian.goal import start_goal
+from salamander_control.cartesian.linear_goal import MAX_TAIL, LinearGoalRun
 from salamander_control.cartesian.plan import TAIL_LEAD_S
 from salamander_control.kinematics import ArmParams, forward_kinematics, solve_ik_pitched
 
