@@ -72,13 +72,15 @@ def run_node(
     stop = _StopOnSignal(STOP_GRACE_S)
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)  # a held Ctrl-C arrives now: the flag
+    held = signal.sigpending() & HELD_SIGNALS  # a Ctrl-C held through the imports (the launch runner)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD_SIGNALS)  # ... arrives now: the flag
     node = guard = None
     executor: Executor | None = None
     try:
         # Stopped before it started (a Ctrl-C held through the imports): nothing to build, and no context
         # either, so nothing of the middleware to tear down at exit (where such a stop was seen to hang).
-        if stop.signum is None:
+        # `held` as well as the flag: when the handler runs after the unblock is up to the interpreter.
+        if stop.signum is None and not held:
             rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
             node = factory()
             guard = _hidden_node(node, "events_guard" if events_executor else "last_node")

@@ -30,6 +30,7 @@ import time
 
 import pytest
 
+from salamander_control.ros.held_signals import HELD_SIGNALS
 from salamander_control.ros.run import EXIT_FORCED
 from salamander_testing.process import ChildProcess
 from salamander_testing.ros_helpers import next_domain_id, ros_env
@@ -216,8 +217,8 @@ STOPPED_BEFORE_START = textwrap.dedent('''
     def factory():
         raise AssertionError("the node was built")
 
-    # As under the launch runner: SIGINT held through the imports, and the Ctrl-C came meanwhile.
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    # SIGINT was held from the start (the test starts this process as the launch runner does), and the
+    # Ctrl-C came during the imports.
     os.kill(os.getpid(), signal.SIGINT)
     run_node(factory)
     print("run_node returned", flush=True)
@@ -228,7 +229,10 @@ def test_a_stop_that_came_before_the_start_builds_nothing_and_never_initializes_
     """Nothing of the middleware to tear down: such a process once took over 20 s to exit (its context)."""
     script = tmp_path / "stopped_before_start_probe.py"
     script.write_text(STOPPED_BEFORE_START)
-    done = subprocess.run([sys.executable, str(script)], env=ros_env(next_domain_id()),
+    def hold() -> None:  # as the launch runner starts the project's nodes (held_signals)
+        signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+
+    done = subprocess.run([sys.executable, str(script)], env=ros_env(next_domain_id()), preexec_fn=hold,
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     out = done.stdout + done.stderr
     assert done.returncode == 0, f"exit {done.returncode}\n{out}"
