@@ -21,10 +21,13 @@ ruff check . || lint_rc=$?
 # pytest's own exit code counts as is: 5 ("no tests collected") is a failure too.
 # Two workers (pytest-xdist), a test file at a time each: the files are isolated (every test has its own
 # ROS_DOMAIN_ID and ROS_HOME) and much of a ROS test is waiting on a running stack. SALAMANDER_TEST_WORKERS=0
-# runs them in this one process.
+# runs them in this one process. --no-loadscope-reorder keeps the files in pytest.ini's order (the long
+# end-to-end files of test/ first): by default pytest-xdist sends the files with the most tests first, so
+# the one- and two-test end-to-end files came last and one worker ran the last of them alone (549 s
+# against 569 s for the same tree, 2026-12-07).
 workers=${SALAMANDER_TEST_WORKERS:-2}
 xdist=()
-((workers > 0)) && xdist=(-n "$workers" --dist loadfile)
+((workers > 0)) && xdist=(-n "$workers" --dist loadfile --no-loadscope-reorder)
 test_rc=0
 python -m pytest "${xdist[@]}" "$@" || test_rc=$?
 if ((test_rc)); then exit "$test_rc"; fi
