@@ -8,7 +8,7 @@ off the believed one, and hypothesis draws the placement errors (derandomized, a
   grip shifted against the pad by up to 3 sigma of the configured grip scatter per axis (the cell's own
   `grip_scatter` hook, so the shift is clamped as in the cell);
 - the harness's clock: a 10 ms tick; each tick the pad's pose goes to the cell (which filters it as
-  the arm's dynamics, `physics.PAD_BANDWIDTH`), the cell's tool wrench goes through the arm's Jacobian
+  the arm's dynamics, `pad_motion.PAD_BANDWIDTH`), the cell's tool wrench goes through the arm's Jacobian
   with the simulator's noise (`hardware.EffortSensor`, 0.03 N m) and `read_efforts` into a real
   `ContactDetector` (guard_force_n 5 N, debounce 2, baseline 5 samples), as the Cartesian node does;
 - the tree's pass (`RimPass`, one goal with a band): from the carry's low end (`plan.low_carry_end`, 15 mm

@@ -2,16 +2,16 @@
 
 `PhysicsCell` has the interface of the kinematic `CellModel` (`set_vacuum`, `step`, `state`, events,
 placements), so the node, the markers and the state topic do not care which engine runs. The scene
-(`scene_xml`) is built from the *true* layout (`uncertainty.draw_truth`):
+(`physics_scene.scene_xml`) is built from the *true* layout (`uncertainty.draw_truth`):
 
-- the table: a slab whose top is table_z (`TABLE_SLAB`); the box: a fixed body at the true box pose with
-  one MuJoCo box geom per solid of `geometry.box_prisms` (floor, walls, dividers: the compartments with
-  their side clearance);
+- the table: a slab whose top is table_z (`physics_scene.TABLE_SLAB`); the box: a fixed body at the true
+  box pose with one MuJoCo box geom per solid of `geometry.box_prisms` (floor, walls, dividers: the
+  compartments with their side clearance);
 - each can: a free body, a cylinder of can_diameter x can_height and can_mass (a full 330 ml can: 66.2
   x 115 mm, ~0.35 kg), at its true spot, upright on the table;
 - the pad: a mocap body (kinematic: moved, never pushed) that follows the TCP of the measured joint
   states (FK, done by the node; linear between two measurements) through a critically damped filter
-  (`PAD_BANDWIDTH`), so the timing noise of the joint states does not jolt a held can; `skip` (the node
+  (`pad_motion`), so the timing noise of the joint states does not jolt a held can; `skip` (the node
   was paused) puts it, and a held can, straight at the newest pose instead. It has no
   collision geometry: the pad never pushes a can it does not hold (as in the kinematic model; the
   arm's links are not modelled).
@@ -71,8 +71,10 @@ import numpy as np
 from salamander_control.kinematics import ToolPose
 from salamander_sim.cell.config import STANDARD_GRAVITY, CellLayout, SuctionParams
 from salamander_sim.cell.geometry import CellGeometry, Point, box_prisms
+from salamander_sim.cell.pad_motion import PadFilter, PadPose, pad_quat, pad_rotation, target_at
+from salamander_sim.cell.physics_scene import scene_xml, xml_name
 from salamander_sim.cell.report import CellEvent, Placement, state_dict
-from salamander_sim.cell.tool import ZERO_WRENCH, Wrench, compensator_xml, tool_wrench
+from salamander_sim.cell.tool import ZERO_WRENCH, Wrench, tool_wrench
 
 TIPPED_TILT = 0.35
 """rad (20 deg): a can at rest tilted more than this from upright, not hanging on the rim, has tipped
@@ -94,19 +96,6 @@ TEAR_PERSIST_S = 0.006
 IMPACT_FACTOR = 2.0
 """... unless it is this many times the limit: a held can driven into a rim breaks the seal at once
 (waiting would let the kinematic pad drive it deep into the solid)."""
-PAD_BANDWIDTH = 50.0
-"""rad/s: the pad follows the measured TCP through a critically damped second-order filter of this
-natural frequency (the arm's own dynamics: its motion is smooth, while the joint states' timing is
-not). A timing error of the joint states then moves the pad by a fraction of a millimetre, gently,
-instead of jolting a held can; the pad lags a moving TCP by 2 v / PAD_BANDWIDTH (15 mm at 0.37 m/s)
-and settles on a still one within 0.3 s to a micrometre."""
-PAD_MAX_ACCEL = 8.0
-"""m/s^2: the filtered pad accelerates at most this much, and brakes in time to stop on its target at
-this (it never overshoots a far one: `_brake`), twice the arm's Cartesian limit (4 m/s^2,
-config/cartesian_motion.yaml): a held can hangs on the seal with a moment of at most 0.16 N m from it
-(the peel limit is 0.25 N m), however unevenly the joint states came (a stalled node, a late sample)."""
-PAD_MAX_ANGULAR_ACCEL = 20.0
-"""rad/s^2: likewise for the tool pitch and yaw (the arm's limit: 6 rad/s^2)."""
 MAX_STEP_S = 0.1
 """s: one `step` simulates at most this much; the rest is caught up by the next ones (a stalled node
 does not stall longer still)."""
@@ -115,165 +104,10 @@ MAX_LAG_S = 2.0
 seconds gets there (a node that sees itself stopped calls `skip` sooner)."""
 WARM_UP_S = 0.3
 """s: the cans settle on the table this long before the cell starts (not counted as cell time)."""
-FRICTION = (0.4, 0.005, 0.0005)
-"""Sliding (aluminium on cardboard, plastic or a table top: 0.3-0.5), torsional (m) and rolling (m)
-friction of every contact."""
 SUPPORT_NORMAL_Z = 0.5
 """A contact whose normal into the can points up more steeply than this (cos 60 deg) carries it."""
-TABLE_SLAB = 0.02
-"""m: half the thickness of the table, a 2 x 2 m box whose top is table_z. Not a MuJoCo plane: MuJoCo
-4.0's plane-cylinder test reports a phantom contact under a can whose attitude is upright to within
-rounding (1e-15) but not exactly, 7 mm above the plane (reproduced with a held can turned by the tool
-yaw); the box-cylinder test (the general convex one, as for the box floor) has no such case."""
-WELD_SOLIMP = "0.99 0.999 0.001"
-"""The seal's weld impedance: near-hard (MuJoCo's default, 0.9-0.95, lets a can hang 0.5 mm low on
-the light plunger of the compensator; this keeps it within 0.02 mm, as on the rigid pad before)."""
-PAD_PARK = (0.0, 0.0, 2.0)
-"""Where the pad is before the first joint state (far above the cell)."""
 
 _EQUALITY = int(mujoco.mjtConstraint.mjCNSTR_EQUALITY)
-
-
-def _xml_name(name: str) -> str:
-    return name.replace(" ", "_").replace("|", "_")
-
-
-def scene_xml(layout: CellLayout, timestep: float, compensator: bool = True) -> str:
-    """The MJCF of the cell (see the module docstring).
-
-    Geom names: table, the box solids as `box_prisms` names them with "_" for " " and "|", and can_i.
-    `compensator` False: the plunger is fixed to the pad (a rigid pad, for comparison).
-    """
-    h = layout.can_height / 2
-    stiff = max(2.0 * timestep, 0.004)  # MuJoCo's guidance: a constraint time constant >= 2 steps
-    friction = " ".join(f"{f:g}" for f in FRICTION)
-    walls = []
-    for prism in box_prisms(layout):
-        zc = (prism.z0 + prism.z1) / 2 - layout.table_z
-        hz = (prism.z1 - prism.z0) / 2
-        walls.append(
-            f'<geom name="{_xml_name(prism.name)}" type="box" pos="{prism.u!r} {prism.v!r} {zc!r}" '
-            f'size="{prism.hu!r} {prism.hv!r} {hz!r}" rgba="0.55 0.4 0.25 1"/>'
-        )
-    cans, welds = [], []
-    for cid, (x, y) in zip(layout.can_ids, layout.can_xy, strict=True):
-        cans.append(
-            f'<body name="{cid}" pos="{x!r} {y!r} {layout.table_z + h!r}"><freejoint name="{cid}"/>'
-            f'<geom name="{cid}" type="cylinder" size="{layout.can_radius!r} {h!r}" '
-            f'mass="{layout.can_mass!r}" condim="6" rgba="0.75 0.75 0.78 1"/></body>'
-        )
-        welds.append(
-            f'<weld name="grip_{cid}" body1="pad_tip" body2="{cid}" active="false" solref="{stiff!r} 1" '
-            f'solimp="{WELD_SOLIMP}"/>'
-        )
-    nl = "\n    "
-    return f"""<mujoco model="salamander_cell">
-  <option timestep="{timestep!r}" gravity="0 0 {-STANDARD_GRAVITY!r}" integrator="implicitfast"
-          cone="elliptic" jacobian="dense"/>
-  <default><geom friction="{friction}" condim="4" solref="{stiff!r} 1"/></default>
-  <worldbody>
-    <geom name="table" type="box" pos="0 0 {layout.table_z - TABLE_SLAB!r}" size="1 1 {TABLE_SLAB!r}"
-          rgba="0.35 0.35 0.38 1"/>
-    <body name="box" pos="{layout.box_x!r} {layout.box_y!r} {layout.table_z!r}"
-          euler="0 0 {layout.box_yaw!r}">
-    {nl.join(walls)}
-    </body>
-    <body name="pad" mocap="true" pos="{PAD_PARK[0]} {PAD_PARK[1]} {PAD_PARK[2]}">
-      {compensator_xml(stiff) if compensator else '<body name="pad_tip"/>'}
-    </body>
-    {nl.join(cans)}
-  </worldbody>
-  <equality>
-    {nl.join(welds)}
-  </equality>
-</mujoco>
-"""
-
-
-def pad_rotation(pitch: float, yaw: float) -> np.ndarray:
-    """The pad frame in base_link: Rz(yaw) Ry(pitch); the pad points along its -z (docs: kinematics)."""
-    cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
-    return np.array([[cy * cp, -sy, cy * sp], [sy * cp, cy, sy * sp], [-sp, 0.0, cp]])
-
-
-def pad_quat(pitch: float, yaw: float) -> tuple[float, float, float, float]:
-    """The pad frame's unit quaternion (w, x, y, z): qz(yaw) * qy(pitch)."""
-    cz, sz, cp, sp = math.cos(yaw / 2), math.sin(yaw / 2), math.cos(pitch / 2), math.sin(pitch / 2)
-    return (cz * cp, -sz * sp, cz * sp, sz * cp)
-
-
-@dataclass(frozen=True)
-class _PadPose:
-    """The pad as the physics has it: TCP (m) and tool pitch, yaw (rad); plain floats (called per step)."""
-
-    p: tuple[float, float, float]
-    pitch: float
-    yaw: float
-
-    @staticmethod
-    def of(pose: ToolPose) -> _PadPose:
-        x, y, z = pose.tcp
-        return _PadPose((float(x), float(y), float(z)), float(pose.tool_pitch), float(pose.tool_yaw))
-
-
-@dataclass
-class _PadFilter:
-    """The pad's state: pose and its rate; `advance` moves it toward a target pose (see PAD_BANDWIDTH)."""
-
-    pose: _PadPose
-    v: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)  # x, y, z, pitch, yaw rates
-
-    def advance(self, target: _PadPose, h: float) -> _PadPose:
-        """One step of `h` s toward `target` (semi-implicit Euler; stable for h * PAD_BANDWIDTH < 1)."""
-        w = PAD_BANDWIDTH
-        here = (*self.pose.p, self.pose.pitch, self.pose.yaw)
-        goal = (
-            *target.p,
-            target.pitch,
-            self.pose.yaw + math.remainder(target.yaw - self.pose.yaw, 2 * math.pi),
-        )
-        acc = [w * w * (g - x) - 2.0 * w * vi for x, g, vi in zip(here, goal, self.v, strict=True)]
-        linear = math.sqrt(acc[0] ** 2 + acc[1] ** 2 + acc[2] ** 2)
-        if linear > PAD_MAX_ACCEL:  # the arm cannot do more: a gap in the joint states is no jolt
-            acc[0:3] = [a * PAD_MAX_ACCEL / linear for a in acc[0:3]]
-        acc[3:5] = [max(-PAD_MAX_ANGULAR_ACCEL, min(PAD_MAX_ANGULAR_ACCEL, a)) for a in acc[3:5]]
-        v = [vi + h * ai for vi, ai in zip(self.v, acc, strict=True)]
-        _brake(v, here, goal, range(3), PAD_MAX_ACCEL)
-        _brake(v, here, goal, (3,), PAD_MAX_ANGULAR_ACCEL)
-        _brake(v, here, goal, (4,), PAD_MAX_ANGULAR_ACCEL)
-        x = [xi + h * vi for xi, vi in zip(here, v, strict=True)]
-        self.v = tuple(v)  # type: ignore[assignment]
-        self.pose = _PadPose((x[0], x[1], x[2]), x[3], x[4])
-        return self.pose
-
-
-def _brake(v: list[float], here: tuple[float, ...], goal: tuple[float, ...], axes: Any, limit: float) -> None:
-    """Cap the rate along `axes` toward `goal` at what still stops there at `limit` (sqrt(2 limit d)).
-
-    An acceleration-limited filter would otherwise overshoot a far target (a held can driven into what
-    is under it: docs/design/cell_model.md, "A paused cell"); within its linear range it never binds.
-    """
-    e = [goal[i] - here[i] for i in axes]
-    d = math.sqrt(sum(x * x for x in e))
-    if d <= 0.0:
-        return
-    toward = sum(v[i] * x for i, x in zip(axes, e, strict=True)) / d
-    cap = math.sqrt(2.0 * limit * d)
-    if toward > cap:
-        for i, x in zip(axes, e, strict=True):
-            v[i] -= (toward - cap) * x / d
-
-
-def _target_at(run: tuple[tuple[float, _PadPose], tuple[float, _PadPose]], t: float) -> _PadPose:
-    """Where a straight run (ta, a) -> (tb, b) stands at `t` (at its ends before and after it)."""
-    (ta, a), (tb, b) = run
-    return b if tb - ta <= 0.0 else _lerp_pose(a, b, min(1.0, max(0.0, (t - ta) / (tb - ta))))
-
-
-def _lerp_pose(a: _PadPose, b: _PadPose, s: float) -> _PadPose:
-    dyaw = math.remainder(b.yaw - a.yaw, 2 * math.pi)
-    p = (a.p[0] + s * (b.p[0] - a.p[0]), a.p[1] + s * (b.p[1] - a.p[1]), a.p[2] + s * (b.p[2] - a.p[2]))
-    return _PadPose(p, a.pitch + s * (b.pitch - a.pitch), a.yaw + s * dyaw)
 
 
 @dataclass
@@ -357,7 +191,7 @@ class PhysicsCell:
         self._wrench_n = 0
         self._solid: dict[int, tuple[str, str]] = {m.geom("table").id: ("table", "table")}
         for prism in box_prisms(layout):
-            self._solid[m.geom(_xml_name(prism.name)).id] = (prism.name, prism.kind)
+            self._solid[m.geom(xml_name(prism.name)).id] = (prism.name, prism.kind)
         for c in self._ids:
             self._solid[self._geom[c]] = (c, "can")
         self._can_of_geom = {g: c for c, g in self._geom.items()}
@@ -369,10 +203,10 @@ class PhysicsCell:
         self._seal: _Seal | None = None
         self._events: list[CellEvent] = []
         self.tcp: ToolPose | None = None
-        self._pad: _PadPose | None = None  # None: no joint state yet (the pad is parked)
+        self._pad: PadPose | None = None  # None: no joint state yet (the pad is parked)
         self._pad_fresh = False
-        self._filter: _PadFilter | None = None  # None: no joint state yet (the pad is parked)
-        self._target: tuple[tuple[float, _PadPose], tuple[float, _PadPose]] | None = None  # see _measurements
+        self._filter: PadFilter | None = None  # None: no joint state yet (the pad is parked)
+        self._target: tuple[tuple[float, PadPose], tuple[float, PadPose]] | None = None  # see _measurements
         self._jump_pending = False  # skipped without a pose: the pad jumps to the next fresh one
         self.stats = PhysicsStats()
         for _ in range(round(WARM_UP_S / timestep)):
@@ -448,7 +282,7 @@ class PhysicsCell:
         self.stats.skipped_s += gap
         self._jump_pending = self._filter is not None
         if pose is not None and self._filter is not None:
-            self._jump_pad(_PadPose.of(pose))
+            self._jump_pad(PadPose.of(pose))
         moves = f"the pad and {self.held} on it jump" if self.held else "the pad jumps"
         where = "the newest pose" if pose is not None else "the next fresh pose"
         text = f"{why}: {gap:.2f} s skipped without physics; {moves} straight to {where}"
@@ -457,7 +291,7 @@ class PhysicsCell:
     def _advance(self, pose: ToolPose | None, now: float) -> None:
         """The rest of `step`: physics up to `now` (at most MAX_STEP_S of it), contacts and the cans."""
         if pose is not None and self._jump_pending and self._filter is not None:
-            self._jump_pad(_PadPose.of(pose))  # the first fresh pose after a skip without one
+            self._jump_pad(PadPose.of(pose))  # the first fresh pose after a skip without one
         previous, newest = self._measurements(pose, now)
         self._pad_fresh = pose is not None
         if pose is not None:
@@ -473,7 +307,7 @@ class PhysicsCell:
             self._track_contact(self._phys_t)  # once per update, as the kinematic model does
         self._watch_cans(self._phys_t)
 
-    def _rest(self, n: int, newest: tuple[float, _PadPose] | None) -> None:
+    def _rest(self, n: int, newest: tuple[float, PadPose] | None) -> None:
         """Advance `n` steps' time with every can at rest and none on the pad, without stepping.
 
         The pad has no collision geometry, so nothing in the scene can move: MuJoCo's state stays as it
@@ -486,14 +320,14 @@ class PhysicsCell:
             when, on = self._vacuum_queue.pop(0)
             self._apply_vacuum(on, when)
         if newest is not None and self._filter is not None:
-            self._filter = _PadFilter(newest[1])
+            self._filter = PadFilter(newest[1])
             self._pad = newest[1]
             self._place_pad(self._pad)
         self._phys_t = end
         self.stats.resting_s += n * self.timestep
 
     def _simulate(
-        self, n: int, previous: tuple[float, _PadPose], newest: tuple[float, _PadPose] | None
+        self, n: int, previous: tuple[float, PadPose], newest: tuple[float, PadPose] | None
     ) -> None:
         """Step the physics `n` times, the pad filtered toward its target, the seal checked after each."""
         t0, h = self._phys_t, self.timestep
@@ -503,7 +337,7 @@ class PhysicsCell:
         for k in range(1, n + 1):
             ts = t0 + k * h
             if newest is not None and self._filter is not None:
-                self._pad = self._filter.advance(_target_at((previous, newest), ts), h)
+                self._pad = self._filter.advance(target_at((previous, newest), ts), h)
                 self._place_pad(self._pad)
             while self._vacuum_queue and self._vacuum_queue[0][0] <= ts:
                 self._apply_vacuum(self._vacuum_queue.pop(0)[1], ts)
@@ -613,7 +447,7 @@ class PhysicsCell:
 
     def _measurements(
         self, pose: ToolPose | None, now: float
-    ) -> tuple[tuple[float, _PadPose], tuple[float, _PadPose] | None]:
+    ) -> tuple[tuple[float, PadPose], tuple[float, PadPose] | None]:
         """The pad's target from here on: a straight run (time, pose) -> (time, pose) to the newest pose.
 
         It starts where the last target stands at the physics' time (a node that has not caught up yet
@@ -625,23 +459,23 @@ class PhysicsCell:
         last = self._target
         if pose is None:
             if last is None:
-                return (now, _PadPose((0.0, 0.0, 0.0), 0.0, 0.0)), None
-            here = (t, _target_at(last, t))
+                return (now, PadPose((0.0, 0.0, 0.0), 0.0, 0.0)), None
+            here = (t, target_at(last, t))
             self._target = (here, here)
             return self._target
-        end = _PadPose.of(pose)
+        end = PadPose.of(pose)
         if self._filter is None:
-            self._filter = _PadFilter(end)
+            self._filter = PadFilter(end)
             self._pad = end
             self._place_pad(end)
         if last is None or not self._pad_fresh:
             start = (t, self._pad or end)
         else:
-            start = (t, _target_at(last, t)) if t < last[1][0] else last[1]
+            start = (t, target_at(last, t)) if t < last[1][0] else last[1]
         self._target = (start, (now, end))
         return self._target
 
-    def _jump_pad(self, to: _PadPose) -> None:
+    def _jump_pad(self, to: PadPose) -> None:
         """After a skip: the pad at `to` at once, and a held can with it.
 
         The can moves rigidly with the pad (shifted and turned as the pad is) and is left at rest, so
@@ -649,7 +483,7 @@ class PhysicsCell:
         """
         here = self._pad
         self._jump_pending = False
-        self._filter = _PadFilter(to)
+        self._filter = PadFilter(to)
         self._target = ((self._phys_t, to), (self._phys_t, to))
         if self._seal is not None and here is not None:
             m, d = self.mj_model, self.mj_data
@@ -668,7 +502,7 @@ class PhysicsCell:
         self._place_pad(to)
         mujoco.mj_forward(self.mj_model, self.mj_data)
 
-    def _place_pad(self, pad: _PadPose) -> None:
+    def _place_pad(self, pad: PadPose) -> None:
         d = self.mj_data
         d.mocap_pos[self._pad_mocap] = pad.p
         d.mocap_quat[self._pad_mocap] = pad_quat(pad.pitch, pad.yaw)
@@ -745,7 +579,7 @@ class PhysicsCell:
         off = float(np.linalg.norm(radial)) * 1000
         self._events.append(CellEvent(now, "gripped", can, f"{can} gripped ({off:.1f} mm off its axis)"))
 
-    def _shift_under_pad(self, can: str, pad: _PadPose, sx: float, sy: float) -> None:
+    def _shift_under_pad(self, can: str, pad: PadPose, sx: float, sy: float) -> None:
         """Move `can` by (sx, sy) of the pad frame as the seal forms (the lid sliding under the lip).
 
         Its offset from the pad axis stays within attach_tol_xy; it does not move at all if that would

@@ -33,7 +33,7 @@ COMPENSATOR_RATE = 500.0
 COMPENSATOR_DAMPING = 10.0
 """N s/m: viscous damping of the plunger (0.7 of critical for the empty plunger; 0.2 N at 20 mm/s)."""
 TIP_MASS = 0.1
-"""kg: the moving part (plunger, fitting, pad); it also keeps the weld stiff (`physics.WELD_SOLIMP`)."""
+"""kg: the moving part (plunger, fitting, pad); it also keeps the weld stiff (`physics_scene.WELD_SOLIMP`)."""
 
 Wrench = tuple[float, float, float, float, float, float]
 """(fx, fy, fz, mx, my, mz): force N and moment N m, base_link."""

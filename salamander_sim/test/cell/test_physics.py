@@ -22,7 +22,8 @@ from salamander_control.kinematics import ToolPose, solve_ik_pitched
 from salamander_sim.cell import load_cell_config
 from salamander_sim.cell.config import STANDARD_GRAVITY, Uncertainty
 from salamander_sim.cell.engine import build_engine
-from salamander_sim.cell.physics import TIPPED_TILT, PhysicsCell, pad_rotation
+from salamander_sim.cell.pad_motion import pad_rotation
+from salamander_sim.cell.physics import TIPPED_TILT, PhysicsCell
 from salamander_sim.cell.scene import scene
 from salamander_sim.cell.tool import COMPENSATOR_RATE, COMPENSATOR_STROKE, TIP_MASS, compensator_force
 from salamander_sim.hardware import joint_efforts
