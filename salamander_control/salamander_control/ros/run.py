@@ -9,6 +9,8 @@ stop is younger than `STOP_GRACE_S` (``ros2 launch`` forwards the terminal's Ctr
 it already) and only after that forces the exit, with one log line and exit code `EXIT_FORCED`.
 Once the node is built and on its executor, before its first callback, `ready.notify_ready` says so to
 a supervisor (systemd's sd_notify protocol): the launch runner restarts a node that crashed before that.
+A stop that came before the start (a Ctrl-C held through the imports) builds nothing and initializes no
+ROS context.
 Design notes: docs/design/respawn_and_stop.md.
 """
 
