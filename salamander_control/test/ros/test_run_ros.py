@@ -229,12 +229,16 @@ def test_a_stop_that_came_before_the_start_builds_nothing_and_never_initializes_
     """Nothing of the middleware to tear down: such a process once took over 20 s to exit (its context)."""
     script = tmp_path / "stopped_before_start_probe.py"
     script.write_text(STOPPED_BEFORE_START)
-    def hold() -> None:  # as the launch runner starts the project's nodes (held_signals)
-        signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
-
-    done = subprocess.run([sys.executable, str(script)], env=ros_env(next_domain_id()), preexec_fn=hold,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
-    out = done.stdout + done.stderr
-    assert done.returncode == 0, f"exit {done.returncode}\n{out}"
+    # Started with SIGINT held, as the launch runner starts the project's nodes (held_signals): the child
+    # inherits this thread's mask across fork and exec (no preexec_fn in a threaded pytest worker).
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+    try:
+        probe = subprocess.Popen([sys.executable, str(script)], env=ros_env(next_domain_id()),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    stdout, stderr = probe.communicate(timeout=60)
+    out = stdout + stderr
+    assert probe.returncode == 0, f"exit {probe.returncode}\n{out}"
     assert "run_node returned" in out and "rclpy.init called" not in out, out
     assert "Traceback" not in out and "built" not in out, out
