@@ -42,6 +42,21 @@ def startup_crash(returncode: int, up: bool) -> str:
     return signal.Signals(-returncode).name
 
 
+class StartupRetries:
+    """One node's start-up retries (`startup_crash`), `STARTUP_RETRIES` at most over the whole launch."""
+
+    def __init__(self) -> None:
+        self.used = 0
+
+    def on_exit(self, returncode: int, up: bool) -> str:
+        """The fatal signal's name when the ended process is to be started again (counted), else ""."""
+        crash = startup_crash(returncode, up)
+        if not crash or self.used >= STARTUP_RETRIES:
+            return ""
+        self.used += 1
+        return crash
+
+
 @dataclass(frozen=True)
 class Respawn:
     """Restart the node at `at` (monotonic seconds); this is its `attempt`-th restart."""

@@ -60,7 +60,7 @@ from salamander_bringup.launch_plan import (
     parse_overrides,
     resolve_commands,
 )
-from salamander_bringup.respawn import STARTUP_RETRIES, Fail, Respawn, RespawnTracker, startup_crash
+from salamander_bringup.respawn import STARTUP_RETRIES, Fail, Respawn, RespawnTracker, StartupRetries
 from salamander_control.ros.held_signals import HELD_SIGINT_PACKAGES, HELD_SIGNALS, STACK_DUMP_SIGNAL
 from salamander_control.ros.ready import ReadyListener
 
@@ -111,7 +111,7 @@ class _Child:
     """Where its `run_node` says "READY=1" (`NOTIFY_SOCKET`)."""
     proc: subprocess.Popen[bytes] | None = None
     readers: list[threading.Thread] = field(default_factory=list)
-    startup_retries: int = 0
+    startup: StartupRetries = field(default_factory=StartupRetries)
 
 
 class Supervisor:
@@ -230,9 +230,8 @@ class Supervisor:
                 continue
             code, child.proc = child.proc.returncode, None
             up = child.ready.drain()  # said by the process that just ended, if at all
-            crash = startup_crash(code, up) if child.node.pkg in HELD_SIGINT_PACKAGES else ""
-            if crash and child.startup_retries < STARTUP_RETRIES:
-                child.startup_retries += 1
+            crash = child.startup.on_exit(code, up) if child.node.pkg in HELD_SIGINT_PACKAGES else ""
+            if crash:
                 try:
                     self._spawn(child)
                 except OSError as exc:
@@ -241,7 +240,7 @@ class Supervisor:
                     continue
                 self.say(f"{child.node.fqn} died of {crash} (code {code}) before it was up: a crash while it "
                          f"was being built, before any callback; starting it again (pid "
-                         f"{child.proc.pid}, start-up retry {child.startup_retries} of {STARTUP_RETRIES})")  # type: ignore[union-attr]  # fmt: skip
+                         f"{child.proc.pid}, start-up retry {child.startup.used} of {STARTUP_RETRIES})")  # type: ignore[union-attr]  # fmt: skip
                 continue
             decision = child.tracker.on_exit(now, stopping=False)
             if isinstance(decision, Respawn):

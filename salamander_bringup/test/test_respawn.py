@@ -9,7 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from salamander_bringup.launch_plan import LaunchFileError, RespawnSpec, load_plan
-from salamander_bringup.respawn import Fail, Respawn, RespawnTracker, startup_crash
+from salamander_bringup.respawn import (
+    STARTUP_RETRIES,
+    Fail,
+    Respawn,
+    RespawnTracker,
+    StartupRetries,
+    startup_crash,
+)
 
 
 def test_without_respawn_an_exit_fails_and_nothing_is_scheduled():
@@ -138,3 +145,10 @@ def test_bad_respawn_attributes_are_refused(tmp_path, attrs, message):
 def test_only_a_fatal_signal_before_the_node_is_up_is_a_startup_crash(code, up, crash):
     assert startup_crash(code, up) == crash
 
+
+def test_start_up_retries_are_counted_and_bounded_over_the_whole_launch():
+    retries = StartupRetries()
+    assert retries.on_exit(1, up=False) == "" and retries.used == 0  # not a start-up crash: not counted
+    for n in range(1, STARTUP_RETRIES + 1):
+        assert retries.on_exit(-signal.SIGSEGV, up=False) == "SIGSEGV" and retries.used == n
+    assert retries.on_exit(-signal.SIGSEGV, up=False) == "" and retries.used == STARTUP_RETRIES  # spent

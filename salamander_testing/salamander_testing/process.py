@@ -27,7 +27,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from salamander_bringup.respawn import STARTUP_RETRIES, startup_crash
+from salamander_bringup.respawn import STARTUP_RETRIES, StartupRetries
 from salamander_control.ros.ready import ReadyListener
 
 
@@ -57,7 +57,7 @@ class ChildProcess:
     ) -> None:
         self.cmd = [str(c) for c in cmd]
         self._ready = ReadyListener("test") if startup_retry else None
-        self._retries = 0
+        self._startup = StartupRetries()
         if self._ready is not None:
             env = {**env, **self._ready.env}
         self.log_path = log_path
@@ -80,16 +80,15 @@ class ChildProcess:
         if self._ready is None:
             return ""
         code = self.proc.wait()
-        crash = startup_crash(code, self._ready.drain())
-        if not crash or self._retries >= STARTUP_RETRIES:
+        crash = self._startup.on_exit(code, self._ready.drain())
+        if not crash:
             self._ready.close()
             self._ready = None
             return ""
-        self._retries += 1
         self.proc = self._popen()
         return (
             f"[test kit] died of {crash} (code {code}) before it was up: starting it again as the launch "
-            f"runner does (pid {self.proc.pid}, start-up retry {self._retries} of {STARTUP_RETRIES})"
+            f"runner does (pid {self.proc.pid}, start-up retry {self._startup.used} of {STARTUP_RETRIES})"
         )
 
     def _read(self) -> None:
