@@ -111,7 +111,7 @@ def pose_error(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     )
 
 
-def within_tolerance(a: np.ndarray, b: np.ndarray, cfg: MotionConfig) -> bool:
+def _within_tolerance(a: np.ndarray, b: np.ndarray, cfg: MotionConfig) -> bool:
     """Whether two poses are within the goal tolerances (`position_tolerance`, `angle_tolerance`)."""
     d, ang = pose_error(a, b)
     return d <= cfg.position_tolerance and ang <= cfg.angle_tolerance
@@ -143,7 +143,7 @@ def at_end(
     arm trailing it (`arrived_by_command`): the one test of a joint goal's arrival and of a successor
     starting at a goal's end (`RestStart`).
     """
-    return within_tolerance(meas, pose, cfg) or arrived_by_command(resting, joints, meas, pose)
+    return _within_tolerance(meas, pose, cfg) or arrived_by_command(resting, joints, meas, pose)
 
 
 def tcp_of(pose: np.ndarray | None) -> tuple[float, float, float]:

@@ -111,10 +111,10 @@ def _brake(v: list[float], here: tuple[float, ...], goal: tuple[float, ...], axe
 def target_at(run: tuple[tuple[float, PadPose], tuple[float, PadPose]], t: float) -> PadPose:
     """Where a straight run (ta, a) -> (tb, b) stands at `t` (at its ends before and after it)."""
     (ta, a), (tb, b) = run
-    return b if tb - ta <= 0.0 else lerp_pose(a, b, min(1.0, max(0.0, (t - ta) / (tb - ta))))
+    return b if tb - ta <= 0.0 else _lerp_pose(a, b, min(1.0, max(0.0, (t - ta) / (tb - ta))))
 
 
-def lerp_pose(a: PadPose, b: PadPose, s: float) -> PadPose:
+def _lerp_pose(a: PadPose, b: PadPose, s: float) -> PadPose:
     """The pose a fraction `s` of the way from `a` to `b` (the yaw the short way round)."""
     dyaw = math.remainder(b.yaw - a.yaw, 2 * math.pi)
     p = (a.p[0] + s * (b.p[0] - a.p[0]), a.p[1] + s * (b.p[1] - a.p[1]), a.p[2] + s * (b.p[2] - a.p[2]))
