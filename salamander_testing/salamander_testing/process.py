@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TextIO
 
 from salamander_bringup.respawn import STARTUP_RETRIES, StartupRetries
 from salamander_control.ros.ready import ReadyListener
@@ -108,10 +109,11 @@ class ChildProcess:
                 self._ended = True
                 self._changed.notify_all()
 
-    def _keep(self, line: str, log: object) -> None:
+    def _keep(self, line: str, log: TextIO | None) -> None:
+        """Keep one line: in the log file, if any, and in memory for the waiters."""
         if log is not None:
-            log.write(line + "\n")  # type: ignore[attr-defined]
-            log.flush()  # type: ignore[attr-defined]
+            log.write(line + "\n")
+            log.flush()
         with self._changed:
             self._lines.append(line)
             self._changed.notify_all()
