@@ -555,10 +555,25 @@ def test_death_by_sigint_is_a_clean_stop_only_for_nodes_outside_the_project():
     assert clean_exit(-signal.SIGINT, "rviz2") and clean_exit(128 + signal.SIGINT, "robot_state_publisher")
 
 
+def py_spy_reads_a_child() -> bool:
+    """Whether py-spy, as the runner runs it, can read a child process of this one (ptrace allowed)."""
+    tool = runner_module.py_spy()
+    assert tool is not None, "py-spy is pinned in requirements.txt"
+    waiting = [sys.executable, "-c", "import sys; print('up', flush=True); sys.stdin.read()"]
+    with subprocess.Popen(waiting, stdin=subprocess.PIPE, stdout=subprocess.PIPE) as child:
+        try:
+            assert child.stdout is not None and child.stdout.readline() == b"up\n"  # its interpreter runs
+            read = subprocess.run([tool, "dump", "--pid", str(child.pid)], capture_output=True, timeout=30)
+        finally:
+            child.communicate(b"")
+    return read.returncode == 0
+
+
 @pytest.mark.ros
 def test_a_project_node_that_hangs_in_its_stop_prints_its_stacks_before_it_is_killed(standin, run_runner):
     """A node of the project's packages (started through run_node) that does not stop in time is asked
-    for its threads' stacks (faulthandler) before the kill: the log names the frame it hung in."""
+    for its threads' stacks (faulthandler), and py-spy reads their native frames, before the kill: the log
+    names the frame it hung in, and the C function below it."""
     launch, env = standin
     prefix = launch.parent / "project_prefix"  # the stand-in, registered under a project package's name
     standin_prefix(prefix, "salamander_control")
@@ -575,6 +590,19 @@ def test_a_project_node_that_hangs_in_its_stop_prints_its_stacks_before_it_is_ki
     killed = lines.index("[runner] /hung not stopped after 1 s: killing it")
     dump = lines[asked:killed]
     assert any(re.search(r"^\[hung\] .*line \d+ in destroy_node$", line) for line in dump), runner.text()
+    # ... then py-spy's frames, native ones among them: the stand-in waits on an Event in destroy_node,
+    # which faulthandler's dump ends at; under it, CPython's lock wait in C. Where this machine forbids a
+    # parent to ptrace its child (a container without it), the runner says so instead, in one line.
+    if not py_spy_reads_a_child():
+        refused = "[runner] /hung: py-spy could not read its native frames: "
+        assert any(line.startswith(refused) for line in dump), runner.text()
+        return
+    native = dump.index("[runner] /hung: native frames of its Python threads (py-spy) follow")
+    frames = dump[native:]
+    python_frame = re.compile(r"^\[hung\] +\S*destroy_node \(runner_standin_node\.py:\d+\)$")
+    native_frame = re.compile(r"^\[hung\] +PyThread_acquire_lock\w* \(libpython")
+    assert any(python_frame.search(f) for f in frames), runner.text()
+    assert any(native_frame.search(f) for f in frames), runner.text()
     assert not [p for p in pids_in(runner.text()) if psutil.pid_exists(p)]
 
 

@@ -12,8 +12,9 @@ to every node, wait ``--stop-timeout`` seconds, then kill what is left; a second
 (one within `REPEAT_WINDOW_S` of the first is the same stop: ``timeout`` sends its signal to the runner
 and then to the runner's process group, so the runner gets it twice within microseconds).
 Before a node of the project's packages is killed for not stopping in time, it is asked for every
-thread's Python stack (`STACK_DUMP_SIGNAL`, printed by `run_node`'s faulthandler), so the log shows
-where it hung.
+thread's Python stack (`STACK_DUMP_SIGNAL`, printed by `run_node`'s faulthandler), and py-spy (pinned in
+requirements.txt; skipped with one line where it is missing) reads its Python threads' native frames
+under them, so the log shows where it hung, down to the middleware call it waits in.
 
 Nodes of a viewer package this machine lacks (robot_state_publisher, rviz2 with ``rviz:=true``) are left
 out with one line per package (`launch_plan.resolve_commands`); the rest starts. Multi-line
@@ -42,6 +43,7 @@ import ctypes
 import math
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -68,6 +70,7 @@ EXIT_CLEAN, EXIT_NODE_FAILED, EXIT_BAD_LAUNCH = 0, 1, 2
 POLL_PERIOD = 0.05  # s; how often the supervisor looks at its children and its stop flag
 REPEAT_WINDOW_S = 0.25  # s; a stop request this soon after the first is the same one, not a second Ctrl-C
 STACK_DUMP_WAIT = 1.0  # s; how long a hung node is given to print its stacks before it is killed
+NATIVE_STACKS_TIMEOUT_S = 10.0  # s; py-spy reads a process in well under a second
 _COLOURS = ("\033[36m", "\033[32m", "\033[33m", "\033[35m", "\033[34m", "\033[91m")
 _RESET = "\033[0m"
 _PR_SET_PDEATHSIG = 1
@@ -85,6 +88,11 @@ def _die_with_parent_and_hold_sigint() -> None:
     """`_die_with_parent`, and SIGINT blocked (inherited through exec) until run_node unblocks it."""
     _die_with_parent()
     signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+
+
+def py_spy() -> str | None:
+    """The py-spy to read a hung node with: the PATH's, else the one beside this interpreter (a venv's)."""
+    return shutil.which("py-spy") or shutil.which("py-spy", path=os.path.dirname(sys.executable))
 
 
 def clean_exit(returncode: int, pkg: str) -> bool:
@@ -316,6 +324,34 @@ class Supervisor:
             child.proc.send_signal(STACK_DUMP_SIGNAL)  # type: ignore[union-attr]
         if asked:
             time.sleep(STACK_DUMP_WAIT)  # faulthandler writes at once; this lets the relay threads print it
+        for child in asked:
+            self._native_stacks(child)
+
+    def _native_stacks(self, child: _Child) -> None:
+        """Print the native frames of `child`'s Python threads (py-spy), under the node's own label.
+
+        faulthandler's dump ends at the Python frame that called into C++; a hang in the middleware
+        (rclpy's destroy calls into Fast DDS) is below it. py-spy attaches with ptrace, which a parent
+        may do to its child, and reads the process without running anything in it.
+        """
+        assert child.proc is not None
+        tool = py_spy()
+        if tool is None:
+            self.say(f"{child.node.fqn}: no py-spy on this machine: its native frames are not read")
+            return
+        try:
+            cmd = [tool, "dump", "--native", "--pid", str(child.proc.pid)]
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=NATIVE_STACKS_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            self.say(f"{child.node.fqn}: py-spy could not read its native frames: {exc}")
+            return
+        if done.returncode != 0:
+            why = (done.stderr or done.stdout).strip().splitlines() or [f"exit code {done.returncode}"]
+            self.say(f"{child.node.fqn}: py-spy could not read its native frames: {why[-1]}")
+            return
+        self.say(f"{child.node.fqn}: native frames of its Python threads (py-spy) follow")
+        for line in done.stdout.splitlines():
+            self._emit(child.node.name, line, child.colour)
 
 
 def describe_plan(plan: LaunchPlan, commands: Sequence[list[str]]) -> str:
