@@ -183,7 +183,8 @@ class ChildProcess:
         """
         proc = self.proc
         code = proc.wait(timeout=timeout)
-        self._reader.join(timeout=5.0)  # the exit closes the pipe: the reader ends at EOF
+        with self._changed:  # the exit closes the pipe: the reader ends at EOF, or starts the process again
+            self._changed.wait_for(lambda: self._ended or self.proc is not proc, timeout=5.0)
         if self.proc is not proc:  # started again (``startup_retry``): the new process's exit counts
             return self.wait(timeout)
         return code
