@@ -206,6 +206,46 @@ def test_cancel_mid_carry_keeps_the_can_on_the_pad_and_frees_the_lease(stack, tm
     assert list(result.cans)[0] == "can_1", result
 
 
+def _stall(proc: NodeProcess, seconds: float) -> None:
+    """Stop `proc` (SIGSTOP) for `seconds`, then let it go on: its own stall, as when starved of CPU."""
+    import signal
+
+    proc.send_signal(signal.SIGSTOP)
+    try:
+        time.sleep(seconds)  # the stall is the fault itself, not a wait for something
+    finally:
+        proc.send_signal(signal.SIGCONT)
+
+
+def test_a_server_stalled_past_its_lease_in_the_rim_band_stops_the_run_holding_and_says_why(stack):
+    """The behaviour server's own process stopped for 1.6 s (SIGSTOP, as when it is starved of CPU or
+    swapped out) while can_0 goes down through the rim band. Its heartbeats stopped: the lease lapsed,
+    the generator stopped the arm and refuses the goal's stream. When it runs again its first ticks wait
+    for fresh inputs (what it had cached is 1.6 s old: judged at once, "joint state stale", the run
+    stopped for the wrong reason), it acquires the lease again and says that it lapsed, and the goal
+    fails at once on the lease (not seconds later as a stream that stopped): the run stops holding the
+    can, vacuum on, and says why."""
+    peer, bt = stack()
+    handle = peer.send("can_0")
+    assert handle.accepted, bt.describe()
+    peer.wait(lambda: any(f.step == "over the rim can_0" for f in peer.feedback), "the rim pass", RUN_TIMEOUT)
+    start = dict(peer.joints)  # the goal sent; stalled once it runs (its answer in, the arm going down)
+    peer.wait(lambda: max(abs(peer.joints[n] - start[n]) for n in start) > 0.005, "the descent", STEP_TIMEOUT)
+    mark = len(bt.lines)
+    _stall(bt, 1.6)
+    status, result = peer.result(handle)
+    assert list(result.outcomes) == ["aborted"], (result, bt.describe())
+    after = "\n".join(bt.lines[mark:])
+    assert "the tree did not tick for 1." in after, after
+    assert "arm lease lapsed, no heartbeat confirmed" in after, after
+    why = next(line for line in bt.lines[mark:] if "can_0: aborted, run stopped" in line)
+    # The lease, by whichever came first after the stall: the leaf's check (not held yet) or the goal's
+    # (granted anew, under another token).
+    assert "over the rim can_0" in why and "the arm lease" in why and "stale" not in why, why
+    peer.wait(lambda: peer.state is not None and peer.state["held"] == "can_0", "can_0 still on the pad")
+    assert peer.state["vacuum"], peer.state
+
+
 @pytest.fixture
 def demo(tmp_path):
     """The default launch through the runner (what ./scripts/up.sh runs), in a domain of its own."""

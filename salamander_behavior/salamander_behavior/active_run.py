@@ -36,6 +36,16 @@ def snapshot_text(root: py_trees.behaviour.Behaviour, report: RunReport, state: 
     return "\n".join(head) + py_trees.display.unicode_tree(root, show_status=True)
 
 
+TICK_STALL_S = 0.3
+"""s; a tick this long after the last one finds what the leaves cached as old as the gap (this process
+stalled, not the inputs' sources): `stalled` says so and the node skips ticks for `TICK_SETTLE_S`. Below
+the inputs' staleness bounds (0.5 s) by more than their periods (the measured joints 40 ms, part-present
+100 ms)."""
+TICK_SETTLE_S = 0.15
+"""s the tree waits after such a stall for fresh inputs: what was published to this process while it
+stood is mostly lost (the middleware reuses the buffers), so it waits for the next samples, each input's
+period and some margin (the measured joints 40 ms, part-present 100 ms)."""
+
 RELEASE_WAIT_MIN_S = 1.0
 """s; the run waits for the generator's answer to its RELEASE at least this long (2 lease timeouts)."""
 
@@ -90,6 +100,8 @@ class ActiveRun:
         self.release_deadline = 0.0
         self.result = RunResult()
         self._last_feedback: Feedback | None = None
+        self._ticked_at: float | None = None  # monotonic time of the last `stalled` call (a tick)
+        self._settled_at: float | None = None  # after a stall: ticks are skipped until then
 
     @property
     def state(self) -> str | None:
@@ -110,6 +122,27 @@ class ActiveRun:
             return False
         self.cancel_requested = True
         return True
+
+    def stalled(self, now: float) -> tuple[bool, float | None]:
+        """Called at every tick: (skip this tick, the stall to log: its length, once, or None).
+
+        A tick more than `TICK_STALL_S` after the last one means the server's own process stalled
+        (starved of CPU, stopped, swapped out): its callbacks did not run either, so every input the
+        leaves cached is at least that old, at no fault of its source. A tick then would stop the run on
+        inputs that are stale only here ("joint state stale"); the ticks of the next `TICK_SETTLE_S` are
+        skipped while fresh inputs come in, and the first tick after that runs the tree, however late it
+        comes: on a process starved for good every other tick still runs it.
+        """
+        last, self._ticked_at = self._ticked_at, now
+        if self._settled_at is not None:
+            if now < self._settled_at:
+                return True, None
+            self._settled_at = None
+            return False, None
+        if last is not None and now - last > TICK_STALL_S:
+            self._settled_at = now + TICK_SETTLE_S
+            return True, now - last
+        return False, None
 
     def tick(self) -> RunEnd | None:
         """Tick the tree once, or stop it when a cancel was requested; how the run ended (None: running).

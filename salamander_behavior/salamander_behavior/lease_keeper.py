@@ -17,6 +17,8 @@ import math
 from enum import IntEnum
 
 NOT_REQUESTED = "lease not requested yet"
+LAPSED = "arm lease lapsed"
+"""How `LeaseKeeper.on_reply`'s line begins when a lease we held lapsed and was granted anew (a warning)."""
 
 
 class LeaseOp(IntEnum):
@@ -52,6 +54,7 @@ class LeaseKeeper:
         self._last_attempt = -math.inf
         self._problem = NOT_REQUESTED
         self.token = ""  # the generator's token for our lease (ACQUIRE's answer); "" while not held
+        self.loss = ""  # how the last lease we held ended (refused, or lapsed and granted anew); "" never
         self._stopped = False
 
     def held(self, now: float) -> bool:
@@ -120,17 +123,24 @@ class LeaseKeeper:
         self._in_flight = None
         was_held = self._held_until > -math.inf
         if success:
+            line = None if was_held else f"arm lease acquired as {self.client_id!r}: {message}"
+            if op is LeaseOp.ACQUIRE and was_held:  # only sent once the lease we held had lapsed
+                why = (f"no heartbeat confirmed for {sent_at - self._confirmed_at:.2f} s against its "
+                       f"{self.timeout:.2f} s timeout")  # fmt: skip
+                self.loss = f"it lapsed, {why}"
+                line = f"{LAPSED}, {why}; granted anew: {message}"
             if op is LeaseOp.ACQUIRE:
                 self.token = token
             self._held_until = sent_at + self.timeout
             self._confirmed_at = sent_at
             self._problem = ""
-            return None if was_held else f"arm lease acquired as {self.client_id!r}: {message}"
+            return line
         self._held_until = -math.inf
         self._confirmed_at = -math.inf
         self.token = ""
         self._problem = f"{op.name.lower()} refused: {message} (holder {holder!r})"
         if was_held:
+            self.loss = self._problem
             return f"arm lease lost: {self._problem}; acquiring again"
         return None
 

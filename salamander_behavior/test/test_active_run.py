@@ -8,7 +8,14 @@ import py_trees
 import pytest
 from py_trees.composites import Sequence
 
-from salamander_behavior.active_run import ActiveRun, Feedback, RunEnd, snapshot_text
+from salamander_behavior.active_run import (
+    TICK_SETTLE_S,
+    TICK_STALL_S,
+    ActiveRun,
+    Feedback,
+    RunEnd,
+    snapshot_text,
+)
 from salamander_behavior.behaviors.base import BOX_ESTIMATE_KEY, STAGE_HOLDING, stage_key
 from salamander_behavior.box_estimate import BoxEstimate
 from salamander_behavior.plan import load_jobs
@@ -102,6 +109,25 @@ def test_a_tick_says_how_the_run_ended() -> None:
     assert _run().tick() is None  # running
     assert _run(py_trees.behaviours.Success("x")).tick() is RunEnd.COMPLETE
     assert _run(py_trees.behaviours.Failure("x")).tick() is RunEnd.STOPPED
+
+
+def test_after_a_stall_ticks_are_skipped_until_fresh_inputs_came_and_never_for_good() -> None:
+    run = _run()
+    assert run.stalled(100.0) == (False, None)  # the first tick has nothing to compare with
+    assert run.stalled(100.05) == (False, None)  # the tick period
+    assert run.stalled(100.05 + TICK_STALL_S - 0.01) == (False, None)  # late, but within the bound
+    t = 101.0
+    skip, gap = run.stalled(t)  # this process stalled: skipped, and said once
+    assert skip and gap == pytest.approx(t - (100.05 + TICK_STALL_S - 0.01))
+    assert run.stalled(t + 0.05) == (True, None)  # fresh inputs are still coming in
+    assert run.stalled(t + TICK_SETTLE_S + 0.01) == (False, None)  # the tree runs again
+    assert run.stalled(t + TICK_SETTLE_S + 0.06) == (False, None)
+    # A process starved for good (every tick late): every other tick still runs the tree.
+    late, now, runs = TICK_STALL_S + 0.01, t + TICK_SETTLE_S + 0.06, []
+    for _ in range(6):
+        now += late
+        runs.append(not run.stalled(now)[0])
+    assert runs == [False, True, False, True, False, True]
 
 
 def test_the_release_wait_ends_on_the_answer_or_after_two_lease_timeouts() -> None:

@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from salamander_behavior.lease_keeper import LeaseKeeper, LeaseOp
+from salamander_behavior.lease_keeper import LAPSED, LeaseKeeper, LeaseOp
 
 
 def test_lease_is_acquired_then_heartbeated_every_quarter_timeout() -> None:
@@ -30,6 +30,26 @@ def test_a_refused_heartbeat_means_lost_and_acquire_again() -> None:
     line = keeper.on_reply(LeaseOp.HEARTBEAT, False, "'bt' does not hold the lease", "")
     assert line.startswith("arm lease lost") and not keeper.held(0.31)
     assert keeper.next_request(0.6) is LeaseOp.ACQUIRE
+
+
+def test_a_lease_that_lapsed_unkept_is_granted_anew_and_the_line_says_it_lapsed() -> None:
+    """This process stalled past the timeout (no heartbeat went out): the generator dropped the lease and
+    stopped the arm. The keeper acquires again; the grant's line says what happened (a warning), and
+    `loss` keeps it for the goals still carrying the old token (refused by the generator)."""
+    keeper = LeaseKeeper("bt", timeout=1.0)
+    keeper.next_request(0.0)
+    keeper.on_reply(LeaseOp.ACQUIRE, True, "granted", "bt", token="old")
+    assert keeper.next_request(0.25) is LeaseOp.HEARTBEAT
+    keeper.on_reply(LeaseOp.HEARTBEAT, True, "ok", "bt")
+    assert keeper.loss == "" and keeper.held(1.2)
+    assert keeper.next_request(2.8) is LeaseOp.ACQUIRE  # the stall ends at 2.8 s: lapsed at 1.25 s
+    line = keeper.on_reply(LeaseOp.ACQUIRE, True, "granted", "bt", token="new")
+    assert line.startswith(LAPSED) and "2.55 s" in line, line
+    assert keeper.token == "new" and keeper.held(3.0) and "lapsed" in keeper.loss
+    # A refusal is a loss too (and says so in its own words).
+    keeper.next_request(3.1)
+    keeper.on_reply(LeaseOp.HEARTBEAT, False, "expired", "")
+    assert keeper.loss.startswith("heartbeat refused: expired")
 
 
 def test_a_lease_held_by_someone_else_is_retried_and_explained() -> None:

@@ -309,6 +309,14 @@ class BehaviorServerNode(Node):
             if run.released(time.monotonic()):
                 self._finish(run)
             return
+        skip, gap = run.stalled(time.monotonic())  # this process stalled: its inputs are as old
+        if gap is not None:
+            self.get_logger().warning(
+                f"the tree did not tick for {gap:.2f} s: this process stalled (starved of CPU, stopped or "
+                "swapped out), so what its leaves cached is that old too; it ticks again on fresh inputs"
+            )
+        if skip:
+            return
         end = run.tick()  # a cancel requested: the tree is stopped instead
         if end is not None:
             self._end(run, end)

@@ -31,7 +31,7 @@ from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.task import Future
 
-from salamander_behavior.lease_keeper import LeaseKeeper, LeaseOp
+from salamander_behavior.lease_keeper import LAPSED, LeaseKeeper, LeaseOp
 from salamander_behavior.limits.cache import JointStateCache, shared_joint_state_cache
 from salamander_behavior.ports import (
     CartesianTarget,
@@ -100,6 +100,7 @@ class RosMotionHandle:
         self._heard_at = core.clock()  # clock time of the acceptance or of the last feedback
         self._fed_back = False  # whether any feedback arrived for the goal
         self._near = False  # a feedback at or inside the request's hand-off distance arrived (woke)
+        self._token = ""  # the lease token of the latest send
         if not core.action.server_is_ready():
             self._final = MotionOutcome(MotionPhase.FAILED, 0, f"no {core.move_name} action server")
             return
@@ -107,6 +108,7 @@ class RosMotionHandle:
 
     def _send(self) -> None:
         target = self.request.target
+        self._token = self._core.lease_token()
         goal = MoveCartesian.Goal(
             tcp=_point(target),
             tool_pitch=target.tool_pitch,
@@ -114,7 +116,7 @@ class RosMotionHandle:
             path=self.request.path.value,
             speed_scale=self.request.speed_scale,
             client_id=self._core.client_id,
-            lease_token=self._core.lease_token(),
+            lease_token=self._token,
             branch=self.request.branch,
             guard_force=self.request.guard_force,
             handoff_distance=self.request.handoff,
@@ -181,6 +183,11 @@ class RosMotionHandle:
                 handle.cancel_goal_async()
         assert self._result_future is not None
         if not self._result_future.done():
+            gone = self._core.lease_gone(self._token)
+            if gone is not None:  # the generator refuses the goal's stream: it would end stalled, later
+                self._goal_handle.cancel_goal_async()
+                self._final = MotionOutcome(MotionPhase.FAILED, 0, gone)
+                return self._final
             silent = self._core.clock() - self._heard_at
             if silent <= FEEDBACK_LOSS_S:
                 return MotionOutcome(MotionPhase.ACTIVE, progress=self._progress, remaining=self._remaining)
@@ -364,6 +371,18 @@ class ArmMotionCore:
         with self._lock:
             return self.keeper is not None and self.keeper.held(self.clock())
 
+    def lease_gone(self, token: str) -> str | None:
+        """Why the lease that `token` was granted under is no longer ours, or None while it is.
+
+        The generator refuses goals that carry it: the lease was refused, or it lapsed and was granted
+        anew with another token (this process stalled past the heartbeat timeout).
+        """
+        with self._lock:
+            keeper = self.keeper
+            if keeper is None or not token or keeper.token == token:
+                return None
+            return f"the arm lease it was sent under is gone ({keeper.loss or keeper.problem})"
+
     def lease_token(self) -> str:
         """The current run's lease token ("" between runs or before the grant); goals carry it."""
         with self._lock:
@@ -475,7 +494,7 @@ class ArmMotionCore:
             return
         with self._lock:
             line = keeper.on_reply(op, bool(res.success), res.message, res.holder, res.token, request)
-        if line and res.success:
+        if line and res.success and not line.startswith(LAPSED):
             logger.info(line)
         elif line:
             logger.warning(line)
