@@ -63,7 +63,7 @@ from typing import Any
 
 from salamander_control import names
 from salamander_control.cell.layout import load_cell_layout
-from salamander_control.cell.targets import load_cell_targets
+from salamander_control.cell.targets import cell_targets
 from salamander_control.kinematics import JOINT_NAMES, ArmParams, within_limits
 from salamander_testing import REPO
 from salamander_testing.cell import cell_config_without_uncertainty
@@ -104,9 +104,9 @@ class Monitor:
         self.state: dict[str, Any] | None = None
         self.start: dict[str, list[float]] = {}
         self.astray: set[str] = set()
-        targets = load_cell_targets(str(REPO / "config" / "cell.yaml"))
-        self.places = [tuple(p.place_above[:2]) for p in targets.places]
-        self.rim_z = load_cell_layout(REPO / "config" / "cell.yaml").rim_z
+        layout = load_cell_layout(REPO / "config" / "cell.yaml")
+        self.places = [tuple(p.place_above[:2]) for p in cell_targets(layout).places]
+        self.rim_z = layout.rim_z
         self._above_z: dict[str, float] = {}
         self.node.create_subscription(
             JointState, names.absolute(names.JOINT_STATES), self._on_joints, qos_profile_sensor_data
@@ -147,14 +147,19 @@ class Monitor:
         return not (outcome.get("compartment") == int(can["id"].split("_")[1])
                     and outcome.get("result") in ("in_box_clear", "in_box_touching"))  # fmt: skip
 
-    def descending(self, can_id: str) -> bool:
-        """`can_id` on the pad, over its compartment (5 mm in xy) and 30 mm below where it got there."""
+    def _bottom_over_place(self, can_id: str, within: float) -> float | None:
+        """The z of `can_id`'s bottom while it is on the pad within `within` (m, xy) of its compartment."""
         if not self.carrying(can_id):
-            return False
+            return None
         can = next(c for c in self.state["cans"] if c["id"] == can_id)  # type: ignore[index]
         x, y, z = can["position"]
         tx, ty = self.places[int(can_id.split("_")[1])]
-        if math.hypot(x - tx, y - ty) > 5e-3:
+        return z if math.hypot(x - tx, y - ty) <= within else None
+
+    def descending(self, can_id: str) -> bool:
+        """`can_id` on the pad, over its compartment (5 mm in xy) and 30 mm below where it got there."""
+        z = self._bottom_over_place(can_id, 5e-3)
+        if z is None:
             return False
         self._above_z.setdefault(can_id, z)
         return z < self._above_z[can_id] - 0.03
@@ -162,12 +167,8 @@ class Monitor:
     def in_rim_band(self, can_id: str) -> bool:
         """`can_id` on the pad over its compartment (8 mm in xy: a search's probe), its bottom within the
         guarded band's reach of the rim (6 mm below to 4 mm above: the behaviour server's guard band)."""
-        if not self.carrying(can_id):
-            return False
-        can = next(c for c in self.state["cans"] if c["id"] == can_id)  # type: ignore[index]
-        x, y, z = can["position"]
-        tx, ty = self.places[int(can_id.split("_")[1])]
-        return math.hypot(x - tx, y - ty) < 8e-3 and -0.006 <= z - self.rim_z <= 0.004
+        z = self._bottom_over_place(can_id, 8e-3)
+        return z is not None and -0.006 <= z - self.rim_z <= 0.004
 
     def carrying(self, can_id: str) -> bool:
         if self.state is None or self.state["held"] != can_id:
@@ -472,14 +473,30 @@ def operator_confirms(mon: Monitor, runner: ChildProcess, since: int) -> str:
 
 
 MOMENTS = {
-    "carry": lambda mon, runner: lambda: mon.carrying("can_0"),
-    "descent": lambda mon, runner: lambda: mon.descending("can_0"),
-    "rim": lambda mon, runner: lambda: mon.in_rim_band("can_0"),
-    "search": lambda mon, runner: lambda: any("met the rim" in line for line in runner.lines),
+    "carry": lambda mon, runner: mon.carrying("can_0"),
+    "descent": lambda mon, runner: mon.descending("can_0"),
+    "rim": lambda mon, runner: mon.in_rim_band("can_0"),
+    "search": lambda mon, runner: any("met the rim" in line for line in runner.lines),
 }
 """The kill moments: can_0 carried; going down into its compartment; its bottom in the rim band (the
 guarded pass); the tree's first contact logged (the search starts: `--cell shipped`, where can_1 meets the
 rim)."""
+
+def freeze_node(mon: Monitor, runner: ChildProcess, fqn: str, seconds: float) -> bool:
+    """Stop `fqn`'s process (SIGSTOP) for `seconds` while `mon` watches, then let it go on (SIGCONT).
+
+    False when the runner has not reported the node's process (nothing frozen).
+    """
+    pid = node_pid(runner, fqn)
+    if pid is None:
+        return False
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        mon.spin(seconds)  # the length of the freeze is the fault itself
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    return True
+
 
 ENDED = ("]: run complete: ", "]: run stopped: ")
 """The behaviour server's lines for the end of a run."""
@@ -537,37 +554,37 @@ def trial(args, domain: int, log: Path, kill: tuple[str, str, str] | None, rng: 
             victim = None
         else:
             action, victim, moment = kill
-            reached = mon.wait(MOMENTS[moment](mon, runner), 120.0)
+            reached = mon.wait(lambda: MOMENTS[moment](mon, runner), 120.0)
             if not reached:
                 return {"outcome": f"{moment} not reached", "crashes": crashes(runner, None), "mon": mon}
             since = len(runner.lines)
             if action == "freeze":
-                pid = node_pid(runner, victim)
-                if pid is None:
+                if not freeze_node(mon, runner, victim, FREEZE_S):
                     return {"outcome": "no pid to freeze", "crashes": crashes(runner, None), "mon": mon}
-                os.kill(pid, signal.SIGSTOP)
-                try:
-                    mon.spin(FREEZE_S)  # the length of the freeze is the fault itself
-                finally:
-                    os.kill(pid, signal.SIGCONT)
                 outcome = await_end(mon, runner, since)
-                mon.spin(1.0)
-                return {"outcome": outcome, "crashes": crashes(runner, None), "mon": mon}
-            respawns = victim not in args.no_respawn
-            try:
-                kill_node(runner, victim, signal.SIGKILL, expect_respawn=respawns, timeout=30.0)
-            except AssertionError:
-                return {"outcome": "kill not confirmed", "crashes": crashes(runner, victim), "mon": mon}
-            if respawns:
-                outcome = await_end(mon, runner, since)
+                victim = None  # frozen, not killed: an exit of it is a crash
             else:
-                mon.wait(lambda: not runner.alive(), 60.0)
-                outcome = "stack stopped (fail-stop)"
+                outcome = _killed(args, mon, runner, victim, since)
+                if outcome is None:
+                    return {"outcome": "kill not confirmed", "crashes": crashes(runner, victim), "mon": mon}
         mon.spin(1.0)
         return {"outcome": outcome, "crashes": crashes(runner, victim), "mon": mon}
     finally:
         runner.stop(timeout=30.0)
         mon.close()
+
+
+def _killed(args, mon: Monitor, runner: ChildProcess, victim: str, since: int) -> str | None:
+    """SIGKILL `victim` and judge the run's end from line `since` on; None when the kill was not seen."""
+    respawns = victim not in args.no_respawn
+    try:
+        kill_node(runner, victim, signal.SIGKILL, expect_respawn=respawns, timeout=30.0)
+    except AssertionError:
+        return None
+    if respawns:
+        return await_end(mon, runner, since)
+    mon.wait(lambda: not runner.alive(), 60.0)
+    return "stack stopped (fail-stop)"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,6 +56,7 @@ from fault_campaign import (
     Monitor,
     await_end,
     crashes,
+    freeze_node,
     started_nodes,
 )
 
@@ -171,11 +172,7 @@ def inject(kind: str, mon: Monitor, runner: ChildProcess, rng: random.Random) ->
         pid = node_pid(runner, victim)
         assert pid is not None and _ppid(pid) == runner.proc.pid
         since = len(runner.lines)
-        os.kill(pid, signal.SIGSTOP)
-        try:
-            mon.spin(seconds)  # the length of the freeze is the fault itself
-        finally:
-            os.kill(pid, signal.SIGCONT)
+        freeze_node(mon, runner, victim, seconds)
         return f"freeze {victim} {seconds:.2f} s during carry: {await_end(mon, runner, since)}", None, True
     if kind == "fuzz":
         fuzzer = Fuzzer(mon, rng)
