@@ -216,9 +216,9 @@ class MotionLeaf(PortBehavior):
     def terminate(self, new_status: Status) -> None:
         """Cancel a goal that has not ended (unless handed on); any end but SUCCESS: the handed-on one too."""
         handle = self._handle
-        if handle is not None and not self._handed_on and not handle.poll().done:
-            handle.cancel()
-            if new_status is Status.INVALID:
+        if handle is not None and not self._handed_on:
+            handle.cancel()  # no poll first: a poll of a goal whose answer is overdue would send it again
+            if new_status is Status.INVALID and self.status is Status.RUNNING:
                 self.feedback_message = "stopped: goal cancelled"
         if new_status is not Status.SUCCESS and self.ports is not None:
             self.ports.handoff.cancel()

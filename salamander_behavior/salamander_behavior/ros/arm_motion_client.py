@@ -6,7 +6,9 @@
   caller can wait for the generator's answer without blocking. Between runs no keeper exists and the
   node holds nothing. `shutdown()` stops, cancels and releases.
 - Goals: `send` starts a MoveCartesian goal with ActionClient futures and returns a handle that the
-  leaf polls each tick (acceptance, feedback progress, result). Nothing waits on a future.
+  leaf polls each tick (acceptance, feedback progress, result). Nothing waits on a future. A goal that
+  is not answered is sent again (`ANSWER_LOSS_S`); one whose answer was lost but whose feedback comes
+  (this process stopped as the answer came) is followed by its goal id instead.
 - Retargets: RetargetCartesian calls, one in flight per handle, polled the same way.
 - Guarded moves: a request's `guard_force` (and its `band`) go out on the goal; a result with
   ``contact`` true comes back as a FAILED outcome carrying the `Contact` (TCP and force).
@@ -21,6 +23,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -28,8 +31,10 @@ import rclpy
 from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import Point
 from rclpy.action import ActionClient
+from rclpy.action.client import ClientGoalHandle
 from rclpy.node import Node
 from rclpy.task import Future
+from unique_identifier_msgs.msg import UUID
 
 from salamander_behavior.lease_keeper import LAPSED, LeaseKeeper, LeaseOp
 from salamander_behavior.limits.cache import JointStateCache, shared_joint_state_cache
@@ -101,6 +106,8 @@ class RosMotionHandle:
         self._fed_back = False  # whether any feedback arrived for the goal
         self._near = False  # a feedback at or inside the request's hand-off distance arrived (woke)
         self._token = ""  # the lease token of the latest send
+        self._goal_id = UUID()  # the latest send's goal id
+        self._running_id = b""  # the goal id of the latest feedback
         if not core.action.server_is_ready():
             self._final = MotionOutcome(MotionPhase.FAILED, 0, f"no {core.move_name} action server")
             return
@@ -125,14 +132,31 @@ class RosMotionHandle:
             band = self.request.band
             goal.band_speed_scale, goal.band_start, goal.band_end = band.speed_scale, band.start, band.end
         self._sent_at = self._core.clock()
-        self._send_future = self._core.action.send_goal_async(goal, feedback_callback=self._on_feedback)
+        self._goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+        self._send_future = self._core.action.send_goal_async(
+            goal, feedback_callback=self._on_feedback, goal_uuid=self._goal_id
+        )
+
+    def _by_id(self) -> ClientGoalHandle:
+        """A handle to the latest send by its goal id, for a goal whose answer was lost."""
+        answer = MoveCartesian.Impl.SendGoalService.Response(accepted=True)
+        return ClientGoalHandle(self._core.action, self._goal_id, answer)
+
+    def _accept(self, handle: ClientGoalHandle) -> None:
+        self._goal_handle = handle
+        self._heard_at = self._core.clock()  # accepted: the server is alive now
+        self._result_future = handle.get_result_async()
+        self._result_future.add_done_callback(lambda _future: self._core.wake())
+        if self._cancel:
+            handle.cancel_goal_async()
 
     def _on_feedback(self, message: Any) -> None:
-        # Two assignments, each atomic: the leaf reads them on its tick.
+        # Plain assignments, each atomic: the leaf reads them on its tick.
         self._progress = float(message.feedback.progress)
         self._remaining = float(message.feedback.distance_remaining)
         self._heard_at = self._core.clock()
         self._fed_back = True  # the goal ran (an early fail never sends feedback)
+        self._running_id = bytes(message.goal_id.uuid)
         if not self._near and 0.0 < self.request.handoff and self._remaining <= self.request.handoff:
             self._near = True
             self._core.wake()  # the leaf hands on now: tick at once, not at the next tick
@@ -152,6 +176,16 @@ class RosMotionHandle:
         if self._goal_handle is None:
             assert self._send_future is not None
             if not self._send_future.done():
+                if self._running_id == bytes(self._goal_id.uuid):
+                    # Its feedback came and its answer did not: the answer was lost (this process was
+                    # stopped as it came, and the server's writer gave up). Sent again, it would preempt
+                    # itself; followed, it ends with its own result (or on the lease it was sent under).
+                    self._core.node.get_logger().warning(
+                        f"the answer of {names.CARTESIAN_MOTION_NODE} to the goal was lost, but its "
+                        "feedback shows it running: following it"
+                    )
+                    self._accept(self._by_id())
+                    return self.poll()
                 now = self._core.clock()
                 if now - self._sent_at <= ANSWER_LOSS_S:
                     return MotionOutcome(MotionPhase.PENDING)
@@ -175,12 +209,7 @@ class RosMotionHandle:
                     return MotionOutcome(MotionPhase.PENDING)
                 self._final = MotionOutcome(MotionPhase.FAILED, 0, f"{why}, for {REJECT_RETRY_S:.0f} s")
                 return self._final
-            self._goal_handle = handle
-            self._heard_at = self._core.clock()  # accepted: the server is alive now
-            self._result_future = handle.get_result_async()
-            self._result_future.add_done_callback(lambda _future: self._core.wake())
-            if self._cancel:
-                handle.cancel_goal_async()
+            self._accept(handle)
         assert self._result_future is not None
         if not self._result_future.done():
             gone = self._core.lease_gone(self._token)
@@ -220,12 +249,17 @@ class RosMotionHandle:
         return self._final
 
     def cancel(self) -> None:
-        """Request the cancel (now, or as soon as the goal is accepted)."""
+        """Request the cancel: now (by the goal id while it is not answered), and at its acceptance."""
         if self._final is not None or self._cancel:
             return
         self._cancel = True
         if self._goal_handle is not None:
             self._goal_handle.cancel_goal_async()
+        elif self._send_future is not None:
+            # Also by its id now: the leaf may never poll again (its answer may be lost, or come after
+            # the run ended). A cancel that overtakes its goal is refused as unknown; the acceptance's
+            # own cancel (poll) covers that one.
+            self._by_id().cancel_goal_async()
 
     def settle_cancel(self, timeout: float) -> None:
         """On shutdown: a cancel that waits for the goal's acceptance waits for it (bounded), then goes out.

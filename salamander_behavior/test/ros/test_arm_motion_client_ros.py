@@ -8,8 +8,9 @@ stand-in in the test's own domain that rejects as many goals as a test asks, the
 from __future__ import annotations
 
 import pytest
-from rclpy.action import ActionServer, GoalResponse
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 
+from salamander_behavior.lease_keeper import LeaseKeeper
 from salamander_behavior.ports import CartesianTarget, MotionBand, MotionPath, MotionPhase, MotionRequest
 from salamander_behavior.ros.arm_motion_client import (
     ANSWER_LOSS_S,
@@ -112,15 +113,18 @@ def test_a_cancel_while_waiting_to_send_again_ends_the_goal_without_a_send(make_
 
 
 class SilentServer:
-    """Accepts a goal, sends `feedbacks` feedback messages when asked, then falls silent (a hung or
-    killed Cartesian node) until the test releases it."""
+    """Accepts a goal (and its cancel), sends feedback when a test publishes it, and otherwise stays silent
+    (a hung or killed Cartesian node) until the test releases it."""
 
     def __init__(self, node) -> None:
         from rclpy.task import Future
 
         self.release = Future()
         self.handles = []
-        self.server = ActionServer(node, MoveCartesian, names.MOVE_CARTESIAN, self._execute)
+        self.server = ActionServer(
+            node, MoveCartesian, names.MOVE_CARTESIAN, self._execute,
+            cancel_callback=lambda _request: CancelResponse.ACCEPT,
+        )
 
     async def _execute(self, handle) -> MoveCartesian.Result:
         self.handles.append(handle)
@@ -150,6 +154,74 @@ def test_a_running_goal_whose_server_falls_silent_fails_within_the_feedback_boun
     clock.now += FEEDBACK_LOSS_S * 0.2  # silent for longer than the bound
     outcome = handle.poll()
     assert outcome.phase is MotionPhase.FAILED and "no feedback for" in outcome.message
+    server.release.set_result(True)
+
+
+def _answer_lost(core: ArmMotionCore) -> None:
+    """The answer to the goal just sent never reaches the client, as when its process was stopped (SIGSTOP)
+    past the server's writer's 1 s as the answer came: the client no longer knows the request, so its
+    executor drops the answer ("Ignoring unexpected goal response")."""
+    core.action._goal_sequence_number_to_goal_id.clear()
+
+
+def test_a_goal_whose_answer_was_lost_is_followed_by_its_feedback_not_sent_again(
+    make_node, ros_executor
+) -> None:
+    """Sent again, the goal would preempt itself (and a frozen server's run once stopped on the refusal)."""
+    server, clock, core = _core(make_node, ros_executor, server_type=SilentServer)
+    handle = core.send(REQUEST)
+    _answer_lost(core)
+    assert spin_until(ros_executor, lambda: bool(server.handles))
+    spin_until(ros_executor, lambda: False, timeout=0.2)  # the answer arrives, and is dropped
+    assert handle.poll().phase is MotionPhase.PENDING
+    feedback = MoveCartesian.Feedback(progress=0.5)
+
+    def running() -> bool:  # published until the client's subscription has it
+        server.handles[0].publish_feedback(feedback)
+        return handle.poll().phase is MotionPhase.ACTIVE
+
+    assert spin_until(ros_executor, running)
+    assert handle.poll().progress == 0.5
+    server.release.set_result(True)
+    assert spin_until(ros_executor, lambda: handle.poll().phase is MotionPhase.FAILED)  # its true result
+    assert handle.poll().message == "released by the test"
+    assert len(server.handles) == 1  # never sent again
+
+
+def test_a_goal_whose_answer_was_lost_under_a_lease_that_lapsed_fails_on_the_lease_and_is_cancelled(
+    make_node, ros_executor
+) -> None:
+    """The whole stall: the answer lost, the lease lapsed and granted anew with another token."""
+    server, clock, core = _core(make_node, ros_executor, server_type=SilentServer)
+    core.keeper = LeaseKeeper("behavior_server", 1.0)  # a lease as the generator granted it
+    core.keeper.token = "old"
+    handle = core.send(REQUEST)
+    _answer_lost(core)
+    assert spin_until(ros_executor, lambda: bool(server.handles))
+    core.keeper.token, core.keeper.loss = "new", "it lapsed, no heartbeat confirmed for 1.63 s"
+
+    def ended() -> bool:
+        server.handles[0].publish_feedback(MoveCartesian.Feedback(progress=0.5))
+        return handle.poll().phase is MotionPhase.FAILED
+
+    assert spin_until(ros_executor, ended)
+    assert handle.poll().message == (
+        "the arm lease it was sent under is gone (it lapsed, no heartbeat confirmed for 1.63 s)"
+    )
+    assert spin_until(ros_executor, lambda: server.handles[0].is_cancel_requested)  # cancelled by its id
+    server.release.set_result(True)
+
+
+def test_a_goal_cancelled_before_its_answer_is_cancelled_by_its_id_without_another_poll(
+    make_node, ros_executor
+) -> None:
+    """A leaf stopped while its goal waits for the answer never polls again (the run stopped)."""
+    server, _clock, core = _core(make_node, ros_executor, server_type=SilentServer)
+    handle = core.send(REQUEST)
+    _answer_lost(core)
+    assert spin_until(ros_executor, lambda: bool(server.handles))
+    handle.cancel()
+    assert spin_until(ros_executor, lambda: server.handles[0].is_cancel_requested)
     server.release.set_result(True)
 
 
