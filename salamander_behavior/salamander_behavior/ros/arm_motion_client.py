@@ -6,9 +6,10 @@
   caller can wait for the generator's answer without blocking. Between runs no keeper exists and the
   node holds nothing. `shutdown()` stops, cancels and releases.
 - Goals: `send` starts a MoveCartesian goal with ActionClient futures and returns a handle that the
-  leaf polls each tick (acceptance, feedback progress, result). Nothing waits on a future. A goal that
-  is not answered is sent again (`ANSWER_LOSS_S`); one whose answer was lost but whose feedback comes
-  (this process stopped as the answer came) is followed by its goal id instead.
+  leaf polls each tick (acceptance, feedback progress, result). Nothing waits on a future. Each goal
+  carries a goal id of the handle's making: one whose answer was lost but whose feedback comes (this
+  process stopped as the answer came) is followed by that id; one not answered at all is asked after by
+  it, and sent again only if the server does not know it (`ANSWER_LOSS_S`).
 - Retargets: RetargetCartesian calls, one in flight per handle, polled the same way.
 - Guarded moves: a request's `guard_force` (and its `band`) go out on the goal; a result with
   ``contact`` true comes back as a FAILED outcome carrying the `Contact` (TCP and force).
@@ -62,9 +63,12 @@ REJECT_RETRY_PERIOD = 0.25
 """s between two sends of a rejected goal."""
 ANSWER_LOSS_S = 2.5
 """s; a goal the Cartesian node has not answered (accepted or rejected) this long after it was sent is
-sent again (within `ANSWER_WAIT_S` of the first send; then the leaf fails). Its answer takes at most the
-node's 1 s lease check; a goal sent while a respawned node's action server was still being discovered
-was never answered, and the leaf waited the whole 30 s `motion_timeout_s`."""
+asked after by its goal id (GetResult): its own result if it ran, sent again if the server does not know
+it or does not answer that either within as long (within `ANSWER_WAIT_S` of the first send; then the
+leaf fails). Its answer takes at most the node's 1 s lease check; a goal sent while a respawned node's
+action server was still being discovered was never answered, and the leaf waited the whole 30 s
+`motion_timeout_s`; a goal whose answer was lost while this process stood had run (docs/design/
+behavior_server.md, "A goal's answer lost in the stall")."""
 ANSWER_WAIT_S = 15.0
 """s from a goal's first send in which an unanswered goal is sent again. It covers a crashed Cartesian
 node's respawn (the runner's 2 s) and the new server's discovery: once, the tree's client heard the
@@ -73,6 +77,8 @@ respawned server only ~9 s later, and with the 5 s of `REJECT_RETRY_S` the first
 RELEASE_WAIT_S = 0.6
 """s the stop waits for the generator's answer to the lease's RELEASE (a round trip takes milliseconds);
 within run_node's STOP_GRACE_S with the goal's cancel (1 s) and the progress flush."""
+NO_ANSWER = f"no answer from {names.CARTESIAN_MOTION_NODE} to the goal within "
+"""The start of the line of a goal whose answer did not come (the timeout follows)."""
 FEEDBACK_LOSS_S = 1.5
 """s; an accepted goal whose server sends no feedback for this long (it sends 10 per second while the
 goal runs) has lost its server (killed, hung, gone from the graph): the leaf fails instead of waiting
@@ -108,6 +114,7 @@ class RosMotionHandle:
         self._token = ""  # the lease token of the latest send
         self._goal_id = UUID()  # the latest send's goal id
         self._running_id = b""  # the goal id of the latest feedback
+        self._asking = False  # the goal's answer is overdue: its result was asked for by its id
         if not core.action.server_is_ready():
             self._final = MotionOutcome(MotionPhase.FAILED, 0, f"no {core.move_name} action server")
             return
@@ -174,44 +181,13 @@ class RosMotionHandle:
             self._resend_at = None
             self._send()
         if self._goal_handle is None:
-            assert self._send_future is not None
-            if not self._send_future.done():
-                if self._running_id == bytes(self._goal_id.uuid):
-                    # Its feedback came and its answer did not: the answer was lost (this process was
-                    # stopped as it came, and the server's writer gave up). Sent again, it would preempt
-                    # itself; followed, it ends with its own result (or on the lease it was sent under).
-                    self._core.node.get_logger().warning(
-                        f"the answer of {names.CARTESIAN_MOTION_NODE} to the goal was lost, but its "
-                        "feedback shows it running: following it"
-                    )
-                    self._accept(self._by_id())
-                    return self.poll()
-                now = self._core.clock()
-                if now - self._sent_at <= ANSWER_LOSS_S:
-                    return MotionOutcome(MotionPhase.PENDING)
-                why = f"no answer from {names.CARTESIAN_MOTION_NODE} to the goal within {ANSWER_LOSS_S:.1f} s"
-                if self._cancel or now - self._first_send >= ANSWER_WAIT_S:
-                    self._final = MotionOutcome(MotionPhase.FAILED, 0, f"{why}, for {ANSWER_WAIT_S:.0f} s")
-                    return self._final
-                self._core.node.get_logger().warning(f"{why}: sending it again")
-                self._send()
-                return MotionOutcome(MotionPhase.PENDING)
-            handle = self._send_future.result() if self._send_future.exception() is None else None
-            if handle is None or not handle.accepted:
-                why = f"goal rejected by {names.CARTESIAN_MOTION_NODE} (its log says why)"
-                now = self._core.clock()
-                if not self._cancel and now - self._first_send < REJECT_RETRY_S:
-                    self._core.node.get_logger().warning(
-                        f"{why}; sending it again for up to {REJECT_RETRY_S:.0f} s",
-                        throttle_duration_sec=LOG_THROTTLE_S,
-                    )
-                    self._resend_at = now + REJECT_RETRY_PERIOD
-                    return MotionOutcome(MotionPhase.PENDING)
-                self._final = MotionOutcome(MotionPhase.FAILED, 0, f"{why}, for {REJECT_RETRY_S:.0f} s")
-                return self._final
-            self._accept(handle)
+            waiting = self._poll_answer()
+            if waiting is not None:
+                return waiting
         assert self._result_future is not None
         if not self._result_future.done():
+            if self._asking:
+                return self._poll_asked()
             gone = self._core.lease_gone(self._token)
             if gone is not None:  # the generator refuses the goal's stream: it would end stalled, later
                 self._goal_handle.cancel_goal_async()
@@ -226,26 +202,114 @@ class RosMotionHandle:
                 f"lost {names.CARTESIAN_MOTION_NODE}: no feedback for {silent:.1f} s on the running goal",
             )
             return self._final
+        return self._poll_result()
+
+    def _poll_answer(self) -> MotionOutcome | None:
+        """Before the goal's answer: None once it is accepted (or taken by its id), else the outcome now."""
+        assert self._send_future is not None
+        if self._send_future.done():
+            handle = self._send_future.result() if self._send_future.exception() is None else None
+            if handle is None or not handle.accepted:
+                why = f"goal rejected by {names.CARTESIAN_MOTION_NODE} (its log says why)"
+                now = self._core.clock()
+                if not self._cancel and now - self._first_send < REJECT_RETRY_S:
+                    self._core.node.get_logger().warning(
+                        f"{why}; sending it again for up to {REJECT_RETRY_S:.0f} s",
+                        throttle_duration_sec=LOG_THROTTLE_S,
+                    )
+                    self._resend_at = now + REJECT_RETRY_PERIOD
+                    return MotionOutcome(MotionPhase.PENDING)
+                self._final = MotionOutcome(MotionPhase.FAILED, 0, f"{why}, for {REJECT_RETRY_S:.0f} s")
+                return self._final
+            self._accept(handle)
+            return None
+        if self._runs():
+            return None
+        if self._core.clock() - self._sent_at <= ANSWER_LOSS_S:
+            return MotionOutcome(MotionPhase.PENDING)
+        # Not sent again blind: the goal may have run, and ended, while this process stood (its answer
+        # lost in a stall). Sent again, a guarded descent that met the rim would start pressing on it,
+        # its load taken for the held can's. The server says by the goal's id what became of it.
+        why = f"{NO_ANSWER}{ANSWER_LOSS_S:.1f} s"
+        if (failed := self._gave_up(why)) is not None:
+            return failed
+        self._core.node.get_logger().warning(f"{why}: asking it for the goal's result by the goal's id")
+        self._asking = True
+        self._accept(self._by_id())
+        return MotionOutcome(MotionPhase.PENDING)
+
+    def _runs(self) -> bool:
+        """Whether feedback for the latest send came without its answer; if so, follow that goal by its id.
+
+        The answer was lost (this process was stopped as it came, and the server's writer gave up). Sent
+        again, the goal would preempt itself; followed, it ends with its own result (or on its lease).
+        """
+        if self._running_id != bytes(self._goal_id.uuid):
+            return False
+        self._core.node.get_logger().warning(
+            f"the answer of {names.CARTESIAN_MOTION_NODE} to the goal was lost, but its feedback shows it "
+            "running: following it"
+        )
+        if self._goal_handle is None:
+            self._accept(self._by_id())
+        self._asking = False
+        return True
+
+    def _poll_asked(self) -> MotionOutcome:
+        """Waiting for the result asked for by the goal's id (no answer came to the goal)."""
+        if self._runs():
+            return self.poll()
+        if self._core.clock() - self._heard_at <= ANSWER_LOSS_S:
+            return MotionOutcome(MotionPhase.PENDING)
+        # Nobody answers by the id either: a server not discovered yet (a respawned node), or gone.
+        return self._send_again(f"{NO_ANSWER}{ANSWER_LOSS_S:.1f} s, nor to a request for its result")
+
+    def _gave_up(self, why: str) -> MotionOutcome | None:
+        """The leaf's failure once the goal was cancelled or `ANSWER_WAIT_S` passed without an answer."""
+        if self._cancel or self._core.clock() - self._first_send >= ANSWER_WAIT_S:
+            self._final = MotionOutcome(MotionPhase.FAILED, 0, f"{why}, for {ANSWER_WAIT_S:.0f} s")
+        return self._final
+
+    def _send_again(self, why: str) -> MotionOutcome:
+        if (failed := self._gave_up(why)) is not None:
+            return failed
+        self._core.node.get_logger().warning(f"{why}: sending it again")
+        self._goal_handle, self._result_future, self._asking = None, None, False
+        self._send()
+        return MotionOutcome(MotionPhase.PENDING)
+
+    def _poll_result(self) -> MotionOutcome:
+        """The goal's end, from its result."""
+        assert self._result_future is not None
         if self._result_future.exception() is not None:
             self._final = MotionOutcome(
                 MotionPhase.FAILED, 0, f"no result: {self._result_future.exception()}"
             )
             return self._final
         wrapped = self._result_future.result()
+        if self._asking:
+            self._asking = False
+            if wrapped.status == GoalStatus.STATUS_UNKNOWN:  # it never reached the server, or was refused
+                return self._send_again(f"{names.CARTESIAN_MOTION_NODE} does not know the unanswered goal")
+            self._core.node.get_logger().warning(
+                f"the goal whose answer was lost had ended: {wrapped.result.message or wrapped.status}"
+            )
         result = wrapped.result
         if wrapped.status == GoalStatus.STATUS_SUCCEEDED and result.success:
             self._final = MotionOutcome(MotionPhase.SUCCEEDED, 0, result.message, 1.0)
+            return self._final
+        why = result.message or f"goal ended with action status {wrapped.status}"
+        # Early: the node's early-fail message and no feedback ever (it decides before the first cycle).
+        early = not self._fed_back and why.startswith(EARLY_FAIL)
+        contact = None
+        if result.contact:
+            tcp, force = result.contact_tcp, result.contact_force
+            contact = Contact((tcp.x, tcp.y, tcp.z), (force.x, force.y, force.z))
         else:
-            why = result.message or f"goal ended with action status {wrapped.status}"
-            # Early: the node's early-fail message and no feedback ever (it decides before the first cycle).
-            early = not self._fed_back and why.startswith(EARLY_FAIL)
-            contact = None
-            if result.contact:
-                tcp, force = result.contact_tcp, result.contact_force
-                contact = Contact((tcp.x, tcp.y, tcp.z), (force.x, force.y, force.z))
-            self._final = MotionOutcome(
-                MotionPhase.FAILED, int(result.status), why, early=early, contact=contact
-            )
+            gone = self._core.lease_gone(self._token)
+            if gone is not None:  # it ended because the generator stopped following it
+                why = f"{gone}; the goal ended: {why}"
+        self._final = MotionOutcome(MotionPhase.FAILED, int(result.status), why, early=early, contact=contact)
         return self._final
 
     def cancel(self) -> None:
@@ -277,7 +341,7 @@ class RosMotionHandle:
 
     def retarget(self, target: CartesianTarget) -> bool:
         """Start a RetargetCartesian call; False while one is pending or the goal is not accepted yet."""
-        if self._final is not None or self._goal_handle is None or self.retarget_pending:
+        if self._final is not None or self._goal_handle is None or self._asking or self.retarget_pending:
             return False
         client = self._core.retarget_client
         self._retarget_target = target

@@ -11,7 +11,14 @@ import pytest
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 
 from salamander_behavior.lease_keeper import LeaseKeeper
-from salamander_behavior.ports import CartesianTarget, MotionBand, MotionPath, MotionPhase, MotionRequest
+from salamander_behavior.ports import (
+    CartesianTarget,
+    MotionBand,
+    MotionOutcome,
+    MotionPath,
+    MotionPhase,
+    MotionRequest,
+)
 from salamander_behavior.ros.arm_motion_client import (
     ANSWER_LOSS_S,
     ANSWER_WAIT_S,
@@ -210,6 +217,51 @@ def test_a_goal_whose_answer_was_lost_under_a_lease_that_lapsed_fails_on_the_lea
     )
     assert spin_until(ros_executor, lambda: server.handles[0].is_cancel_requested)  # cancelled by its id
     server.release.set_result(True)
+
+
+def _overdue(ros_executor, clock: FakeClock, handle, phase: MotionPhase) -> MotionOutcome:
+    """Past the answer's timeout: the handle asks by the goal's id, and the goal ends in `phase`."""
+    assert handle.poll().phase is MotionPhase.PENDING
+    clock.now += ANSWER_LOSS_S + 0.1
+    assert handle.poll().phase is MotionPhase.PENDING  # asked, not sent again
+    assert spin_until(ros_executor, lambda: handle.poll().phase is phase), handle.poll()
+    return handle.poll()
+
+
+def test_a_goal_whose_answer_was_lost_after_it_ended_ends_with_its_own_result_not_sent_again(
+    make_node, ros_executor
+) -> None:
+    server, clock, core = _core(make_node, ros_executor)  # accepts and succeeds at once, no feedback
+    handle = core.send(REQUEST)
+    _answer_lost(core)
+    assert spin_until(ros_executor, lambda: bool(server.received))
+    assert _overdue(ros_executor, clock, handle, MotionPhase.SUCCEEDED).message == "reached"
+    assert len(server.received) == 1
+
+
+def test_a_guarded_goal_whose_answer_was_lost_comes_back_with_its_contact_not_sent_again(
+    make_node, ros_executor
+) -> None:
+    """Sent again, it would start pressing on what it met, and take that load for the held can's."""
+    from dataclasses import replace
+
+    server, clock, core = _core(make_node, ros_executor, server_type=ContactServer)
+    handle = core.send(replace(REQUEST, guard_force=5.0, band=MotionBand(0.01, 0.059, 0.049)))
+    _answer_lost(core)
+    assert spin_until(ros_executor, lambda: bool(server.received))
+    outcome = _overdue(ros_executor, clock, handle, MotionPhase.FAILED)
+    assert outcome.contact is not None and outcome.contact.force_n == pytest.approx(6.2)
+    assert len(server.received) == 1
+
+
+def test_a_goal_the_server_does_not_know_is_sent_again(make_node, ros_executor) -> None:
+    """Its answer lost, a goal the server refused (or never had) is unknown to it: that one goes again."""
+    server, clock, core = _core(make_node, ros_executor, rejections=1)
+    handle = core.send(REQUEST)
+    _answer_lost(core)
+    assert spin_until(ros_executor, lambda: bool(server.received))
+    assert _overdue(ros_executor, clock, handle, MotionPhase.SUCCEEDED).message == "reached"
+    assert len(server.received) == 2
 
 
 def test_a_goal_cancelled_before_its_answer_is_cancelled_by_its_id_without_another_poll(
