@@ -162,10 +162,16 @@ def next_probe(
 
 
 def push_text(force: tuple[float, float, float] | None) -> str:
-    """E.g. "pushed toward +x -y (1.4 N sideways)", or "no sideways push" (`push_axes`)."""
+    """How a contact pushed the can sideways (`push_axes`), for its log line.
+
+    E.g. "pushed toward +x -y (1.4 N sideways)"; under `PUSH_MIN_N` what there was, "no sideways push
+    (+0.2, -0.1 N: under 0.5 N)", since the search then walks its spiral.
+    """
     axes = push_axes(force)
-    if axes == (0, 0) or force is None:
+    if force is None or not all(math.isfinite(f) for f in force[:2]):
         return "no sideways push"
+    if axes == (0, 0):
+        return f"no sideways push ({force[0]:+.1f}, {force[1]:+.1f} N: under {PUSH_MIN_N:g} N)"
     names = " ".join(f"{'+' if v > 0 else '-'}{n}" for v, n in zip(axes, "xy", strict=True) if v)
     return f"pushed toward {names} ({math.hypot(force[0], force[1]):.1f} N sideways)"
 

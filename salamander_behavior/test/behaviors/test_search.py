@@ -131,7 +131,9 @@ def test_a_push_names_the_axes_the_rim_pushed_the_can_along() -> None:
     assert push_axes((math.nan, 1.0, 6.0)) == (0, 0)
     assert push_axes(None) == (0, 0)
     assert push_text((-1.0, 1.2, 6.0)) == "pushed toward -x +y (1.6 N sideways)"
-    assert push_text((0.0, 0.0, 6.0)) == "no sideways push"
+    assert push_text((0.0, 0.0, 6.0)) == "no sideways push (+0.0, +0.0 N: under 0.5 N)"
+    assert push_text((0.3, -0.2, 6.0)) == "no sideways push (+0.3, -0.2 N: under 0.5 N)"  # what there was
+    assert push_text((math.nan, 1.0, 6.0)) == push_text(None) == "no sideways push"
 
 
 def test_the_next_probe_is_a_step_where_the_rim_pushed_else_the_spiral() -> None:
@@ -265,7 +267,8 @@ def test_a_contact_lifts_the_can_clear_and_the_search_releases_at_the_first_prob
     assert len(warnings) == 1
     assert warnings[0].startswith("can_0: met the rim: TCP (")
     assert (
-        "N, over compartment 0 at offset [0.0, 0.0, 0.0] mm, no sideways push: lifting it clear (vacuum on), "
+        "N, over compartment 0 at offset [0.0, 0.0, 0.0] mm, no sideways push (+0.0, +0.0 N: under 0.5 N): "
+        "lifting it clear (vacuum on), "
         "then " in warnings[0]
     )
     assert warnings[0].endswith("in a square spiral")  # the fake's contact pushes straight up
