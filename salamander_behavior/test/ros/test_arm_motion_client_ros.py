@@ -171,14 +171,23 @@ def _answer_lost(core: ArmMotionCore) -> None:
     core.action._goal_sequence_number_to_goal_id.clear()
 
 
+def _lost(make_node, ros_executor, request: MotionRequest = REQUEST, **server_kwargs):
+    """A stand-in server (as `_core` makes it) and a goal sent to it, whose answer the client loses.
+
+    Returns (server, fake clock, the goal's handle), once the server has the goal."""
+    server, clock, core = _core(make_node, ros_executor, **server_kwargs)
+    handle = core.send(request)
+    _answer_lost(core)
+    heard = server.handles if isinstance(server, SilentServer) else server.received
+    assert spin_until(ros_executor, lambda: bool(heard))
+    return server, clock, handle
+
+
 def test_a_goal_whose_answer_was_lost_is_followed_by_its_feedback_not_sent_again(
     make_node, ros_executor
 ) -> None:
     """Sent again, the goal would preempt itself (and a frozen server's run once stopped on the refusal)."""
-    server, clock, core = _core(make_node, ros_executor, server_type=SilentServer)
-    handle = core.send(REQUEST)
-    _answer_lost(core)
-    assert spin_until(ros_executor, lambda: bool(server.handles))
+    server, _clock, handle = _lost(make_node, ros_executor, server_type=SilentServer)
     spin_until(ros_executor, lambda: False, timeout=0.2)  # the answer arrives, and is dropped
     assert handle.poll().phase is MotionPhase.PENDING
     feedback = MoveCartesian.Feedback(progress=0.5)
@@ -231,10 +240,7 @@ def _overdue(ros_executor, clock: FakeClock, handle, phase: MotionPhase) -> Moti
 def test_a_goal_whose_answer_was_lost_after_it_ended_ends_with_its_own_result_not_sent_again(
     make_node, ros_executor
 ) -> None:
-    server, clock, core = _core(make_node, ros_executor)  # accepts and succeeds at once, no feedback
-    handle = core.send(REQUEST)
-    _answer_lost(core)
-    assert spin_until(ros_executor, lambda: bool(server.received))
+    server, clock, handle = _lost(make_node, ros_executor)  # accepts, succeeds at once, no feedback
     assert _overdue(ros_executor, clock, handle, MotionPhase.SUCCEEDED).message == "reached"
     assert len(server.received) == 1
 
@@ -245,10 +251,8 @@ def test_a_guarded_goal_whose_answer_was_lost_comes_back_with_its_contact_not_se
     """Sent again, it would start pressing on what it met, and take that load for the held can's."""
     from dataclasses import replace
 
-    server, clock, core = _core(make_node, ros_executor, server_type=ContactServer)
-    handle = core.send(replace(REQUEST, guard_force=5.0, band=MotionBand(0.01, 0.059, 0.049)))
-    _answer_lost(core)
-    assert spin_until(ros_executor, lambda: bool(server.received))
+    guarded = replace(REQUEST, guard_force=5.0, band=MotionBand(0.01, 0.059, 0.049))
+    server, clock, handle = _lost(make_node, ros_executor, guarded, server_type=ContactServer)
     outcome = _overdue(ros_executor, clock, handle, MotionPhase.FAILED)
     assert outcome.contact is not None and outcome.contact.force_n == pytest.approx(6.2)
     assert len(server.received) == 1
@@ -256,10 +260,7 @@ def test_a_guarded_goal_whose_answer_was_lost_comes_back_with_its_contact_not_se
 
 def test_a_goal_the_server_does_not_know_is_sent_again(make_node, ros_executor) -> None:
     """Its answer lost, a goal the server refused (or never had) is unknown to it: that one goes again."""
-    server, clock, core = _core(make_node, ros_executor, rejections=1)
-    handle = core.send(REQUEST)
-    _answer_lost(core)
-    assert spin_until(ros_executor, lambda: bool(server.received))
+    server, clock, handle = _lost(make_node, ros_executor, rejections=1)
     assert _overdue(ros_executor, clock, handle, MotionPhase.SUCCEEDED).message == "reached"
     assert len(server.received) == 2
 
@@ -268,10 +269,7 @@ def test_a_goal_cancelled_before_its_answer_is_cancelled_by_its_id_without_anoth
     make_node, ros_executor
 ) -> None:
     """A leaf stopped while its goal waits for the answer never polls again (the run stopped)."""
-    server, _clock, core = _core(make_node, ros_executor, server_type=SilentServer)
-    handle = core.send(REQUEST)
-    _answer_lost(core)
-    assert spin_until(ros_executor, lambda: bool(server.handles))
+    server, _clock, handle = _lost(make_node, ros_executor, server_type=SilentServer)
     handle.cancel()
     assert spin_until(ros_executor, lambda: server.handles[0].is_cancel_requested)
     server.release.set_result(True)
