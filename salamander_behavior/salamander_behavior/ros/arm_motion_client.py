@@ -77,8 +77,8 @@ respawned server only ~9 s later, and with the 5 s of `REJECT_RETRY_S` the first
 RELEASE_WAIT_S = 0.6
 """s the stop waits for the generator's answer to the lease's RELEASE (a round trip takes milliseconds);
 within run_node's STOP_GRACE_S with the goal's cancel (1 s) and the progress flush."""
-NO_ANSWER = f"no answer from {names.CARTESIAN_MOTION_NODE} to the goal within "
-"""The start of the line of a goal whose answer did not come (the timeout follows)."""
+NO_ANSWER = f"no answer from {names.CARTESIAN_MOTION_NODE} to the goal within {ANSWER_LOSS_S:.1f} s"
+"""How the line of a goal whose answer did not come begins."""
 FEEDBACK_LOSS_S = 1.5
 """s; an accepted goal whose server sends no feedback for this long (it sends 10 per second while the
 goal runs) has lost its server (killed, hung, gone from the graph): the leaf fails instead of waiting
@@ -109,11 +109,10 @@ class RosMotionHandle:
         self._sent_at = core.clock()  # of the latest send
         self._resend_at: float | None = None  # clock time to send a rejected goal again
         self._heard_at = core.clock()  # clock time of the acceptance or of the last feedback
-        self._fed_back = False  # whether any feedback arrived for the goal
         self._near = False  # a feedback at or inside the request's hand-off distance arrived (woke)
         self._token = ""  # the lease token of the latest send
         self._goal_id = UUID()  # the latest send's goal id
-        self._running_id = b""  # the goal id of the latest feedback
+        self._running_id = b""  # the goal id of the latest feedback; b"" while none came
         self._asking = False  # the goal's answer is overdue: its result was asked for by its id
         if not core.action.server_is_ready():
             self._final = MotionOutcome(MotionPhase.FAILED, 0, f"no {core.move_name} action server")
@@ -162,8 +161,7 @@ class RosMotionHandle:
         self._progress = float(message.feedback.progress)
         self._remaining = float(message.feedback.distance_remaining)
         self._heard_at = self._core.clock()
-        self._fed_back = True  # the goal ran (an early fail never sends feedback)
-        self._running_id = bytes(message.goal_id.uuid)
+        self._running_id = bytes(message.goal_id.uuid)  # the goal ran (an early fail sends no feedback)
         if not self._near and 0.0 < self.request.handoff and self._remaining <= self.request.handoff:
             self._near = True
             self._core.wake()  # the leaf hands on now: tick at once, not at the next tick
@@ -223,22 +221,21 @@ class RosMotionHandle:
                 return self._final
             self._accept(handle)
             return None
-        if self._runs():
+        if self._follow_if_running():
             return None
         if self._core.clock() - self._sent_at <= ANSWER_LOSS_S:
             return MotionOutcome(MotionPhase.PENDING)
         # Not sent again blind: the goal may have run, and ended, while this process stood (its answer
         # lost in a stall). Sent again, a guarded descent that met the rim would start pressing on it,
         # its load taken for the held can's. The server says by the goal's id what became of it.
-        why = f"{NO_ANSWER}{ANSWER_LOSS_S:.1f} s"
-        if (failed := self._gave_up(why)) is not None:
+        if (failed := self._gave_up(NO_ANSWER)) is not None:
             return failed
-        self._core.node.get_logger().warning(f"{why}: asking it for the goal's result by the goal's id")
+        self._core.node.get_logger().warning(f"{NO_ANSWER}: asking it for the goal's result by the goal's id")
         self._asking = True
         self._accept(self._by_id())
         return MotionOutcome(MotionPhase.PENDING)
 
-    def _runs(self) -> bool:
+    def _follow_if_running(self) -> bool:
         """Whether feedback for the latest send came without its answer; if so, follow that goal by its id.
 
         The answer was lost (this process was stopped as it came, and the server's writer gave up). Sent
@@ -257,12 +254,12 @@ class RosMotionHandle:
 
     def _poll_asked(self) -> MotionOutcome:
         """Waiting for the result asked for by the goal's id (no answer came to the goal)."""
-        if self._runs():
+        if self._follow_if_running():
             return self.poll()
         if self._core.clock() - self._heard_at <= ANSWER_LOSS_S:
             return MotionOutcome(MotionPhase.PENDING)
         # Nobody answers by the id either: a server not discovered yet (a respawned node), or gone.
-        return self._send_again(f"{NO_ANSWER}{ANSWER_LOSS_S:.1f} s, nor to a request for its result")
+        return self._send_again(f"{NO_ANSWER}, nor to a request for its result")
 
     def _gave_up(self, why: str) -> MotionOutcome | None:
         """The leaf's failure once the goal was cancelled or `ANSWER_WAIT_S` passed without an answer."""
@@ -300,7 +297,7 @@ class RosMotionHandle:
             return self._final
         why = result.message or f"goal ended with action status {wrapped.status}"
         # Early: the node's early-fail message and no feedback ever (it decides before the first cycle).
-        early = not self._fed_back and why.startswith(EARLY_FAIL)
+        early = not self._running_id and why.startswith(EARLY_FAIL)
         contact = None
         if result.contact:
             tcp, force = result.contact_tcp, result.contact_force
