@@ -7,9 +7,9 @@
   node holds nothing. `shutdown()` stops, cancels and releases.
 - Goals: `send` starts a MoveCartesian goal with ActionClient futures and returns a handle that the
   leaf polls each tick (acceptance, feedback progress, result). Nothing waits on a future. Each goal
-  carries a goal id of the handle's making: one whose answer was lost but whose feedback comes (this
-  process stopped as the answer came) is followed by that id; one not answered at all is asked after by
-  it, and sent again only if the server does not know it (`ANSWER_LOSS_S`).
+  carries a goal id of the handle's making: one whose feedback comes before its answer (the answer
+  overtaken, or lost as this process stood) is followed by that id; one not answered at all is asked after
+  by it, and sent again only if the server does not know it (`ANSWER_LOSS_S`).
 - Retargets: RetargetCartesian calls, one in flight per handle, polled the same way.
 - Guarded moves: a request's `guard_force` (and its `band`) go out on the goal; a result with
   ``contact`` true comes back as a FAILED outcome carrying the `Contact` (TCP and force).
@@ -114,6 +114,7 @@ class RosMotionHandle:
         self._goal_id = UUID()  # the latest send's goal id
         self._running_id = b""  # the goal id of the latest feedback; b"" while none came
         self._asking = False  # the goal's answer is overdue: its result was asked for by its id
+        self._followed = False  # the latest send is followed by its feedback's goal id, its answer not in
         if not core.action.server_is_ready():
             self._final = MotionOutcome(MotionPhase.FAILED, 0, f"no {core.move_name} action server")
             return
@@ -138,6 +139,7 @@ class RosMotionHandle:
             band = self.request.band
             goal.band_speed_scale, goal.band_start, goal.band_end = band.speed_scale, band.start, band.end
         self._sent_at = self._core.clock()
+        self._followed = False
         self._goal_id = UUID(uuid=list(uuid.uuid4().bytes))
         self._send_future = self._core.action.send_goal_async(
             goal, feedback_callback=self._on_feedback, goal_uuid=self._goal_id
@@ -183,6 +185,8 @@ class RosMotionHandle:
             if waiting is not None:
                 return waiting
         assert self._result_future is not None
+        if self._followed:
+            self._say_if_lost()
         if not self._result_future.done():
             if self._asking:
                 return self._poll_asked()
@@ -238,19 +242,31 @@ class RosMotionHandle:
     def _follow_if_running(self) -> bool:
         """Whether feedback for the latest send came without its answer; if so, follow that goal by its id.
 
-        The answer was lost (this process was stopped as it came, and the server's writer gave up). Sent
-        again, the goal would preempt itself; followed, it ends with its own result (or on its lease).
+        Feedback may simply overtake the answer (another channel); or the answer was lost (this process was
+        stopped as it came, and the server's writer gave up). Either way the goal runs: sent again, it would
+        preempt itself; followed, it ends with its own result (or on its lease). Only an answer still
+        missing `ANSWER_LOSS_S` after the send is called lost (`_say_if_lost`).
         """
         if self._running_id != bytes(self._goal_id.uuid):
             return False
-        self._core.node.get_logger().warning(
-            f"the answer of {names.CARTESIAN_MOTION_NODE} to the goal was lost, but its feedback shows it "
-            "running: following it"
-        )
         if self._goal_handle is None:
             self._accept(self._by_id())
         self._asking = False
+        self._followed = True
+        self._say_if_lost()
         return True
+
+    def _say_if_lost(self) -> None:
+        """Once, for a followed goal: a warning if its answer is overdue (lost, not merely overtaken)."""
+        assert self._send_future is not None
+        if self._send_future.done():
+            self._followed = False  # it came after all: nothing to say
+        elif self._core.clock() - self._sent_at > ANSWER_LOSS_S:
+            self._followed = False
+            self._core.node.get_logger().warning(
+                f"the answer of {names.CARTESIAN_MOTION_NODE} to the goal was lost, but its feedback shows "
+                "it running: following it"
+            )
 
     def _poll_asked(self) -> MotionOutcome:
         """Waiting for the result asked for by the goal's id (no answer came to the goal)."""

@@ -204,6 +204,48 @@ def test_a_goal_whose_answer_was_lost_is_followed_by_its_feedback_not_sent_again
     assert len(server.handles) == 1  # never sent again
 
 
+class _Warnings:
+    """The node's logger, its warnings kept for the test."""
+
+    def __init__(self, logger) -> None:
+        self._logger, self.said = logger, []
+
+    def warning(self, message: str, **kwargs) -> None:
+        self.said.append(message)
+        self._logger.warning(message, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self._logger, name)
+
+
+def test_a_goal_whose_feedback_overtakes_its_answer_is_followed_and_called_lost_only_once_overdue(
+    make_node, ros_executor, monkeypatch
+) -> None:
+    """Feedback on its own topic may simply come before the answer: no warning until the answer is late."""
+    server, clock, handle = _lost(make_node, ros_executor, server_type=SilentServer)
+    warnings = _Warnings(handle._core.node.get_logger())
+    monkeypatch.setattr(handle._core.node, "get_logger", lambda: warnings)
+
+    def heard(progress: float) -> bool:  # published until the client's subscription has it
+        server.handles[0].publish_feedback(MoveCartesian.Feedback(progress=progress))
+        return handle.poll().progress == progress
+
+    assert spin_until(ros_executor, lambda: heard(0.1))
+    assert handle.poll().phase is MotionPhase.ACTIVE
+    assert warnings.said == []  # followed at once, not yet called lost
+    sent, step = clock.now, 0
+    while clock.now - sent <= ANSWER_LOSS_S:  # still no answer, and the goal still talks
+        clock.now += FEEDBACK_LOSS_S * 0.9
+        step += 1
+        assert spin_until(ros_executor, lambda step=step: heard(0.1 + 0.1 * step))
+    assert handle.poll().phase is MotionPhase.ACTIVE
+    assert warnings.said == [
+        f"the answer of {names.CARTESIAN_MOTION_NODE} to the goal was lost, but its feedback shows it "
+        "running: following it"
+    ]  # once
+    server.release.set_result(True)
+
+
 def test_a_goal_whose_answer_was_lost_under_a_lease_that_lapsed_fails_on_the_lease_and_is_cancelled(
     make_node, ros_executor
 ) -> None:
