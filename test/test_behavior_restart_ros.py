@@ -153,9 +153,19 @@ def test_killing_each_respawning_node_mid_run_ends_completed_or_held_with_no_can
     placed = "can_0: placed" in line
     assert not _in_place_or_held(peer), peer.state
     if placed:
-        peer.wait(lambda: peer.carrying("can_1"), "can_1 carried (lifted off its spot)", STEP_TIMEOUT)
-        since = len(runner.lines)
-        kill_nodes(runner, [names.absolute(names.CARTESIAN_MOTION_NODE)])
+        # The burst of restarts can starve the simulated arm past the joint states' 0.5 s bound; the tree
+        # then stops the run before can_1 (seen once in a suite run: "can_1: not started, run stopped:
+        # ... joint state stale: 0.54 s old"), a safe end this test accepts like any other.
+        def stopped() -> bool:
+            return any("run stopped: " in line for line in runner.lines[since:])
+
+        def going_on() -> bool:
+            return peer.carrying("can_1") or stopped()
+
+        peer.wait(going_on, "can_1 carried, or the run stopped", STEP_TIMEOUT)
+        if not stopped():
+            since = len(runner.lines)
+            kill_nodes(runner, [names.absolute(names.CARTESIAN_MOTION_NODE)])
     end = peer.wait_for_line(runner, "run complete: ", "run stopped: ", since=since, timeout=2 * STEP_TIMEOUT)
     _safely_held(peer)
 
