@@ -259,7 +259,7 @@ class RosMotionHandle:
         Feedback may simply overtake the answer (another channel); or the answer was lost (this process was
         stopped as it came, and the server's writer gave up). Either way the goal runs: sent again, it would
         preempt itself; followed, it ends with its own result (or on its lease). Only an answer still
-        missing `ANSWER_LOSS_S` after the send is called lost (`_say_if_lost`).
+        missing `ANSWER_LOSS_S` after the send is called lost: `poll` asks `_say_if_lost` while followed.
         """
         if self._running_id != bytes(self._goal_id.uuid):
             return False
@@ -267,7 +267,6 @@ class RosMotionHandle:
             self._accept(self._by_id())
         self._asking = False
         self._followed = True
-        self._say_if_lost()
         return True
 
     def _say_if_lost(self) -> None:

@@ -142,6 +142,18 @@ class SilentServer:
         return MoveCartesian.Result(success=False, message="released by the test")
 
 
+def _fed(ros_executor, server, handle, feedback) -> bool:
+    """Publish `feedback` on the server's first goal until the handle's poll shows it (the client's
+    feedback subscription may match the server's publisher late); False on the timeout."""
+
+    def shown() -> bool:
+        server.handles[0].publish_feedback(feedback)
+        outcome = handle.poll()
+        return outcome.progress == feedback.progress and outcome.remaining == feedback.distance_remaining
+
+    return spin_until(ros_executor, shown)
+
+
 def test_a_running_goal_whose_server_falls_silent_fails_within_the_feedback_bound(
     make_node, ros_executor
 ) -> None:
@@ -150,13 +162,7 @@ def test_a_running_goal_whose_server_falls_silent_fails_within_the_feedback_boun
     assert spin_until(ros_executor, lambda: handle.poll().phase is MotionPhase.ACTIVE and server.handles)
     for i in range(1, 4):  # a server that talks keeps the goal running, however long it takes
         clock.now += FEEDBACK_LOSS_S * 0.9
-        feedback = MoveCartesian.Feedback(progress=0.25 * i)
-
-        def heard(feedback=feedback) -> bool:  # published until the client's subscription has it
-            server.handles[0].publish_feedback(feedback)
-            return handle.poll().progress == feedback.progress
-
-        assert spin_until(ros_executor, heard)
+        assert _fed(ros_executor, server, handle, MoveCartesian.Feedback(progress=0.25 * i))
         assert handle.poll().phase is MotionPhase.ACTIVE
     clock.now += FEEDBACK_LOSS_S * 0.9
     assert handle.poll().phase is MotionPhase.ACTIVE
@@ -192,14 +198,8 @@ def test_a_goal_whose_answer_was_lost_is_followed_by_its_feedback_not_sent_again
     server, _clock, handle = _lost(make_node, ros_executor, server_type=SilentServer)
     spin_until(ros_executor, lambda: False, timeout=0.2)  # the answer arrives, and is dropped
     assert handle.poll().phase is MotionPhase.PENDING
-    feedback = MoveCartesian.Feedback(progress=0.5)
-
-    def running() -> bool:  # published until the client's subscription has it
-        server.handles[0].publish_feedback(feedback)
-        return handle.poll().phase is MotionPhase.ACTIVE
-
-    assert spin_until(ros_executor, running)
-    assert handle.poll().progress == 0.5
+    assert _fed(ros_executor, server, handle, MoveCartesian.Feedback(progress=0.5))
+    assert handle.poll().phase is MotionPhase.ACTIVE
     server.release.set_result(True)
     assert spin_until(ros_executor, lambda: handle.poll().phase is MotionPhase.FAILED)  # its true result
     assert handle.poll().message == "released by the test"
@@ -228,18 +228,14 @@ def test_a_goal_whose_feedback_overtakes_its_answer_is_followed_and_called_lost_
     warnings = _Warnings(handle._core.node.get_logger())
     monkeypatch.setattr(handle._core.node, "get_logger", lambda: warnings)
 
-    def heard(progress: float) -> bool:  # published until the client's subscription has it
-        server.handles[0].publish_feedback(MoveCartesian.Feedback(progress=progress))
-        return handle.poll().progress == progress
-
-    assert spin_until(ros_executor, lambda: heard(0.1))
+    assert _fed(ros_executor, server, handle, MoveCartesian.Feedback(progress=0.1))
     assert handle.poll().phase is MotionPhase.ACTIVE
     assert warnings.said == []  # followed at once, not yet called lost
     sent, step = clock.now, 0
     while clock.now - sent <= ANSWER_LOSS_S:  # still no answer, and the goal still talks
         clock.now += FEEDBACK_LOSS_S * 0.9
         step += 1
-        assert spin_until(ros_executor, lambda step=step: heard(0.1 + 0.1 * step))
+        assert _fed(ros_executor, server, handle, MoveCartesian.Feedback(progress=0.1 + 0.1 * step))
     assert handle.poll().phase is MotionPhase.ACTIVE
     assert warnings.said == [
         f"the answer of {names.CARTESIAN_MOTION_NODE} to the goal was lost, but its feedback shows it "
@@ -458,13 +454,7 @@ def test_a_feedback_at_the_requests_hand_off_distance_wakes_the_server_once(make
     assert spin_until(ros_executor, lambda: handle.poll().phase is MotionPhase.ACTIVE and server.handles)
     assert server.handles[0].request.handoff_distance == pytest.approx(0.025)  # on the goal
     for remaining, wakes in ((0.06, 0), (0.03, 0), (0.024, 1), (0.01, 1)):  # woken once, at 0.024
-        feedback = MoveCartesian.Feedback(distance_remaining=remaining)
-
-        def heard(feedback=feedback) -> bool:  # published until the client's subscription has it
-            server.handles[0].publish_feedback(feedback)
-            return handle.poll().remaining == pytest.approx(feedback.distance_remaining)
-
-        assert spin_until(ros_executor, heard)
+        assert _fed(ros_executor, server, handle, MoveCartesian.Feedback(distance_remaining=remaining))
         assert len(woken) == wakes, (remaining, woken)
     server.release.set_result(True)
     assert spin_until(ros_executor, lambda: handle.poll().done)
