@@ -14,6 +14,10 @@ through `read_by_name`, so what counts as malformed is decided here once:
 - a NaN/inf value of a wanted joint, or a position or velocity beyond `MAX_ABS_VALUE` (orders of
   magnitude past any joint's range or speed: garbage, and arithmetic on it could overflow).
 
+One exception: a NaN *effort* means "this joint's drive reports no effort" (ros2_control's
+joint_state_broadcaster fills the effort of a joint without an effort interface with NaN), so that
+joint is left out of `efforts`; an infinite effort is still refused.
+
 Whatever is malformed is refused as a whole with a `JointStateError` whose `problem` classifies it
 (a short key for per-kind throttled log lines) and whose message says what to fix. Pure: no rclpy.
 """
@@ -54,7 +58,10 @@ class JointStateError(ValueError):
 
 
 class ByName(NamedTuple):
-    """The values of a joint state by joint name; velocities/efforts empty when the message had none."""
+    """The values of a joint state by joint name; velocities/efforts empty when the message had none.
+
+    `efforts` lacks the joints whose effort was NaN (not reported by their drive).
+    """
 
     positions: dict[str, float]
     velocities: dict[str, float]
@@ -84,7 +91,7 @@ def read_by_name(
         names: the joint names, as sent (any order).
         positions: one position per name.
         velocities: empty, or one velocity per name.
-        efforts: empty, or one effort per name.
+        efforts: empty, or one effort per name (NaN: not reported, left out of the result's `efforts`).
         joints: the joints wanted; None takes every name given (and then nothing can be missing).
         allow_extra: ignore names not in `joints` (their values are not checked) instead of refusing them.
         allow_subset: accept a state that names only some of `joints`.
@@ -134,6 +141,8 @@ def _values(what: str, values: Sequence[float], where: Mapping[str, int]) -> dic
     except (TypeError, ValueError):
         problem = JointStateProblem.NON_FINITE
         raise JointStateError(problem, f"joint state {what} are not all numbers") from None
+    if what == "efforts":  # NaN: not reported by this joint's drive (ros2_control's convention)
+        out = {name: value for name, value in out.items() if not math.isnan(value)}
     bad = [f"{name}={value}" for name, value in out.items() if not math.isfinite(value)]
     if bad:
         raise JointStateError(JointStateProblem.NON_FINITE, f"{what} not finite for {', '.join(bad)}")

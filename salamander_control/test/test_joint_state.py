@@ -132,6 +132,17 @@ def test_a_repeated_joint_name_is_refused_on_every_path(read) -> None:
     assert info.value.problem is JointStateProblem.DUPLICATE_JOINT
 
 
+def test_a_nan_effort_is_an_effort_not_reported_and_an_infinite_one_is_refused() -> None:
+    """ros2_control's joint_state_broadcaster sends NaN for a joint whose drive has no effort interface."""
+    read = read_by_name(NAMES, list(Q), (), [0.5, math.nan, 0.25, math.nan, 0.0])
+    assert read.efforts == {"base_yaw": 0.5, "beam_pitch": 0.25, "wrist_yaw": 0.0}
+    assert read.positions == dict(zip(NAMES, Q, strict=True))
+    assert read_by_name(NAMES, list(Q), (), [math.nan] * 5).efforts == {}
+    with pytest.raises(JointStateError, match="efforts not finite for shoulder_pitch=-inf") as info:
+        read_by_name(NAMES, list(Q), (), [0.5, -math.inf, 0.25, 0.0, 0.0])
+    assert info.value.problem is JointStateProblem.NON_FINITE
+
+
 def test_huge_velocities_are_refused_and_efforts_only_need_to_be_finite():
     with pytest.raises(JointStateError, match="velocities beyond"):
         joint_vector(NAMES, list(Q), [0.0, 0.0, 5e3, 0.0, 0.0])

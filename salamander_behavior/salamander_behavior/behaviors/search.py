@@ -228,7 +228,8 @@ def contact_sensing_line(efforts: bool, settings: BehaviorSettings, topic: str) 
     """
     if not efforts:
         return True, (
-            f"no joint efforts in {topic}: the release descent runs unguarded (no contact sensing, no search)"
+            f"no joint efforts in {topic} (an empty effort field, or NaN for a joint): the release descent "
+            "runs unguarded (no contact sensing, no search)"
         )
     if not settings.guarded_pass:
         return False, (

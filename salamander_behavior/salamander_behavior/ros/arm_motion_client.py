@@ -32,6 +32,7 @@ from salamander_behavior.limits.cache import JointStateCache, shared_joint_state
 from salamander_behavior.ports import Clock, MotionRequest
 from salamander_behavior.ros.motion_goal import RosMotionHandle
 from salamander_control import names
+from salamander_control.kinematics import JOINT_NAMES
 from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_msgs.action import MoveCartesian
 from salamander_msgs.srv import ArmLease, RetargetCartesian
@@ -152,11 +153,14 @@ class ArmMotionCore:
         return self._last_handle
 
     def contact_sensing(self) -> bool | None:
-        """Whether the joint states carry efforts: the first one heard decides, for good (None before)."""
+        """Whether the joint states carry the five joints' efforts: the first one heard decides, for good.
+
+        None before any. A joint whose effort is NaN (its drive reports none) counts as without.
+        """
         if self._efforts is None:
             state = self.joint_states.latest()
             if state is not None:
-                self._efforts = bool(state.sample.efforts)
+                self._efforts = set(JOINT_NAMES) <= state.sample.efforts.keys()
         return self._efforts
 
     # Lease --------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ progress forgets the sets (the live values go back to the launch file's, and so 
 
 from __future__ import annotations
 
+import math
 import signal
 from pathlib import Path
 
@@ -96,10 +97,11 @@ def test_an_operators_live_sets_survive_a_kill_and_restart_until_the_progress_is
             print(proc.describe())
 
 
-@pytest.mark.parametrize("efforts", [False, True])
+@pytest.mark.parametrize("efforts", ["none", "nan", "given"])
 def test_the_first_joint_state_decides_whether_the_release_descent_is_guarded_and_the_server_says_so_once(
-    tmp_path, efforts: bool
+    tmp_path, efforts: str
 ) -> None:
+    """`nan`: a ros2_control joint_state_broadcaster over drives without an effort interface (NaN each)."""
     from sensor_msgs.msg import JointState
 
     from salamander_control.kinematics import JOINT_NAMES
@@ -110,11 +112,13 @@ def test_the_first_joint_state_decides_whether_the_release_descent_is_guarded_an
     try:
         pub = peer.node.create_publisher(JointState, names.absolute(names.JOINT_STATES_MONITOR), 10)
         msg = JointState(name=list(JOINT_NAMES), position=[0.0] * len(JOINT_NAMES))
-        if efforts:
-            msg.effort = [0.1] * len(JOINT_NAMES)
-        unguarded = "no joint efforts in /arm/joint_states_monitor: the release descent runs unguarded"
+        msg.effort = {"none": [], "nan": [math.nan] * 5, "given": [0.1] * 5}[efforts]
+        unguarded = (
+            "no joint efforts in /arm/joint_states_monitor (an empty effort field, or NaN for a joint): "
+            "the release descent runs unguarded"
+        )
         guarded = "joint efforts in /arm/joint_states_monitor: the release descent passes the rim guarded"
-        expected = guarded if efforts else unguarded
+        expected = guarded if efforts == "given" else unguarded
 
         def heard() -> bool:
             msg.header.stamp = peer.node.get_clock().now().to_msg()

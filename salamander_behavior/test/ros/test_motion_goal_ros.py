@@ -30,6 +30,7 @@ from salamander_behavior.ros.motion_goal import (
     REJECT_RETRY_S,
 )
 from salamander_control import names
+from salamander_control.kinematics import JOINT_NAMES
 from salamander_msgs.action import MoveCartesian
 from salamander_testing.ros_helpers import spin_until
 
@@ -425,9 +426,9 @@ def test_a_guarded_goal_carries_its_force_and_comes_back_with_the_contact(make_n
     assert outcome.contact.force_n == pytest.approx(6.2)
     # Contact sensing: unknown before a joint state, then the first one decides for good.
     assert core.contact_sensing() is None
-    core.joint_states.put_message(JointState(name=["a"], position=[0.0], effort=[0.4]))
+    core.joint_states.put_message(JointState(name=list(JOINT_NAMES), position=[0.0] * 5, effort=[0.4] * 5))
     assert core.contact_sensing() is True
-    core.joint_states.put_message(JointState(name=["a"], position=[0.0]))
+    core.joint_states.put_message(JointState(name=list(JOINT_NAMES), position=[0.0] * 5))
     assert core.contact_sensing() is True
 
 

@@ -82,6 +82,9 @@ def read_efforts(
         values = tuple(float(by_name[n]) for n in joints)
     except (TypeError, ValueError):
         return Efforts(None, "efforts are not all numbers")
+    unreported = [n for n, v in zip(joints, values, strict=True) if math.isnan(v)]
+    if unreported:  # ros2_control's joint_state_broadcaster: NaN for a joint without an effort interface
+        return Efforts(None, f"no effort reported (NaN) for {', '.join(unreported)}")
     bad = [f"{n}={v}" for n, v in zip(joints, values, strict=True) if not math.isfinite(v)]
     if bad:
         return Efforts(None, f"efforts not finite for {', '.join(bad)}")

@@ -60,7 +60,7 @@ def test_efforts_are_read_by_name_in_motor_order() -> None:
 @pytest.mark.parametrize(
     ("names", "efforts", "why"),
     [
-        (JOINT_NAMES, [0.0, 1.0, math.nan, 0.0, 0.0], "not finite"),
+        (JOINT_NAMES, [0.0, 1.0, math.nan, 0.0, 0.0], "no effort reported (NaN) for beam_pitch"),
         (JOINT_NAMES, [0.0, 1.0, math.inf, 0.0, 0.0], "not finite"),
         (JOINT_NAMES, [0.0, 1.0, 1e308, 0.0, 0.0], "beyond +-10000 N m for beam_pitch=1e+308"),
         (JOINT_NAMES, [0.0, 1.0, 0.0], "3 efforts for 5 names"),
