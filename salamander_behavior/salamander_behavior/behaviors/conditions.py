@@ -53,7 +53,7 @@ from salamander_behavior.limits.checks import (
 from salamander_behavior.limits.combined import check_combined
 from salamander_behavior.limits.hysteresis import Hysteresis
 from salamander_behavior.limits.sample import JointSample
-from salamander_behavior.limits.urdf_limits import JointLimit, load_urdf_limits
+from salamander_behavior.limits.urdf_limits import JointLimit, load_urdf_limits, with_positions_of
 from salamander_control import names
 from salamander_control.kinematics import JOINT_NAMES, ArmParams
 
@@ -220,12 +220,35 @@ def _arm_of(arm: ArmSource) -> ArmParams:
     return arm if isinstance(arm, ArmParams) else arm()
 
 
+class _PositionsOf:
+    """The URDF's limits with the position bounds of the arm model as `arm` gives it now (None: as given).
+
+    Rebuilt only when the snapshot changes (the nodes swap in a new frozen `ArmParams` on a parameter
+    change), so a tick costs one identity check.
+    """
+
+    def __init__(self, limits: Sequence[JointLimit], arm: ArmSource | None) -> None:
+        self.limits, self.arm = tuple(limits), arm
+        self._seen: ArmParams | None = None
+        self._now = self.limits
+
+    def __call__(self) -> tuple[JointLimit, ...]:
+        if self.arm is None:
+            return self.limits
+        arm = _arm_of(self.arm)
+        if arm is not self._seen:
+            self._seen, self._now = arm, with_positions_of(self.limits, arm)
+        return self._now
+
+
 class JointsWithinLimits(LimitCondition):
-    """SUCCESS while every joint is at least `margin` (rad) inside both its URDF limits.
+    """SUCCESS while every joint is at least `margin` (rad) inside both its limits.
 
     Args:
         name: behaviour name.
         limits: per-joint limits; None loads the repository's URDF.
+        arm: the arm model (or a callable returning its current snapshot) whose per-joint position
+            bounds replace the five arm joints' in `limits` (`with_positions_of`); None keeps `limits`.
         margin: rad.
         release: hysteresis band, rad.
         **kwargs: max_age, lookahead, cache, topic (see `LimitCondition`).
@@ -236,17 +259,19 @@ class JointsWithinLimits(LimitCondition):
         name: str = "JointsWithinLimits",
         *,
         limits: Sequence[JointLimit] | None = None,
+        arm: ArmSource | None = None,
         margin: float = 0.02,
         release: float = 0.01,
         **kwargs: Any,
     ) -> None:
         super().__init__(name, release=release, **kwargs)
         self.limits = tuple(limits) if limits is not None else load_urdf_limits()
+        self._limits_now = _PositionsOf(self.limits, arm)
         self.margin = require_nonnegative("margin", margin)
 
     def evaluate(self, sample: JointSample) -> CheckResult:
         """`check_positions` with this margin."""
-        return check_positions(self.limits, sample, self.margin)
+        return check_positions(self._limits_now(), sample, self.margin)
 
 
 class JointNearLimit(LimitCondition):
@@ -404,7 +429,9 @@ class CombinedLimitIndexOk(LimitCondition):
     Args:
         name: behaviour name.
         limits: per-joint limits; None loads the repository's URDF.
-        arm: ArmParams for the coupled factors, a callable returning it, or None to leave them out.
+        arm: ArmParams (or a callable returning it) for the coupled factors and the five arm joints'
+            position bounds (`with_positions_of`), or None to leave the coupled factors out and keep
+            `limits`.
         min_index: in [0, 1].
         comfort: comfort distance of the per-joint factors, rad.
         coupled_comfort: comfort distance of the coupled factors, rad (None: `comfort`).
@@ -427,13 +454,15 @@ class CombinedLimitIndexOk(LimitCondition):
         super().__init__(name, release=release, **kwargs)
         self.limits = tuple(limits) if limits is not None else load_urdf_limits()
         self.arm = arm
+        self._limits_now = _PositionsOf(self.limits, arm)
         self.min_index, self.comfort, self.coupled_comfort = min_index, comfort, coupled_comfort
         check_combined(self.limits, _mid_sample(self.limits), None, min_index, comfort, coupled_comfort)
 
     def evaluate(self, sample: JointSample) -> CheckResult:
         """`check_combined` with these parameters."""
         arm = None if self.arm is None else _arm_of(self.arm)
-        return check_combined(self.limits, sample, arm, self.min_index, self.comfort, self.coupled_comfort)
+        limits = self._limits_now()
+        return check_combined(limits, sample, arm, self.min_index, self.comfort, self.coupled_comfort)
 
 
 def not_near_limit(name: str = "NotNearLimit", **kwargs: Any) -> py_trees.decorators.Inverter:

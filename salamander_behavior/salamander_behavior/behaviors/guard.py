@@ -92,8 +92,10 @@ def guard_conditions(
 
     Args:
         settings: margins and thresholds.
-        limits: per-joint limits; None loads the repository's URDF once for all of them.
-        arm: ArmParams or a callable returning the current snapshot (alpha/beta, geometry).
+        limits: per-joint limits; None loads the repository's URDF once for all of them (its velocity
+            and effort limits; the five arm joints' position bounds always come from `arm`).
+        arm: ArmParams or a callable returning the current snapshot (per-joint position bounds,
+            alpha/beta, geometry).
         cache: a shared cache to read (tests); None subscribes in setup.
         topic: joint state topic.
         prefix: prepended to each condition's name (e.g. the motion's name), so a tree with several
@@ -105,7 +107,7 @@ def guard_conditions(
     ahead = {**common, "lookahead": s.lookahead}
     out: list[LimitCondition] = [
         JointsWithinLimits(
-            f"{prefix}JointsWithinLimits", limits=limits, margin=s.position_margin,
+            f"{prefix}JointsWithinLimits", limits=limits, arm=arm, margin=s.position_margin,
             release=s.position_release, **ahead,
         ),
         CoupledLimitsClear(

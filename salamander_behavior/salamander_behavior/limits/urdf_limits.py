@@ -1,9 +1,12 @@
 """Per-joint limits read from the URDF (through the stack's one URDF parser, `salamander_control.urdf`).
 
-The URDF is the one place the per-joint position, velocity and effort limits are written down; the
-limit-watching conditions read them from there rather than restating them, so a changed joint stop is
-one edit. What the URDF cannot express (the coupled shoulder/beam limits) comes from
-`salamander_control.kinematics.ArmParams` instead.
+The URDF is where the per-joint velocity and effort limits are written down; the limit-watching
+conditions read them from there rather than restating them. The position limits of the arm's five
+joints belong to the arm model (`salamander_control.kinematics.ArmParams`: config/arm.yaml, live
+parameters), which the generator, the Cartesian node and the IK clamp and plan with; the URDF carries
+their defaults for robot_state_publisher and rviz. `with_positions_of` puts the model's bounds into the
+URDF's limits, so a guard judges against the bounds the arm is actually driven within. The coupled
+shoulder/beam limits, which a URDF cannot express, come from `ArmParams` too.
 
 Which joints count: the ones a joint state reports and a limit binds, i.e. ``revolute`` and
 ``prismatic`` joints that are not ``<mimic>`` joints. Skipped: ``continuous`` joints (no position
@@ -15,9 +18,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from salamander_control.kinematics import JOINT_NAMES, ArmParams
 from salamander_control.urdf import UrdfModel, find_urdf, parse_urdf, read_urdf
 
 LIMITED_TYPES = ("revolute", "prismatic")
@@ -111,3 +115,15 @@ def load_urdf_limits(path: str | Path | None = None) -> tuple[JointLimit, ...]:
 def limits_by_name(limits: Iterable[JointLimit]) -> Mapping[str, JointLimit]:
     """The limits as a name -> JointLimit mapping (order kept)."""
     return {lim.name: lim for lim in limits}
+
+
+def with_positions_of(limits: Iterable[JointLimit], arm: ArmParams) -> tuple[JointLimit, ...]:
+    """`limits` with the five arm joints' position bounds taken from the arm model `arm`.
+
+    Their velocity and effort limits, and every other joint, stay as given (the URDF's).
+    """
+    bounds = dict(zip(JOINT_NAMES, zip(arm.joint_lower, arm.joint_upper, strict=True), strict=True))
+    return tuple(
+        replace(lim, lower=bounds[lim.name][0], upper=bounds[lim.name][1]) if lim.name in bounds else lim
+        for lim in limits
+    )

@@ -241,6 +241,32 @@ def test_alpha_beta_are_read_live_from_the_arm_provider(cache: JointStateCache) 
     assert cond.status is Status.FAILURE and "alpha_max 1.370" in cond.feedback_message
 
 
+def test_the_guards_per_joint_bounds_are_the_live_arm_models_not_the_urdfs(cache: JointStateCache) -> None:
+    """A recalibrated arm (config/arm.yaml or a parameter set) moves the stops the guard judges against."""
+    arm = [ARM]
+    motion = StaysRunning()
+    root = guarded(motion, cache=cache, limits=LIMITS, arm=lambda: arm[0])
+    put(cache, (0.0, 0.5, 0.6, 0.0, 0.0), (0.0,) * 5)
+    root.tick_once()
+    assert root.status is Status.RUNNING and motion.ticks == 1
+    arm[0] = ARM.with_changes(q1_max=0.51)  # the shoulder's stop, recalibrated: 0.01 rad from it
+    root.tick_once()
+    assert root.status is Status.FAILURE and motion.ticks == 1
+    assert "shoulder_pitch 0.010 rad from its upper limit" in root.current_child.feedback_message
+    arm[0] = ARM.with_changes(q1_max=0.6)
+    root.tick_once()
+    assert root.status is Status.RUNNING, root.current_child.feedback_message
+    index = CombinedLimitIndexOk(limits=LIMITS, arm=lambda: arm[0], min_index=0.05, cache=cache)
+    index.tick_once()
+    at_0_6 = index.feedback_message
+    arm[0] = ARM.with_changes(q1_max=0.505)
+    index.tick_once()
+    assert index.status is Status.FAILURE and index.feedback_message != at_0_6, index.feedback_message
+    urdf_only = JointsWithinLimits(limits=LIMITS, cache=cache)  # no arm: the limits as given
+    urdf_only.tick_once()
+    assert urdf_only.status is Status.SUCCESS
+
+
 def test_inverted_near_limit_fails_safe_when_the_state_is_unknown(cache: JointStateCache) -> None:
     guard = not_near_limit(limits=LIMITS, margin=0.02, cache=cache)
     guard.tick_once()
