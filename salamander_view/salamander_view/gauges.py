@@ -48,9 +48,8 @@ class Gauge:
         return "near" if self.margin < NEAR_LIMIT else "ok"
 
 
-def urdf_limits(arm: ArmParams | None = None) -> dict[str, tuple[float, float]]:
-    """The per-joint limits of `arm` (default: ArmParams()) by joint name (the URDF carries the same)."""
-    arm = arm or ArmParams()
+def joint_limits(arm: ArmParams) -> dict[str, tuple[float, float]]:
+    """The per-joint position limits of the arm model `arm` by joint name."""
     return dict(zip(JOINT_NAMES, zip(arm.joint_lower, arm.joint_upper, strict=True), strict=True))
 
 

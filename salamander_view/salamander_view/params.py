@@ -1,5 +1,8 @@
 """Parameters of /salamander/operator_view: where it listens, how often it draws, the nudge buttons.
 
+Plus the arm-model group every node using the model declares (`salamander_control.kinematics.params`;
+config/arm.yaml): the joint gauges show each joint against the bounds the arm is driven within.
+
 The convention of every node (see `salamander_control.ros.params`): `param_specs`, `build_config`.
 Pure: no rclpy, no viser.
 
@@ -9,9 +12,11 @@ other address the controls need `access_token`; left empty, the node makes one a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from salamander_control.kinematics import ArmParams
+from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
 from salamander_control.param_spec import ParamSpec
 
 MAX_NUDGE_SPEED = 0.050
@@ -30,6 +35,7 @@ class ViewSettings:
     nudge_speed: float = 0.025
     jog_rate_hz: float = 25.0
     urdf_path: str = ""
+    arm: ArmParams = field(default_factory=ArmParams)
 
 
 _DESCRIPTIONS = {
@@ -55,13 +61,13 @@ _READ_ONLY = {"host", "port", "access_token", "urdf_path"}
 
 
 def param_specs() -> list[ParamSpec]:
-    """The node's ParamSpecs (defaults: `ViewSettings()`)."""
+    """The node's ParamSpecs (defaults: `ViewSettings()`) and the arm-model group's."""
     defaults = ViewSettings()
     specs = []
     for name, description in _DESCRIPTIONS.items():
         lo, hi = _RANGES.get(name, (None, None))
         specs.append(ParamSpec(name, getattr(defaults, name), description, lo, hi, name in _READ_ONLY))
-    return specs
+    return specs + arm_param_specs()
 
 
 def build_config(values: dict[str, Any]) -> ViewSettings:
@@ -78,4 +84,10 @@ def build_config(values: dict[str, Any]) -> ViewSettings:
         nudge_speed=float(values["nudge_speed"]),
         jog_rate_hz=float(values["jog_rate_hz"]),
         urdf_path=str(values["urdf_path"]),
+        arm=build_arm_params(values),
     )
+
+
+def config_warnings(settings: ViewSettings) -> list[str]:
+    """Legal but notable settings (limits that lock out the rest posture)."""
+    return arm_params_warnings(settings.arm)

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from salamander_control.kinematics import ArmParams, within_limits
-from salamander_view.gauges import coupled_gauges, joint_gauges, urdf_limits
+from salamander_view.gauges import coupled_gauges, joint_gauges, joint_limits
 
 ARM = ArmParams()
 angles = st.floats(-3.0, 3.0, allow_nan=False)
@@ -16,7 +16,7 @@ angles = st.floats(-3.0, 3.0, allow_nan=False)
 
 def test_joint_gauges_follow_the_limits():
     q = (0.0, ARM.q1_max, ARM.q2_min + 0.01, 0.0, 0.0)
-    gauges = joint_gauges(q, urdf_limits(ARM))
+    gauges = joint_gauges(q, joint_limits(ARM))
     assert [g.label for g in gauges][:3] == ["base_yaw", "shoulder_pitch", "beam_pitch"]
     assert gauges[0].fraction == 0.5 and gauges[0].level == "ok"
     assert gauges[1].fraction == 1.0 and gauges[1].level == "near"
@@ -24,7 +24,7 @@ def test_joint_gauges_follow_the_limits():
 
 
 def test_a_joint_outside_its_limit_is_over():
-    gauges = joint_gauges((0.0, ARM.q1_max + 0.1, 0.5, 0.0, 0.0), urdf_limits(ARM))
+    gauges = joint_gauges((0.0, ARM.q1_max + 0.1, 0.5, 0.0, 0.0), joint_limits(ARM))
     assert gauges[1].level == "over" and gauges[1].margin < 0 and gauges[1].fraction == 1.0
 
 

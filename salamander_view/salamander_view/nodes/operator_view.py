@@ -50,7 +50,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from salamander_control import names
 from salamander_control.box_status import status_text
-from salamander_control.kinematics import JOINT_NAMES, ArmParams
+from salamander_control.kinematics import JOINT_NAMES
 from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
@@ -59,7 +59,7 @@ from salamander_msgs.msg import CoupledLimits, IkStatus, LeaseState
 from salamander_view import params
 from salamander_view.access import AccessGuard
 from salamander_view.controls import Facts, NudgeTrain, availability
-from salamander_view.gauges import coupled_gauges, joint_gauges, urdf_limits
+from salamander_view.gauges import coupled_gauges, joint_gauges, joint_limits
 from salamander_view.page import Panel, PanelView, status_markdown
 from salamander_view.param_mirror import ParamMirror
 from salamander_view.params import ViewSettings
@@ -104,7 +104,8 @@ class OperatorViewNode(Node):
         """`node_kwargs` go to rclpy's Node (e.g. cli_args= for a test that builds it in-process)."""
         super().__init__(names.OPERATOR_VIEW, **node_kwargs)
         self._binding: ParamBinding[ViewSettings] = ParamBinding(
-            self, params.param_specs(), params.build_config
+            self, params.param_specs(), params.build_config, warn=params.config_warnings,
+            on_change=self._on_params,
         )
         settings = self._binding.snapshot
         self._lock = threading.Lock()
@@ -121,8 +122,8 @@ class OperatorViewNode(Node):
         self._frames = 0
         self._rate_t0 = time.monotonic()
         self.frame_rate = 0.0
-        self._limits = urdf_limits(ArmParams())
-        self._coupled = (ArmParams().alpha_max, ArmParams().beta_max)
+        self._limits = joint_limits(settings.arm)
+        self._coupled = (settings.arm.alpha_max, settings.arm.beta_max)  # until /arm/coupled_limits says
 
         self._drawn_subs: list[Any] = []  # the drawn streams' subscriptions, only while watched (`_watch`)
         sub = self.create_subscription
@@ -254,6 +255,17 @@ class OperatorViewNode(Node):
                 return
             self._requests.append((client, control, arg))
         self._wake.reset()
+
+    def _on_params(self, old: ViewSettings, new: ViewSettings) -> None:
+        """A live change: the nudge buttons' step and speed, the two timers' rates, the gauges' bounds."""
+        with self._lock:
+            self._train.step, self._train.speed = new.nudge_step_m, new.nudge_speed
+        self._limits = joint_limits(new.arm)
+        self._coupled = (new.arm.alpha_max, new.arm.beta_max)
+        if new.rate_hz != old.rate_hz:
+            self._frame_timer.timer_period_ns = round(1e9 / new.rate_hz)
+        if new.jog_rate_hz != old.jog_rate_hz:
+            self._jog_timer.timer_period_ns = round(1e9 / new.jog_rate_hz)
 
     # The frame: requests, then drawing ---------------------------------------------------------------
 

@@ -187,6 +187,36 @@ def test_nudge_publishes_the_gamepads_twists_only_while_the_operator_is_awaited(
     assert span > 0.25 and len(moving) / (span + 0.04) >= 20.0, f"{len(moving)} twists in {span:.2f} s"
 
 
+def test_a_live_parameter_set_takes_effect_the_nudges_speed_the_rates_and_the_gauges_bounds(
+        view_factory, make_node, ros_executor):  # fmt: skip
+    """Set over the node's parameter service, as `ros2 param set` does; each change shows at once."""
+    from rclpy.parameter import Parameter
+    from rclpy.parameter_client import AsyncParameterClient
+
+    from salamander_control.kinematics import JOINT_NAMES
+
+    peer = Peer(make_node)
+    view = view_factory()
+    client = AsyncParameterClient(peer.node, "/salamander/operator_view")
+    assert spin_until(ros_executor, client.services_are_ready, 10.0)
+    changes = {"nudge_speed": 0.01, "rate_hz": 10.0, "jog_rate_hz": 40.0, "q1_max": 1.0}
+    future = client.set_parameters([Parameter(k, value=v) for k, v in changes.items()])
+    assert spin_until(ros_executor, future.done, 10.0)
+    assert all(r.successful for r in future.result().results), future.result()
+    bent = peer.JointState(name=list(JOINT_NAMES), position=[0.0, 0.99, 0.6, 0.0, 0.0])
+    shoulder = next(g for g in view._gauges({"joints": bent}) if g.label == "shoulder_pitch")
+    assert (shoulder.hi, shoulder.level) == (1.0, "near")  # the recalibrated stop, 0.01 rad away
+    assert view._frame_timer.timer_period_ns == 100_000_000 and view._frame_timer.is_canceled()
+    assert view._jog_timer.timer_period_ns == 25_000_000 and view._jog_timer.is_canceled()
+    peer.publish_tree(WAITING_TREE)
+    waiting = lambda: "ManualAdjust" in getattr(view._latest.get("tree"), "data", "")  # noqa: E731
+    assert spin_until(ros_executor, waiting, 10.0)
+    view.on_control(1, "nudge", "+x")
+    assert spin_until(ros_executor, lambda: peer.jogs and peer.jogs[-1][1:] == (0.0, 0.0, 0.0), 10.0)
+    moving = [j for j in peer.jogs if j[1] > 0]
+    assert moving and all(j[1:] == (0.01, 0.0, 0.0) for j in moving), moving
+
+
 def test_new_box_calls_the_behaviour_servers_service_and_the_status_shows_the_estimate(
         view_factory, make_node, ros_executor, capfd):  # fmt: skip
     from std_msgs.msg import String
