@@ -37,7 +37,7 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "effort_noise_nm", d.effort_noise, "standard deviation of each effort reading (N m)", 0.0, 10.0
         ),
-        ParamSpec("effort_seed", d.effort_seed, "seed of the effort noise", read_only=True),
+        ParamSpec("effort_seed", d.effort_seed, "seed of the effort noise", 0, 2**31 - 1, read_only=True),
         ParamSpec(
             "tool_wrench_timeout_s", d.wrench_timeout,
             "an older tool wrench from the cell counts as no external force (s)", 0.01, 10.0,

@@ -44,9 +44,10 @@ def cell_param(
     return ParamSpec(name, default, description, min_value, max_value, read_only=not live)
 
 
-# The shipped layout (config/cell.yaml repeats it): table 0.18 m below base_link, three 330 ml cans in a
-# row at y = +0.18 m, a three-compartment box at y = -0.18 m. Every target of the pick-and-place cycle
-# then lies at a reach of 0.33-0.50 m, well inside the pad-down workspace (docs/workspace.png).
+# The shipped layout (config/cell.yaml repeats it; salamander_sim's test_config.py keeps the two equal):
+# table 0.18 m below base_link, three 330 ml cans in a row at y = +0.18 m, a three-compartment box at
+# y = -0.18 m. Every target of the pick-and-place cycle then lies at a reach of 0.33-0.50 m, well inside
+# the pad-down workspace (docs/workspace.png).
 LAYOUT_SPECS: tuple[ParamSpec, ...] = (
     cell_param("table_z", -0.18, "height of the table surface in base_link (m)", -1.0, 1.0),
     cell_param("can_diameter", 0.0662, "can diameter (m); a 330 ml can is 66.2 mm", 0.01, 0.3),
@@ -84,7 +85,7 @@ LAYOUT_SPECS: tuple[ParamSpec, ...] = (
     ),
     cell_param(
         "approach_dz",
-        0.03,
+        0.015,
         "approach target: the empty pad comes down onto a can from this far above its top (m); at most "
         "pick_dz",
         0.005,
@@ -92,7 +93,7 @@ LAYOUT_SPECS: tuple[ParamSpec, ...] = (
     ),
     cell_param(
         "place_dz",
-        0.15,
+        0.125,
         "place_above target: can bottom this far above the compartment floor (m)",
         0.0,
         1.0,
@@ -126,7 +127,7 @@ class CellLayout:
     place_dz: float
     release_dz: float
     can_mass: float = 0.35
-    approach_dz: float = 0.03
+    approach_dz: float = 0.015
 
     def __post_init__(self) -> None:
         """Refuse layouts the cycle cannot run in: overlapping cans, a lifted can that hits something."""

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
+from salamander_control.cell.layout import LAYOUT_SPECS
 from salamander_control.cell.targets import load_cell_targets
 from salamander_control.kinematics import ToolPose, solve_ik_pitched
 from salamander_sim.cell import CellModel, load_cell_config
@@ -33,6 +35,10 @@ def test_shipped_config_is_the_product() -> None:
     # The file names every parameter (nothing silently falls back to a default the reader cannot see).
     text = CELL_YAML.read_text()
     assert all(f"\n    {p.name}:" in text for p in cell_param_specs())
+    # ... and its layout is the code's defaults, which docs/parameters.md lists and a second cell's file
+    # that leaves a key out falls back to.
+    shipped = yaml.safe_load(text)["/**/cell_sim"]["ros__parameters"]
+    assert {p.name: shipped[p.name] for p in LAYOUT_SPECS} == {p.name: p.default for p in LAYOUT_SPECS}
 
 
 def test_every_target_and_every_path_between_them_is_reachable_with_the_pad_down() -> None:
