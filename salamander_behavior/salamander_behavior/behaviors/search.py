@@ -286,6 +286,7 @@ class RimPass(MotionLeaf):
         self._push: tuple[float, float, float] | None = None  # the last contact's force
         self._problem = ""
         self._leg_started = 0.0
+        self._sent_to = ""  # the current leg and its target, for the feedback
         self._remaining = math.nan  # the measured pad's distance to the leg's target at the last poll (m)
 
     # Offsets and targets ----------------------------------------------------------------------------
@@ -409,7 +410,8 @@ class RimPass(MotionLeaf):
         self._leg, self._leg_started, self._remaining = leg, ports.clock(), math.nan
         self.requests.append(request)
         self._go(ports, request)
-        self.feedback_message = f"{leg.value}{probe}: {request.target.describe()}"
+        self._sent_to = f"{leg.value}{probe}: {request.target.describe()}"
+        self.feedback_message = self._sent_to
 
     def step(self, ports: Ports) -> Status:
         """Poll the move in flight and go on to the next leg (see the module docstring)."""
@@ -432,6 +434,8 @@ class RimPass(MotionLeaf):
         timeout = ports.settings().motion_timeout_s
         if ports.clock() - self._leg_started > timeout:
             return self._fail(ports, f"{self._leg.value}: no result after {timeout:.1f} s (motion_timeout_s)")
+        now = outcome.message if outcome.phase is MotionPhase.PENDING else f"{outcome.progress:.0%}"
+        self.feedback_message = f"{self._sent_to}: {now or 'waiting for acceptance'}"
         return Status.RUNNING
 
     def _arrived(self, ports: Ports) -> Status:

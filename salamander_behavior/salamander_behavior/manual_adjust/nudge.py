@@ -117,7 +117,7 @@ class NudgeCommander:
         return note
 
     def cancel(self) -> None:
-        """Stop a running goal."""
-        if self.handle is not None and not self.handle.poll().done:
-            self.handle.cancel()
+        """Stop a running goal; no poll first: a poll of a goal due to be sent again would send it."""
+        if self.handle is not None:
+            self.handle.cancel()  # a no-op for a goal known to have ended
         self.handle = None

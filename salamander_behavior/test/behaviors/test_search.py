@@ -230,6 +230,17 @@ def test_a_pass_without_contact_is_one_descent_to_the_release_slow_and_guarded_t
     assert not [m for level, m in rig.log.lines if level in ("warning", "error")]
 
 
+def test_the_pass_says_where_its_goal_is_on_every_tick_it_runs() -> None:
+    """The tree's snapshot shows the leg, its target and the goal's progress, not a stale line."""
+    rig = Rig(JOBS[:1], scripts={"over the rim can_0: through the rim": Script(polls=6)})
+    box_shifted(rig, 0.0, 0.0)
+    rim = rig.leaf("over the rim can_0")
+    seen: list[str] = []
+    rig.run(until=lambda: bool(seen.append(rim.feedback_message)) or rig.motion.labels[-1:] == ["rise"])
+    running = [m for m in seen if m.startswith("through the rim: (")]
+    assert running and {m.rsplit(": ", 1)[1] for m in running} >= {"waiting for acceptance", "29%", "57%"}
+
+
 def test_a_contact_lifts_the_can_clear_and_the_search_releases_at_the_first_probe_that_passes() -> None:
     dx, dy = -0.0026, 0.0026  # the box 3.7 mm off diagonally: the planned descent meets the rim
     rig = Rig(JOBS[:1])

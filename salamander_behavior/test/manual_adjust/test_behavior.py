@@ -220,6 +220,17 @@ def test_a_failed_nudge_is_reported_once_and_only_a_new_offset_tries_again() -> 
     assert len(motion.handles) == 2
 
 
+def test_cancelling_a_nudge_cancels_its_goal_without_a_poll_that_could_send_it_again() -> None:
+    """A poll of a goal that was refused and is due to be sent again sends it: the cancel must not poll."""
+    motion = FakeMotion(default=Script(polls=50))
+    nudge = NudgeCommander(JOB.place_above, "nudge")
+    nudge.update(motion, (0.01, 0.0), 0.5)
+    handle = motion.handles[0]
+    polls = handle.polls
+    nudge.cancel()
+    assert handle.cancelled and handle.polls == polls and nudge.handle is None
+
+
 def test_nudges_settle_when_the_goal_arrives() -> None:
     motion = FakeMotion(default=Script(polls=2))
     nudge = NudgeCommander(JOB.place_above, "nudge")
