@@ -78,16 +78,18 @@ _REGISTRY: weakref.WeakKeyDictionary[Any, OperatorInbox] = weakref.WeakKeyDictio
 _REGISTRY_LOCK = threading.Lock()
 
 
-def setup_inbox(kwargs: dict[str, Any], clock: Clock | None) -> OperatorInbox | None:
+def setup_inbox(kwargs: dict[str, Any], clock: Clock | None) -> OperatorInbox:
     """The inbox a leaf's ``setup(**kwargs)`` gives it: kwargs' own (tests), else the node's shared one.
 
-    None without either (no ``node`` in kwargs, or no clock yet).
+    Raises:
+        KeyError: neither an ``inbox`` nor a ``node`` with the ports' clock: the leaf could never hear
+            the operator, and would wait out its whole timeout instead of failing at setup.
     """
     if kwargs.get("inbox") is not None:
         return kwargs["inbox"]
-    if kwargs.get("node") is not None and clock is not None:
-        return shared_operator_inbox(kwargs["node"], clock)
-    return None
+    if kwargs.get("node") is None or clock is None:
+        raise KeyError("setup needs a node and ports, or an inbox: no operator input could reach this leaf")
+    return shared_operator_inbox(kwargs["node"], clock)
 
 
 def shared_operator_inbox(node: Any, clock: Clock) -> OperatorInbox:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from salamander_behavior.behaviors.pad import ClearPad
 from salamander_behavior.mock.ports import Rig, release_descent
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import load_jobs
@@ -225,3 +227,9 @@ def test_no_sequence_of_pad_and_operator_events_switches_the_vacuum_off_outside_
         assert release.at is not None
         gaps = [math.hypot(release.at.x - j.place_release.x, release.at.y - j.place_release.y) for j in JOBS]
         assert min(gaps) <= 0.030 + 1e-9
+
+
+def test_a_pad_check_without_a_node_to_hear_the_operator_fails_at_setup_not_after_its_timeout() -> None:
+    rig = Rig(JOBS[:1])
+    with pytest.raises(KeyError, match="no operator input could reach this leaf"):
+        ClearPad("pad clear before can_0?", "can_0", "picking can_0").setup(ports=rig.ports)
