@@ -24,7 +24,7 @@ from rclpy.task import Future
 from salamander_behavior import runs
 from salamander_behavior.behaviors.base import BOX_ESTIMATE_KEY, HandOff
 from salamander_behavior.box_estimate import BoxEstimate
-from salamander_behavior.report import RunReport
+from salamander_behavior.report import Outcome, RunReport
 
 
 def snapshot_text(root: py_trees.behaviour.Behaviour, report: RunReport, state: str | None = None) -> str:
@@ -194,7 +194,7 @@ class ActiveRun:
         if end is RunEnd.CANCELLED:
             summary += f"; cancelled, outcomes {dict(zip(self.cans, outcomes, strict=True))}"
         self.result = RunResult(
-            success=end is RunEnd.COMPLETE and all(o == "placed" for o in outcomes),
+            success=end is RunEnd.COMPLETE and all(o == Outcome.PLACED for o in outcomes),
             message=summary,
             cans=list(self.cans),
             outcomes=outcomes,

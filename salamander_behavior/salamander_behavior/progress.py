@@ -55,15 +55,11 @@ from typing import Any
 
 from salamander_behavior.behaviors.base import STAGE_LET_GO, STAGE_LOST, STAGE_REMOVED
 from salamander_behavior.box_estimate import BoxEstimate
-from salamander_behavior.report import CanResult, RunReport
+from salamander_behavior.report import Outcome, RunReport
 
 VERSION = 1
-PLACED = "placed"
-MISSED = "missed"
-SKIPPED = "skipped"
-ABORTED = "aborted"
-REMOVED = "removed"
-LOST = "lost"
+PLACED, MISSED, SKIPPED, ABORTED = Outcome.PLACED, Outcome.MISSED, Outcome.SKIPPED, Outcome.ABORTED
+REMOVED, LOST = Outcome.REMOVED, Outcome.LOST
 STATES = frozenset({PLACED, MISSED, SKIPPED, ABORTED, REMOVED, LOST})
 DONE = frozenset({PLACED, MISSED, REMOVED, LOST})
 """States after which a can is not at its place in the cell config: an empty goal does not pick it."""
@@ -236,14 +232,6 @@ def save(path: Path, progress: RunProgress) -> None:
         raise
 
 
-_RESULT_STATE = {
-    CanResult.PLACED: PLACED,
-    CanResult.MISSED: MISSED,
-    CanResult.SKIPPED: SKIPPED,
-    CanResult.ABORTED: ABORTED,
-}
-
-
 def observe(
     progress: RunProgress, cans: Sequence[str], stages: Mapping[str, str | None], report: RunReport,
     box: BoxEstimate | None = None,
@@ -280,5 +268,5 @@ def observe(
             out = out.with_carrying(can)  # the vacuum came on for it: it may be on the pad
         result = report.result_of(can)
         if result is not None:
-            out = out.with_state(can, _RESULT_STATE[result])
+            out = out.with_state(can, result.value)
     return out

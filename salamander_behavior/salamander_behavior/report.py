@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 
 
 def offset_mm(offset: Sequence[float]) -> str:
@@ -21,8 +21,12 @@ def offset_mm(offset: Sequence[float]) -> str:
     return "[" + ", ".join(f"{round(v * 1000.0, 1) + 0.0:.1f}" for v in offset) + "] mm"
 
 
-class CanResult(Enum):
-    """How the cycle of one can ended."""
+class Outcome(StrEnum):
+    """A can's outcome, in these words everywhere.
+
+    A run's result (RunPickPlace's `outcomes`), the progress file and the logs use them. The first four
+    are a cycle's own ends (`CanResult`).
+    """
 
     PLACED = "placed"  # released over its compartment, and the part-present switch dropped
     # Released but known to have landed elsewhere. The tree, deciding on the hardware contract only, has
@@ -30,6 +34,18 @@ class CanResult(Enum):
     MISSED = "missed"
     SKIPPED = "skipped"  # failed before the vacuum came on: the can was never touched
     ABORTED = "aborted"  # failed with the can on the pad (or after releasing it): the run stopped
+    REMOVED = "removed"  # the can recorded as carried was taken off the pad by hand (or was not on it)
+    LOST = "lost"  # it fell off the pad in transit (part-present dropped while it was carried)
+    NOT_RUN = "not_run"  # the run did not finish it (cancelled before it, or stopped earlier)
+
+
+class CanResult(Enum):
+    """How the cycle of one can ended (the tree's outcome leaves write it)."""
+
+    PLACED = Outcome.PLACED
+    MISSED = Outcome.MISSED
+    SKIPPED = Outcome.SKIPPED
+    ABORTED = Outcome.ABORTED
 
 
 @dataclass(frozen=True)

@@ -32,14 +32,8 @@ import py_trees
 from py_trees.common import Status
 
 from salamander_behavior.behaviors.base import STAGE_LOST, STAGE_REMOVED, stage_key
-from salamander_behavior.report import CanResult, RunReport
+from salamander_behavior.report import CanResult, Outcome, RunReport
 
-NOT_RUN = "not_run"
-"""Outcome of a can the run did not finish (cancelled before it, or the run stopped earlier)."""
-REMOVED = "removed"
-"""Outcome of the can recorded as carried that was taken off the pad by hand (or was not on it)."""
-LOST = "lost"
-"""Outcome of a can that fell off the pad in transit (part-present dropped while it was carried)."""
 DONE_RESULTS = frozenset({CanResult.PLACED, CanResult.MISSED})
 """Results after which a can is no longer at its place in the cell config: never picked again."""
 
@@ -125,21 +119,21 @@ def stage_of(can: str) -> str | None:
 
 
 def outcomes(cans: Sequence[str], report: RunReport, stages: Mapping[str, str | None]) -> list[str]:
-    """One outcome word per can (see the module docstring)."""
-    out = []
+    """One outcome word per can (see the module docstring), as plain strings (`Outcome`'s values)."""
+    out: list[Outcome] = []
     for can in cans:
         result = report.result_of(can)
         if stages.get(can) == STAGE_LOST:
-            out.append(LOST)  # recorded aborted (the run stopped); it is not on the pad any more
+            out.append(Outcome.LOST)  # recorded aborted (the run stopped); it is not on the pad any more
         elif result is not None:
             out.append(result.value)
         elif stages.get(can) == STAGE_REMOVED:
-            out.append(REMOVED)  # the can found on the pad was taken off by hand (or was gone)
+            out.append(Outcome.REMOVED)  # the can found on the pad was taken off by hand (or was gone)
         elif stages.get(can) is not None:
-            out.append(CanResult.ABORTED.value)  # touched and not finished: may be on the pad
+            out.append(Outcome.ABORTED)  # touched and not finished: may be on the pad
         else:
-            out.append(NOT_RUN)
-    return out
+            out.append(Outcome.NOT_RUN)
+    return [str(word) for word in out]
 
 
 def left_on_pad(cans: Sequence[str], report: RunReport, stages: Mapping[str, str | None]) -> list[str]:
@@ -150,5 +144,5 @@ def left_on_pad(cans: Sequence[str], report: RunReport, stages: Mapping[str, str
     return [
         can
         for can, word in zip(cans, outcomes(cans, report, stages), strict=True)
-        if word == CanResult.ABORTED.value
+        if word == Outcome.ABORTED
     ]

@@ -21,13 +21,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from salamander_control.manual_wait import read_wait_offset
+
 _HEAD = re.compile(r"^run: (?P<state>[A-Z_]+)(?: \((?P<summary>.*)\))?$")
 _CAN = re.compile(r"^(?P<can>[A-Za-z0-9_]+): (?P<result>placed|missed|skipped|aborted|lost): (?P<detail>.*)$")
 _RUNNING = re.compile(
     r"^(?P<indent>\s*)(?:\{.\}|\[.\]|\(.\)|/_/|-->|-\^-)?\s*(?P<name>\S.*?) \[\*\](?: -- (?P<msg>.*))?$"
 )
 _WAITING = re.compile(r"^ManualAdjust\[(?P<name>[^\]]+)\]$")
-_OFFSET = re.compile(r"waiting for the operator: offset \[(-?[\d.]+), (-?[\d.]+), (-?[\d.]+)\] mm")
 
 ACTIVE_STATES = frozenset({"RUNNING"})
 
@@ -82,7 +83,7 @@ def parse(text: str, cans: tuple[str, ...] = ()) -> RunSnapshot:
         _, step, detail = max(running, key=lambda r: r[0])
     manual = None
     wait = _WAITING.match(step)
-    offset = _OFFSET.search(detail)
+    offset = read_wait_offset(detail)
     if wait and offset:
-        manual = ManualWait(wait["name"], (float(offset[1]), float(offset[2]), float(offset[3])))
+        manual = ManualWait(wait["name"], offset)
     return RunSnapshot(head["state"], head["summary"] or "", outcomes, can, step, detail, manual)

@@ -51,6 +51,7 @@ from salamander_behavior.manual_adjust.operator_input import (
 from salamander_behavior.ports import CartesianTarget
 from salamander_behavior.report import offset_mm
 from salamander_control import names
+from salamander_control.manual_wait import wait_text
 from salamander_control.ros.log import LOG_THROTTLE_S
 
 
@@ -190,9 +191,7 @@ class ManualAdjust(PortBehavior):
         if outcome is AdjustOutcome.WAITING:
             self._nudge(ports, offset)
             timeout = integ.limits.timeout
-            self.feedback_message = (
-                f"waiting for the operator: offset {mm}, {integ.elapsed(now):.1f} of {timeout:.0f} s"
-            )
+            self.feedback_message = wait_text(mm, integ.elapsed(now), timeout)
             return Status.RUNNING
         if not self._summary_logged:
             self._summary_logged = True

@@ -28,11 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from salamander_control.cell.layout import CellLayout
+from salamander_control.manual_wait import WAIT_OFFSET
 
-_WAIT = re.compile(
-    r"ManualAdjust\[(?P<name>[^\]\s]+)\] \[\*\] -- waiting for the operator: "
-    r"offset \[(?P<x>-?\d+(?:\.\d+)?), (?P<y>-?\d+(?:\.\d+)?), (?P<z>-?\d+(?:\.\d+)?)\] mm"
-)
+_WAIT = re.compile(r"ManualAdjust\[(?P<name>[^\]\s]+)\] \[\*\] -- " + WAIT_OFFSET)
 
 
 @dataclass(frozen=True)
