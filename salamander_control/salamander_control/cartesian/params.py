@@ -52,68 +52,47 @@ GUARD_PARAMS = ("guard_debounce_samples", "guard_baseline_samples")
 """Integer `MotionConfig` fields of the same name (guarded moves: `cartesian.contact`)."""
 
 
+_OWN: tuple[tuple[str, str, float, float], ...] = (
+    ("max_linear_velocity", "TCP speed limit along the line at speed_scale 1 (m/s)", 0.001, 5.0),
+    ("max_linear_acceleration", "TCP acceleration limit at speed_scale 1 (m/s^2)", 0.01, 50.0),
+    ("max_linear_jerk", "TCP jerk limit at speed_scale 1 (m/s^3)", 0.1, 1000.0),
+    ("max_angular_velocity", "tool pitch/yaw rate limit at speed_scale 1 (rad/s)", 0.01, 10.0),
+    ("max_angular_acceleration", "tool pitch/yaw acceleration limit (rad/s^2)", 0.1, 100.0),
+    ("max_angular_jerk", "tool pitch/yaw jerk limit (rad/s^3)", 1.0, 2000.0),
+    ("control_rate_hz", "rate of Cartesian sampling, IK and joint targets (Hz)", 10.0, 1000.0),
+    ("feedback_rate_hz", "rate of MoveCartesian feedback (Hz)", 1.0, 100.0),
+    ("position_tolerance", "measured TCP to target distance for success, linear or joint (m)", 1e-05, 0.05),
+    ("angle_tolerance", "measured tool pitch/yaw error for success, linear or joint (rad)", 0.0001, 0.2),
+    ("settle_timeout_s", "time after the trajectory ends for the arm to arrive (s)", 0.1, 60.0),
+    ("joint_path_timeout_s", "time a joint path goal may take (s)", 1.0, 600.0),
+    ("joint_state_timeout_s", "older /joint_states count as missing (s)", 0.05, 60.0),
+    ("path_sample_spacing", "largest TCP step between path check samples (m)", 0.0001, 0.01),
+    ("path_angle_spacing", "largest tool angle step between path check samples (rad)", 0.001, 0.1),
+    ("path_min_samples", "fewest samples of a path check", 2, 100000),
+    ("max_joint_step", "largest joint change between path samples (rad)", 0.01, 3.2),
+    ("joint_limit_fraction",
+     "fraction of the generator's joint limits Cartesian plans may use (the rest is headroom)", 0.1, 1.0),
+    ("guard_debounce_samples",
+     "measured samples in a row above a guarded goal's guard_force that stop it (contact.py)", 1, 50),
+    ("guard_baseline_samples",
+     "measured samples at a guarded goal's start averaged into its baseline load", 1, 100),
+)
+"""The node's own parameters: name, description, range; the default is `MotionConfig`'s (`_default`)."""
+
+
+def _default(name: str) -> Any:
+    """A parameter's default: `MotionConfig`'s own (its limits', its sampling's), written once there."""
+    defaults = MotionConfig()
+    if name in LIMIT_PARAMS:
+        return getattr(defaults.limits, LIMIT_PARAMS[name])
+    if name in SAMPLING_PARAMS:
+        return getattr(defaults.sampling, SAMPLING_PARAMS[name])
+    return getattr(defaults, name)
+
+
 def own_param_specs() -> list[ParamSpec]:
     """The node's own parameters (config/cartesian_motion.yaml), without the arm model and motion limits."""
-    return [
-        ParamSpec(
-            "max_linear_velocity", 1.0, "TCP speed limit along the line at speed_scale 1 (m/s)", 0.001, 5.0
-        ),
-        ParamSpec(
-            "max_linear_acceleration", 4.0, "TCP acceleration limit at speed_scale 1 (m/s^2)", 0.01, 50.0
-        ),
-        ParamSpec("max_linear_jerk", 40.0, "TCP jerk limit at speed_scale 1 (m/s^3)", 0.1, 1000.0),
-        ParamSpec(
-            "max_angular_velocity", 1.5, "tool pitch/yaw rate limit at speed_scale 1 (rad/s)", 0.01, 10.0
-        ),
-        ParamSpec("max_angular_acceleration", 6.0, "tool pitch/yaw acceleration limit (rad/s^2)", 0.1, 100.0),
-        ParamSpec("max_angular_jerk", 60.0, "tool pitch/yaw jerk limit (rad/s^3)", 1.0, 2000.0),
-        ParamSpec(
-            "control_rate_hz", 100.0, "rate of Cartesian sampling, IK and joint targets (Hz)", 10.0, 1000.0
-        ),
-        ParamSpec("feedback_rate_hz", 10.0, "rate of MoveCartesian feedback (Hz)", 1.0, 100.0),
-        ParamSpec(
-            "position_tolerance", 0.001, "measured TCP to target distance for success, linear or joint (m)",
-            1e-5, 0.05,
-        ),
-        ParamSpec(
-            "angle_tolerance", 0.01, "measured tool pitch/yaw error for success, linear or joint (rad)",
-            1e-4, 0.2,
-        ),
-        ParamSpec(
-            "settle_timeout_s", 3.0, "time after the trajectory ends for the arm to arrive (s)", 0.1, 60.0
-        ),
-        ParamSpec("joint_path_timeout_s", 30.0, "time a joint path goal may take (s)", 1.0, 600.0),
-        ParamSpec("joint_state_timeout_s", 1.0, "older /joint_states count as missing (s)", 0.05, 60.0),
-        ParamSpec(
-            "path_sample_spacing", 0.002, "largest TCP step between path check samples (m)", 1e-4, 0.01
-        ),
-        ParamSpec(
-            "path_angle_spacing", 0.01, "largest tool angle step between path check samples (rad)", 1e-3, 0.1
-        ),
-        ParamSpec("path_min_samples", 50, "fewest samples of a path check", 2, 100000),
-        ParamSpec("max_joint_step", 0.2, "largest joint change between path samples (rad)", 0.01, 3.2),
-        ParamSpec(
-            "joint_limit_fraction",
-            0.9,
-            "fraction of the generator's joint limits Cartesian plans may use (the rest is headroom)",
-            0.1,
-            1.0,
-        ),
-        ParamSpec(
-            "guard_debounce_samples",
-            2,
-            "measured samples in a row above a guarded goal's guard_force that stop it (contact.py)",
-            1,
-            50,
-        ),
-        ParamSpec(
-            "guard_baseline_samples",
-            5,
-            "measured samples at a guarded goal's start averaged into its baseline load",
-            1,
-            100,
-        ),
-    ]
+    return [ParamSpec(name, _default(name), description, lo, hi) for name, description, lo, hi in _OWN]
 
 
 def param_specs() -> list[ParamSpec]:

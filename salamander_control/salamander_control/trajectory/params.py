@@ -16,6 +16,7 @@ Pure: no rclpy.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import MISSING, fields
 from typing import Any
 
 from salamander_control.kinematics import JOINT_NAMES
@@ -63,41 +64,45 @@ def build_motion_limits(values: dict[str, Any]) -> MotionLimits:
     return MotionLimits(**{group: per_joint_values(values, group) for group in MOTION_GROUPS})
 
 
+_DEFAULT = {f.name: f.default for f in fields(TrajectoryConfig) if f.default is not MISSING}
+"""`TrajectoryConfig`'s defaults, which the parameters take (written once, there)."""
+
+
 def param_specs() -> list[ParamSpec]:
     """Every parameter of the generator: the arm model, the motion limits, the rate and the stream timing."""
     rate = ParamSpec(
-        "control_rate_hz", 500.0, "control loop rate (Hz); Ruckig's time step is its inverse", 10.0, 2000.0,
-        read_only=True,
+        "control_rate_hz", _DEFAULT["control_rate_hz"],
+        "control loop rate (Hz); Ruckig's time step is its inverse", 10.0, 2000.0, read_only=True,
     )
     timeout = ParamSpec(
-        "stream_timeout_s", 0.06,
+        "stream_timeout_s", _DEFAULT["stream_timeout"],
         "a stream of goals with velocities whose next goal is this late has stopped: the arm comes to rest "
         "at its newest goal (s; a few periods of the sender, longer than stream_delay_s)", 0.005, 1.0,
     )
     delay = ParamSpec(
-        "stream_delay_s", 0.03,
+        "stream_delay_s", _DEFAULT["stream_delay"],
         "how far behind a stream of goals with velocities the command follows it (s; longer than the "
         "sender's period plus its latency, shorter than stream_timeout_s)", 0.001, 0.5,
     )
     js_timeout = ParamSpec(
-        "joint_state_timeout_s", 0.5,
+        "joint_state_timeout_s", _DEFAULT["joint_state_timeout"],
         "no measured joint state for this long: hold (send no command; a goal waits) and re-anchor at the "
         "measured state when it is back (s)", 0.02, 5.0,
     )
     js_tolerance = ParamSpec(
-        "joint_state_tolerance", 0.05,
+        "joint_state_tolerance", _DEFAULT["joint_state_tolerance"],
         "a measured joint this far outside the range of the recent commands (the last 0.25 s plus "
         "joint_state_timeout_s) disagrees with the command: re-anchor at the measured state (rad)",
         0.001, 1.0,
     )
     hold_rate = ParamSpec(
-        "hold_command_rate_hz", 50.0,
+        "hold_command_rate_hz", _DEFAULT["hold_command_rate_hz"],
         "while the command stands still (arm at rest, holding), it is sent again only this often, as a "
         "keep-alive; any change goes out in the cycle that computed it; >= control_rate_hz sends every cycle "
         "(Hz; the driver holds its last command between them, docs/interfaces.md)", 1.0, 2000.0,
     )
     monitor_rate = ParamSpec(
-        "monitor_rate_hz", 25.0,
+        "monitor_rate_hz", _DEFAULT["monitor_rate_hz"],
         "the measured joint states received are republished on joint_states_monitor at most this often, "
         "for the monitors (ghost, behaviour server, teleop controller, operator view) (Hz)", 1.0, 1000.0,
     )

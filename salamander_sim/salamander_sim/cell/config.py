@@ -29,13 +29,33 @@ from salamander_control.cell.layout import (
 from salamander_control.kinematics import ArmParams
 from salamander_control.param_spec import ParamSpec
 
+
+@dataclass(frozen=True)
+class SuctionParams:
+    """How the suction pad grips and lets go (all live parameters)."""
+
+    attach_tol_z: float = 0.003
+    attach_tol_xy: float = 0.005
+    attach_max_tilt: float = 0.1
+    attach_settle_s: float = 0.15
+    release_settle_s: float = 0.25
+    touch_tolerance: float = 0.0001
+    suction_force_n: float = 25.0
+    pad_radius: float = 0.0115
+    pad_friction: float = 0.5
+
+
+_S = SuctionParams()
+"""The suction parameters' defaults (written once, in `SuctionParams`)."""
+
 _SUCTION: tuple[ParamSpec, ...] = (
     cell_param(
-        "attach_tol_z", 0.003, "pad within this of a can top, vertically, to grip it (m)", 0.0, 0.05, True
+        "attach_tol_z", _S.attach_tol_z, "pad within this of a can top, vertically, to grip it (m)", 0.0,
+        0.05, True,
     ),
     cell_param(
         "attach_tol_xy",
-        0.005,
+        _S.attach_tol_xy,
         "pad within this of a can's axis, horizontally, to grip it (m)",
         0.0,
         0.05,
@@ -43,7 +63,7 @@ _SUCTION: tuple[ParamSpec, ...] = (
     ),
     cell_param(
         "attach_max_tilt",
-        0.1,
+        _S.attach_max_tilt,
         "largest tool pitch at which the pad seals on a can top (rad)",
         0.0,
         1.5708,
@@ -51,16 +71,19 @@ _SUCTION: tuple[ParamSpec, ...] = (
     ),
     cell_param(
         "attach_settle_s",
-        0.15,
+        _S.attach_settle_s,
         "vacuum on with contact this long before the can is held (s)",
         0.0,
         10.0,
         True,
     ),
-    cell_param("release_settle_s", 0.25, "vacuum off this long before the can lets go (s)", 0.0, 10.0, True),
+    cell_param(
+        "release_settle_s", _S.release_settle_s, "vacuum off this long before the can lets go (s)", 0.0, 10.0,
+        True,
+    ),
     cell_param(
         "touch_tolerance",
-        0.0001,
+        _S.touch_tolerance,
         "a can in a compartment closer than this to a wall has touched it (m)",
         0.0,
         0.01,
@@ -68,7 +91,7 @@ _SUCTION: tuple[ParamSpec, ...] = (
     ),
     cell_param(
         "suction_force_n",
-        25.0,
+        _S.suction_force_n,
         "holding force of the sealed pad along its axis (N; physics engine: pressure difference times pad "
         "area, -60 kPa on a 23 mm pad); a can pulled off harder than this is torn off",
         0.1,
@@ -77,7 +100,7 @@ _SUCTION: tuple[ParamSpec, ...] = (
     ),
     cell_param(
         "pad_radius",
-        0.0115,
+        _S.pad_radius,
         "radius of the pad's sealing lip (m; physics engine): a moment on the can larger than "
         "(holding force - pull) * this peels the seal",
         0.001,
@@ -86,7 +109,7 @@ _SUCTION: tuple[ParamSpec, ...] = (
     ),
     cell_param(
         "pad_friction",
-        0.5,
+        _S.pad_friction,
         "friction coefficient of the pad's lip on a can lid (physics engine): a sideways load larger "
         "than this * (holding force - pull) shears the can off",
         0.0,
@@ -217,21 +240,6 @@ MAX_CANS = 20
 def cell_param_specs() -> list[ParamSpec]:
     """Every cell parameter (layout, suction, uncertainty, simulator; read-only unless live), file order."""
     return [*LAYOUT_SPECS, *_SUCTION, *_UNCERTAINTY, *_ENGINE, *_NODE]
-
-
-@dataclass(frozen=True)
-class SuctionParams:
-    """How the suction pad grips and lets go (all live parameters)."""
-
-    attach_tol_z: float = 0.003
-    attach_tol_xy: float = 0.005
-    attach_max_tilt: float = 0.1
-    attach_settle_s: float = 0.15
-    release_settle_s: float = 0.25
-    touch_tolerance: float = 0.0001
-    suction_force_n: float = 25.0
-    pad_radius: float = 0.0115
-    pad_friction: float = 0.5
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,23 @@ MAX_PLACE_SPEED = 0.05
 MAX_JOINT_SPEED = 2.0
 """Largest joint jog speed accepted, rad/s at full deflection."""
 
+RANGES: dict[str, tuple[float, float]] = {
+    "deadzone": (0.0, 0.9),
+    "joy_timeout_s": (0.02, 10.0),
+    "joint_state_timeout_s": (0.02, 10.0),
+    "target_rate_hz": (1.0, 500.0),
+    "joy_rate_limit_hz": (1.0, 1000.0),
+    "max_lead": (0.001, 1.0),
+    "jog_resume_window_s": (0.0, 10.0),
+    "place_jog.speed": (0.0, MAX_PLACE_SPEED),
+    "place_jog.axis_x": (-1, MAX_INDEX),
+    "place_jog.axis_y": (-1, MAX_INDEX),
+    **{f"joint_jog.{name}.axis": (-1, MAX_INDEX) for name in JOINT_NAMES},
+    **{f"joint_jog.{name}.speed": (-MAX_JOINT_SPEED, MAX_JOINT_SPEED) for name in JOINT_NAMES},
+}
+"""Each numeric parameter's range, by parameter name: `JoyMapping` refuses values outside it, and the
+node's parameter descriptors (controller/params.py) declare it."""
+
 _CONTROL_RE = re.compile(
     r"^\s*(?:(?P<none>none)|button\s*(?P<button>\d+)|axis\s*(?P<axis>\d+)\s*(?P<dir>[+-]))\s*$"
 )
@@ -165,19 +182,16 @@ class JoyMapping:
         object.__setattr__(self, "joint_speeds", tuple(float(r) for r in self.joint_speeds))
         if len(self.joint_axes) != NUM_JOINTS or len(self.joint_speeds) != NUM_JOINTS:
             raise ValueError(f"joint_axes and joint_speeds need {NUM_JOINTS} entries (one per joint)")
-        _in_range("deadzone", self.deadzone, 0.0, 0.9)
-        _in_range("joy_timeout_s", self.joy_timeout_s, 0.02, 10.0)
-        _in_range("joint_state_timeout_s", self.joint_state_timeout_s, 0.02, 10.0)
-        _in_range("target_rate_hz", self.target_rate_hz, 1.0, 500.0)
-        _in_range("joy_rate_limit_hz", self.joy_rate_limit_hz, 1.0, 1000.0)
-        _in_range("max_lead", self.max_lead, 0.001, 1.0)
-        _in_range("jog_resume_window_s", self.jog_resume_window_s, 0.0, 10.0)
-        _in_range("place_jog.speed", self.place_jog_speed, 0.0, MAX_PLACE_SPEED)
+        plain = ("deadzone", "joy_timeout_s", "joint_state_timeout_s", "target_rate_hz", "joy_rate_limit_hz",
+                 "max_lead", "jog_resume_window_s")
+        for name in plain:
+            _in_range(name, getattr(self, name), *RANGES[name])
+        _in_range("place_jog.speed", self.place_jog_speed, *RANGES["place_jog.speed"])
         for name, speed in zip(JOINT_NAMES, self.joint_speeds, strict=True):
-            _in_range(f"joint_jog.{name}.speed", speed, -MAX_JOINT_SPEED, MAX_JOINT_SPEED)
+            _in_range(f"joint_jog.{name}.speed", speed, *RANGES[f"joint_jog.{name}.speed"])
         for name, axis in (*self._joint_axis_names(), ("place_jog.axis_x", self.place_jog_axis_x),
                            ("place_jog.axis_y", self.place_jog_axis_y)):
-            if not -1 <= axis <= MAX_INDEX:
+            if not RANGES[name][0] <= axis <= RANGES[name][1]:
                 raise ValueError(f"{name} must be -1 (none) or an axis index in [0, {MAX_INDEX}], got {axis}")
         self._check_conflicts()
 

@@ -16,7 +16,7 @@ from typing import Any
 from salamander_control.kinematics import JOINT_NAMES, ArmParams
 from salamander_control.kinematics.params import arm_param_specs, arm_params_warnings, build_arm_params
 from salamander_control.param_spec import ParamSpec
-from salamander_teleop.controller.mapping import MAX_INDEX, MAX_JOINT_SPEED, MAX_PLACE_SPEED, JoyMapping
+from salamander_teleop.controller.mapping import RANGES, JoyMapping
 
 _CONTROL_SYNTAX = "'button N', 'axis N+', 'axis N-' (one direction of an axis: the DPAD hat) or 'none'"
 _DESCRIPTIONS = {
@@ -46,23 +46,9 @@ _DESCRIPTIONS = {
     "max_lead": "the jogged joint target never leads the measured joints by more than this, rad",
     "jog_resume_window_s": "a jog restarted within this time continues from the last target, s",
 }
-_RANGES: dict[str, tuple[float, float]] = {
-    "place_jog.axis_x": (-1, MAX_INDEX),
-    "place_jog.axis_y": (-1, MAX_INDEX),
-    "place_jog.speed": (0.0, MAX_PLACE_SPEED),
-    "deadzone": (0.0, 0.9),
-    "joy_timeout_s": (0.02, 10.0),
-    "joint_state_timeout_s": (0.02, 10.0),
-    "target_rate_hz": (1.0, 500.0),
-    "joy_rate_limit_hz": (1.0, 1000.0),
-    "max_lead": (0.001, 1.0),
-    "jog_resume_window_s": (0.0, 10.0),
-}
 for _name in JOINT_NAMES:
     _DESCRIPTIONS[f"joint_jog.{_name}.axis"] = f"manual mode: axis that jogs {_name}; -1 = none"
     _DESCRIPTIONS[f"joint_jog.{_name}.speed"] = f"{_name} speed at full deflection, rad/s (sign = direction)"
-    _RANGES[f"joint_jog.{_name}.axis"] = (-1, MAX_INDEX)
-    _RANGES[f"joint_jog.{_name}.speed"] = (-MAX_JOINT_SPEED, MAX_JOINT_SPEED)
 
 
 @dataclass(frozen=True)
@@ -77,7 +63,7 @@ def param_specs() -> list[ParamSpec]:
     """ParamSpecs of every binding (defaults: DualShock 4) and every arm-model parameter."""
     specs = []
     for name, default in JoyMapping().to_params().items():
-        lo, hi = _RANGES.get(name, (None, None))
+        lo, hi = RANGES.get(name, (None, None))
         specs.append(ParamSpec(name, default, _DESCRIPTIONS[name], lo, hi))
     return specs + arm_param_specs()
 
