@@ -130,7 +130,7 @@ class CycleOutput(NamedTuple):
     Attributes:
         position: the joint command to send, rad (finite; inside the limits unless `outside` > 0).
         velocity: its velocity, rad/s (Ruckig's, or the clamped command's actual rate of change).
-        requested: Ruckig's sample before the post-clamp.
+        requested: Ruckig's sample before the post-clamp (cut to the velocity limits: `rate_limited`).
         clamp: what the post-clamp did (`clamp.clamped` false on an ordinary cycle, and for a rounding-size
             correction below `ROUNDING`, which is applied all the same).
         outside: how far the command still lies outside the limits, rad; > 0 only while returning
@@ -169,6 +169,22 @@ def coupled_pair_limits(limits: MotionLimits) -> MotionLimits:
     if v[1] == v[2]:
         return limits
     return MotionLimits((v[0], pair, pair, *v[3:]), limits.max_acceleration, limits.max_jerk)
+
+
+def rate_limited(
+    q: Sequence[float], previous: Sequence[float], max_velocity: Sequence[float], dt: float
+) -> tuple[float, ...]:
+    """`q` with each joint's step from `previous` cut to its velocity limit times `dt`.
+
+    The backstop of the command's speed: Ruckig keeps its velocity limits, except where it takes over a
+    state it cannot brake in time (a stream's brake handed over at full acceleration just below the
+    velocity limit overshoots it by a fraction of a percent; found by test_command_speed.py). A step
+    over by no more than rounding (Ruckig cruising at its limit) is left as it is.
+    """
+    return tuple(
+        x if abs(x - p) <= v * dt * (1.0 + 1e-9) + 1e-12 else p + math.copysign(v * dt, x - p)
+        for x, p, v in zip(q, previous, max_velocity, strict=True)
+    )
 
 
 def relax_to_include(params: ArmParams, q: Sequence[float]) -> ArmParams:
@@ -492,9 +508,10 @@ class TrajectoryCore:
         if sample.error:
             return self._on_error(sample.error, arm)
         region = relax_to_include(arm, self._command)
-        clamp = post_clamp_joints(sample.position, region, self._command)  # q1 kept, q2 cut back
+        position = rate_limited(sample.position, self._command, self._otg.limits.max_velocity, self._dt)
+        clamp = post_clamp_joints(position, region, self._command)  # q1 kept, q2 cut back
         acceleration = sample.acceleration
-        if clamp.clamped and clamp.amount > ROUNDING:
+        if (clamp.clamped and clamp.amount > ROUNDING) or position != tuple(sample.position):
             velocity = tuple((b - a) / self._dt for a, b in zip(self._command, clamp.q, strict=True))
             acceleration = _ZERO
             self._otg.resync(clamp.q, velocity)
@@ -512,8 +529,8 @@ class TrajectoryCore:
         outside = 0.0 if region is arm else clamp_joints(self._command, arm, self._command).amount
         outside = outside if outside > ROUNDING else 0.0
         return CycleOutput(
-            clamp.q, velocity, sample.position, clamp, outside, sample.calculation_us, "", stop_finished,
-            False, event,
+            clamp.q, velocity, position, clamp, outside, sample.calculation_us, "", stop_finished, False,
+            event,
         )
 
     def _follow(self, config: TrajectoryConfig) -> tuple[CycleOutput | None, str]:
