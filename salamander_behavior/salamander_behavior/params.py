@@ -193,7 +193,7 @@ def param_specs() -> list[ParamSpec]:
         ParamSpec(
             "manual_timeout_s",
             _D.manual_timeout_s,
-            "longest wait for the operator's confirmation before the placement fails (s; spec max 120)",
+            "longest wait for the operator's confirmation before the placement fails (s; pinned max 120)",
             0.5,
             120.0,
         ),

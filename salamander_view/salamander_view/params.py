@@ -46,7 +46,7 @@ _DESCRIPTIONS = {
     "access_token": "token the page's controls need when host is not loopback (read-only); empty = a "
     "random one, printed at start",
     "nudge_step_m": "how far one click of a nudge button jogs the placement, m",
-    "nudge_speed": "speed of a nudge, m/s (spec cap 0.05)",
+    "nudge_speed": "speed of a nudge, m/s (pinned cap 0.05)",
     "jog_rate_hz": "operator/jog twists per second while a nudge runs, Hz (the tree's staleness is 0.3 s)",
     "urdf_path": "the arm's URDF (read-only); empty = urdf/salamander.urdf of the source tree or the install",
 }

@@ -57,7 +57,7 @@ _SPECS: tuple[tuple[str, str, float | None, float | None, bool], ...] = (
      0.05, 5.0, False),
     ("stroke_error", "relative error of a stroke's length, one sigma (0.1 = lands within ~10 % of its aim)",
      0.0, 0.5, False),
-    ("jog_speed", "fastest stroke, m/s (the stick's full deflection; spec cap 0.05)",
+    ("jog_speed", "fastest stroke, m/s (the stick's full deflection; pinned cap 0.05)",
      0.001, MAX_JOG_SPEED, False),
     ("jog_rate_hz", "operator/jog twists per second while a stroke runs, Hz (the tree's staleness is 0.3 s)",
      10.0, 100.0, False),

@@ -20,10 +20,10 @@ from salamander_teleop.controller.mapping import RANGES, JoyMapping
 
 _CONTROL_SYNTAX = "'button N', 'axis N+', 'axis N-' (one direction of an axis: the DPAD hat) or 'none'"
 _DESCRIPTIONS = {
-    "auto_mode": f"switches to auto mode: the behaviour tree drives the arm (spec: DPAD_DOWN); "
+    "auto_mode": f"switches to auto mode: the behaviour tree drives the arm (pinned: DPAD_DOWN); "
     f"{_CONTROL_SYNTAX}",
     "manual_mode": f"switches back to manual joint jog (DPAD_UP); {_CONTROL_SYNTAX}",
-    "confirm": f"publishes operator/confirm = true once per press (spec: SQUARE); {_CONTROL_SYNTAX}",
+    "confirm": f"publishes operator/confirm = true once per press (pinned: SQUARE); {_CONTROL_SYNTAX}",
     "abort": f"publishes operator/confirm = false once per press (CIRCLE); {_CONTROL_SYNTAX}",
     "rest_preset": f"manual mode: the rest posture as joint target (TRIANGLE); {_CONTROL_SYNTAX}",
     "run_start": f"auto mode: start a pick-and-place run of every can not yet placed (OPTIONS); "
@@ -31,13 +31,13 @@ _DESCRIPTIONS = {
     "run_cancel": f"any mode: cancel the running pick-and-place run (SHARE); {_CONTROL_SYNTAX}",
     "new_box": f"any mode: a new box is in, the behaviour server forgets its box estimate (L1); "
     f"{_CONTROL_SYNTAX}",
-    "place_jog.enable": f"auto mode: hold to jog the placement with the left stick (spec: R1); "
+    "place_jog.enable": f"auto mode: hold to jog the placement with the left stick (pinned: R1); "
     f"{_CONTROL_SYNTAX}",
     "place_jog.axis_x": "axis for base_link +x in the place jog (left stick up = +1); -1 = none",
     "place_jog.axis_y": "axis for base_link +y in the place jog (left stick left = +1); -1 = none",
     "place_jog.invert_x": "flip the place jog's x direction",
     "place_jog.invert_y": "flip the place jog's y direction",
-    "place_jog.speed": "place jog speed at full deflection, m/s (spec cap 0.05)",
+    "place_jog.speed": "place jog speed at full deflection, m/s (pinned cap 0.05)",
     "deadzone": "stick deflection ignored around centre, fraction of full scale (rest rescaled)",
     "joy_timeout_s": "a Joy stamped longer ago is refused; a jog stops when no fresh Joy came this long, s",
     "joint_state_timeout_s": "joint jog needs a /joint_states message at most this old, s",
