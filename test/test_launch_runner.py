@@ -59,7 +59,7 @@ ARM_STACK = [
     ("/salamander/cell_sim", "cell_sim", (ARM, "cell.yaml")),
     ("/salamander/behavior_server_node", "behavior_server_node", (ARM, "behavior.yaml")),
     ("/salamander/controller_node", "controller_node", (ARM, "teleop.yaml")),
-    ("/salamander/operator_view", "operator_view", ("view.yaml",)),  # the browser view (issue 10)
+    ("/salamander/operator_view", "operator_view", ("arm.yaml", "view.yaml")),  # the browser view (issue 10)
 ]  # fmt: skip
 SIMULATED = {"/arm/sim_hardware", "/salamander/cell_sim"}
 
