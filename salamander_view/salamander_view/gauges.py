@@ -1,6 +1,7 @@
 """The joints against their limits and the two coupled margins, as the operator view's bars show them.
 
-Per joint: the measured angle, its URDF limits and where it sits between them (0 = lower, 1 = upper).
+Per joint: the measured angle, its limits (the arm model's) and where it sits between them (0 = lower,
+1 = upper).
 The coupled shoulder/beam limits (docs/arm_model.md, "Coupled limits"): alpha = q2 - q1 <= alpha_max and
 beta = q1 - q2 <= beta_max; a margin is max - value (rad), negative when the limit is exceeded. The
 pair in force comes from /arm/coupled_limits (the trajectory generator's latched CoupledLimits). Pure.

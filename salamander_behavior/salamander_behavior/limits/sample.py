@@ -1,9 +1,10 @@
 """One measured joint state, validated: what every limit check reads.
 
 A ``sensor_msgs/JointState`` names its joints, so the checks look joints up by name and ignore joints
-they do not watch. Whatever is malformed (lengths that disagree, a name twice, NaN or inf anywhere) is
-refused as a whole, by the stack's one joint state reader (`salamander_control.joint_state`): a limit
-verdict computed from half-understood data is worse than none.
+they do not watch. Whatever is malformed (lengths that disagree, a name twice, NaN or inf anywhere but
+a NaN effort, which means "not reported") is refused as a whole, by the stack's one joint state reader
+(`salamander_control.joint_state`): a limit verdict computed from half-understood data is worse than
+none.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class JointSample:
 
         Raises:
             JointStateError: no joints, a name repeated, positions (or non-empty velocities/efforts) not
-                one per name, or a value that is NaN/inf.
+                one per name, or a value that is NaN/inf (a NaN effort: that joint's effort not reported).
         """
         read = read_by_name(names, positions, velocities, efforts)
         return cls(_frozen(read.positions), _frozen(read.velocities), _frozen(read.efforts))

@@ -172,19 +172,26 @@ def coupled_pair_limits(limits: MotionLimits) -> MotionLimits:
 
 
 def rate_limited(
-    q: Sequence[float], previous: Sequence[float], max_velocity: Sequence[float], dt: float
+    q: Sequence[float],
+    previous: Sequence[float],
+    velocity: Sequence[float],
+    max_velocity: Sequence[float],
+    dt: float,
 ) -> tuple[float, ...]:
     """`q` with each joint's step from `previous` cut to its velocity limit times `dt`.
 
     The backstop of the command's speed: Ruckig keeps its velocity limits, except where it takes over a
     state it cannot brake in time (a stream's brake handed over at full acceleration just below the
     velocity limit overshoots it by a fraction of a percent; found by test_command_speed.py). A step
-    over by no more than rounding (Ruckig cruising at its limit) is left as it is.
+    over by no more than rounding (Ruckig cruising at its limit) is left as it is, and so is a joint
+    already faster than its limit (`velocity`, the last cycle's): a limit lowered live is Ruckig's to
+    brake down to within its acceleration limit, not this cut's in one cycle.
     """
-    return tuple(
-        x if abs(x - p) <= v * dt * (1.0 + 1e-9) + 1e-12 else p + math.copysign(v * dt, x - p)
-        for x, p, v in zip(q, previous, max_velocity, strict=True)
-    )
+    out = []
+    for x, p, v, cap in zip(q, previous, velocity, max_velocity, strict=True):
+        step = max(cap, abs(v)) * dt
+        out.append(x if abs(x - p) <= step * (1.0 + 1e-9) + 1e-12 else p + math.copysign(step, x - p))
+    return tuple(out)
 
 
 def relax_to_include(params: ArmParams, q: Sequence[float]) -> ArmParams:
@@ -508,17 +515,19 @@ class TrajectoryCore:
         if sample.error:
             return self._on_error(sample.error, arm)
         region = relax_to_include(arm, self._command)
-        position = rate_limited(sample.position, self._command, self._otg.limits.max_velocity, self._dt)
+        position = rate_limited(
+            sample.position, self._command, self._velocity, self._otg.limits.max_velocity, self._dt
+        )
         clamp = post_clamp_joints(position, region, self._command)  # q1 kept, q2 cut back
+        if clamp.clamped and clamp.amount <= ROUNDING:
+            clamp = ClampResult(clamp.q, False, (), 0.0)
         acceleration = sample.acceleration
-        if (clamp.clamped and clamp.amount > ROUNDING) or position != tuple(sample.position):
+        if clamp.clamped or position != tuple(sample.position):
             velocity = tuple((b - a) / self._dt for a, b in zip(self._command, clamp.q, strict=True))
             acceleration = _ZERO
             self._otg.resync(clamp.q, velocity)
         else:
             velocity = sample.velocity
-            if clamp.clamped:
-                clamp = ClampResult(clamp.q, False, (), 0.0)
         self._command, self._velocity, self._acceleration = clamp.q, velocity, acceleration
         stop_finished = False
         if self._stopping and sample.finished:

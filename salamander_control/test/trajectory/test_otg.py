@@ -102,6 +102,20 @@ def test_new_limits_apply_from_the_next_step_only() -> None:
     assert samples[-1].position[0] == 3.0
 
 
+def test_a_velocity_limit_lowered_while_cruising_is_braked_down_to_within_the_acceleration_limit() -> None:
+    """The generator's rate backstop leaves a joint already faster than a new limit to Ruckig's braking."""
+    core = TrajectoryCore(DEFAULT, REST_POSTURE)
+    core.set_goal((3.0, *REST_POSTURE[1:]), DEFAULT.arm)
+    for _ in range(1000):  # cruising at base_yaw's 1.5 rad/s
+        core.step(DEFAULT)
+    slow = TrajectoryConfig(DEFAULT.arm, MotionLimits(max_velocity=(0.3, 1.0, 1.0, 2.0, 2.0)), 500.0)
+    speeds = [core.step(slow).velocity[0] for _ in range(400)]
+    assert speeds[0] > 1.49  # no jump down in one cycle ...
+    steps = [(a - b) / DT for a, b in zip(speeds, speeds[1:], strict=False)]
+    assert max(steps) <= LIMITS.max_acceleration[0] * (1 + VEL_TOL)  # ... it brakes at most at 4 rad/s^2
+    assert speeds[-1] <= 0.3 * (1 + VEL_TOL)
+
+
 def test_bad_targets_and_states_are_refused_and_change_nothing() -> None:
     otg = Otg(LIMITS, DT, REST_POSTURE)
     for bad in ((math.nan, 0.0, 0.0, 0.0, 0.0), (0.0,) * 4, (math.inf,) * 5):

@@ -51,6 +51,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 from salamander_control import names
 from salamander_control.box_status import status_text
 from salamander_control.kinematics import JOINT_NAMES
+from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.qos import LATCHED
 from salamander_control.ros.run import run_node
@@ -108,6 +109,7 @@ class OperatorViewNode(Node):
             on_change=self._on_params,
         )
         settings = self._binding.snapshot
+        self._pair = follow_coupled_limits(self)  # alpha_max/beta_max: one pair for the whole arm
         self._lock = threading.Lock()
         self._latest: dict[str, Any] = {}
         self._shapes: dict[tuple[str, int], Shape] = {}
@@ -258,8 +260,7 @@ class OperatorViewNode(Node):
 
     def _on_params(self, old: ViewSettings, new: ViewSettings) -> None:
         """A live change: the nudge buttons' step and speed, the two timers' rates, the gauges' bounds."""
-        with self._lock:
-            self._train.step, self._train.speed = new.nudge_step_m, new.nudge_speed
+        self._train.step, self._train.speed = new.nudge_step_m, new.nudge_speed
         self._limits = joint_limits(new.arm)
         self._coupled = (new.arm.alpha_max, new.arm.beta_max)
         if new.rate_hz != old.rate_hz:
