@@ -80,14 +80,17 @@ _OWN: tuple[tuple[str, str, float, float], ...] = (
 """The node's own parameters: name, description, range; the default is `MotionConfig`'s (`_default`)."""
 
 
+_D = MotionConfig()
+"""The node's defaults (written once, in `MotionConfig` and its parts)."""
+
+
 def _default(name: str) -> Any:
-    """A parameter's default: `MotionConfig`'s own (its limits', its sampling's), written once there."""
-    defaults = MotionConfig()
+    """A parameter's default: `MotionConfig`'s own (its limits', its sampling's)."""
     if name in LIMIT_PARAMS:
-        return getattr(defaults.limits, LIMIT_PARAMS[name])
+        return getattr(_D.limits, LIMIT_PARAMS[name])
     if name in SAMPLING_PARAMS:
-        return getattr(defaults.sampling, SAMPLING_PARAMS[name])
-    return getattr(defaults, name)
+        return getattr(_D.sampling, SAMPLING_PARAMS[name])
+    return getattr(_D, name)
 
 
 def own_param_specs() -> list[ParamSpec]:

@@ -522,7 +522,7 @@ class TrajectoryCore:
         if clamp.clamped and clamp.amount <= ROUNDING:
             clamp = ClampResult(clamp.q, False, (), 0.0)
         acceleration = sample.acceleration
-        if clamp.clamped or position != tuple(sample.position):
+        if clamp.clamped or position != sample.position:
             velocity = tuple((b - a) / self._dt for a, b in zip(self._command, clamp.q, strict=True))
             acceleration = _ZERO
             self._otg.resync(clamp.q, velocity)
