@@ -124,8 +124,6 @@ class OperatorViewNode(Node):
         self._frames = 0
         self._rate_t0 = time.monotonic()
         self.frame_rate = 0.0
-        self._limits = joint_limits(settings.arm)
-        self._coupled = (settings.arm.alpha_max, settings.arm.beta_max)  # until /arm/coupled_limits says
 
         self._drawn_subs: list[Any] = []  # the drawn streams' subscriptions, only while watched (`_watch`)
         sub = self.create_subscription
@@ -259,10 +257,11 @@ class OperatorViewNode(Node):
         self._wake.reset()
 
     def _on_params(self, old: ViewSettings, new: ViewSettings) -> None:
-        """A live change: the nudge buttons' step and speed, the two timers' rates, the gauges' bounds."""
+        """A live change: the nudge buttons' step and speed, the two timers' rates.
+
+        The gauges need nothing here: they read the arm model from the snapshot each frame.
+        """
         self._train.step, self._train.speed = new.nudge_step_m, new.nudge_speed
-        self._limits = joint_limits(new.arm)
-        self._coupled = (new.arm.alpha_max, new.arm.beta_max)
         if new.rate_hz != old.rate_hz:
             self._frame_timer.timer_period_ns = round(1e9 / new.rate_hz)
         if new.jog_rate_hz != old.jog_rate_hz:
@@ -434,9 +433,11 @@ class OperatorViewNode(Node):
         if q is None or not all(n in q for n in JOINT_NAMES):
             return ()
         coupled: CoupledLimits | None = latest.get("coupled")
-        alpha_max, beta_max = (coupled.alpha_max, coupled.beta_max) if coupled else self._coupled
+        arm = self._binding.snapshot.arm
+        pair = coupled or arm  # the pair /arm/coupled_limits says once it came, else the arm model's
+        alpha_max, beta_max = pair.alpha_max, pair.beta_max
         vector = [q[n] for n in JOINT_NAMES]
-        return (*joint_gauges(vector, self._limits), *coupled_gauges(vector, alpha_max, beta_max))
+        return (*joint_gauges(vector, joint_limits(arm)), *coupled_gauges(vector, alpha_max, beta_max))
 
     def _status(self, latest: dict[str, Any], tree: Any) -> str:
         lease: LeaseState | None = latest.get("lease")
