@@ -184,11 +184,11 @@ class JoyMapping:
             raise ValueError(f"joint_axes and joint_speeds need {NUM_JOINTS} entries (one per joint)")
         plain = ("deadzone", "joy_timeout_s", "joint_state_timeout_s", "target_rate_hz", "joy_rate_limit_hz",
                  "max_lead", "jog_resume_window_s")
-        for name in plain:
-            _in_range(name, getattr(self, name), *RANGES[name])
-        _in_range("place_jog.speed", self.place_jog_speed, *RANGES["place_jog.speed"])
-        for name, speed in zip(JOINT_NAMES, self.joint_speeds, strict=True):
-            _in_range(f"joint_jog.{name}.speed", speed, *RANGES[f"joint_jog.{name}.speed"])
+        numbers = [(name, getattr(self, name)) for name in plain]
+        numbers.append(("place_jog.speed", self.place_jog_speed))
+        numbers += [(f"joint_jog.{n}.speed", s) for n, s in zip(JOINT_NAMES, self.joint_speeds, strict=True)]
+        for name, value in numbers:
+            _in_range(name, value, *RANGES[name])
         for name, axis in (*self._joint_axis_names(), ("place_jog.axis_x", self.place_jog_axis_x),
                            ("place_jog.axis_y", self.place_jog_axis_y)):
             if not RANGES[name][0] <= axis <= RANGES[name][1]:
