@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from salamander_control.cartesian.path import (
+    SNAP_TOL,
     PathCheck,
     PathSampling,
     check_line,
@@ -97,21 +98,6 @@ class MotionStep(NamedTuple):
     failure: tuple[IkStatus, str] | None
 
 
-SNAP_TOL = 5e-5
-"""rad. How far outside a limit the per-cycle IK may find a sample of a checked path and still snap it
-back onto the limit (moving the TCP by at most ~SNAP_TOL * 0.75 m, about 0.04 mm).
-
-The check solves samples at most 2 mm apart; between two feasible samples a path that runs along a
-limit can leave it by a few 1e-6 rad (measured 5e-6 on a line starting on the coupled limit), and
-Ruckig's samples are exact only to ~1e-8 m. Without the snap such a goal would pass its check and then
-stop half way."""
-
-
-def _split(pose: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """(tcp, tool_pitch, tool_yaw) of a pose, the IK's arguments."""
-    return pose[:3], float(pose[3]), float(pose[4])
-
-
 def _snap_ik(pose: np.ndarray, params: ArmParams, seed: Any) -> tuple[float, ...] | None:
     """The IK within SNAP_TOL of the limits, clamped back onto them; None when even that fails."""
     loose = solve_ik_pitched(pose[:3], pose[3], pose[4], relaxed(params, SNAP_TOL), seed=seed)
@@ -119,6 +105,12 @@ def _snap_ik(pose: np.ndarray, params: ArmParams, seed: Any) -> tuple[float, ...
         return None
     q = clamp_joints(loose.q, params, loose.q).q
     return q if within_limits(q, params) else None
+
+
+def _probe_ik(pose: np.ndarray, params: ArmParams, seed: Any) -> tuple[float, ...] | None:
+    """A velocity probe's IK: strict, else snapped onto the limits (`_snap_ik`); None if neither."""
+    res = solve_ik_pitched(pose[:3], pose[3], pose[4], params, seed=seed)
+    return res.q if res.ok else _snap_ik(pose, params, seed)
 
 
 class LinearMotion:
@@ -189,17 +181,16 @@ class LinearMotion:
         qd = (0.0,) * DOFS
         if np.any(state.velocity):
             step = state.velocity * _VELOCITY_PROBE
-            ahead = solve_ik_pitched(*_split(pose + step), params, seed=res.q)
-            behind = solve_ik_pitched(*_split(pose - step), params, seed=res.q)
+            # A probe a hair outside a limit snaps back onto it, as the target does: on a path starting
+            # at a stop the strict IK fails on both sides, and zero velocities under moving targets ask
+            # the generator for jerks it refuses (docs/design/cartesian_plan.md, "Between the samples").
+            ahead = _probe_ik(pose + step, params, res.q)
+            behind = _probe_ik(pose - step, params, res.q)
             # One-sided where the other probe leaves the workspace (a path starting on a limit).
-            hi, lo, span = res.q, res.q, _VELOCITY_PROBE
-            if ahead.ok:
-                hi = ahead.q
-            if behind.ok:
-                lo = behind.q
-            if ahead.ok and behind.ok:
-                span = 2.0 * _VELOCITY_PROBE
-            if ahead.ok or behind.ok:
+            hi = res.q if ahead is None else ahead
+            lo = res.q if behind is None else behind
+            span = _VELOCITY_PROBE * ((ahead is not None) + (behind is not None))
+            if span:
                 # remainder: a yaw at +-pi may come back in its other representation; that is no motion.
                 pairs = zip(hi, lo, strict=True)
                 qd = tuple(math.remainder(a - b, 2.0 * math.pi) / span for a, b in pairs)

@@ -9,7 +9,10 @@ most `PathSampling.spacing` apart in position and `angle_spacing` apart in attit
 least `min_samples` of them. Besides solving, consecutive solutions must be close (`max_joint_step`
 per sample): an IK that is Ok everywhere can still demand a jump, e.g. the base yaw wrapping from +pi
 to -pi behind the arm, or the base spinning half a turn where the line passes over the base axis.
-Those jumps are reported as the joint range that forces them (yaw/wrist out of range).
+Those jumps are reported as the joint range that forces them (yaw/wrist out of range). Where a joint
+(or the coupled pair) is near a limit, each interval is checked between its samples too (`_between`):
+a joint bows away from its chord between two samples, and on a path along a stop it can leave its range
+there by more than the per-cycle IK may snap back (`SNAP_TOL`).
 
 Pure numpy + the kinematics library, no rclpy.
 """
@@ -34,6 +37,25 @@ from salamander_control.kinematics import (
 
 Pose = tuple[float, float, float, float, float]
 """(x, y, z, tool_pitch, tool_yaw) in base_link: m, m, m, rad, rad."""
+
+SNAP_TOL = 5e-5
+"""rad. How far outside a limit the per-cycle IK may find a sample of a checked path and still snap it
+back onto the limit (moving the TCP by at most ~SNAP_TOL * 0.75 m, about 0.04 mm).
+
+The check solves samples at most 2 mm apart; between two feasible samples a path that runs along a
+limit can leave it by a few 1e-6 rad (measured 5e-6 on a line starting on the coupled limit), and
+Ruckig's samples are exact only to ~1e-8 m. Without the snap such a goal would pass its check and then
+stop half way. Farther out than this, the check between samples (`_between`) refuses the path."""
+
+NEAR_LIMIT = 0.01
+"""rad: an interval with a joint, or alpha or beta, this close to its limit at either end is also checked
+between its samples (`_between`). A joint bows from its chord over a 2 mm interval by about
+q'' * (2 mm)^2 / 8: 1.2e-4 rad on a line 57 mm from the base axis with the shoulder on its stop
+(docs/design/cartesian_plan.md, "Between the samples"), 5e-3 rad at 10 mm, where `max_joint_step`
+already refuses the pass."""
+
+BETWEEN = 16
+"""Sub-intervals of an interval checked between its samples: the bow left between them is 1/256 of it."""
 
 
 @dataclass(frozen=True)
@@ -185,18 +207,66 @@ def check_poses(
     if jump is not None:
         # Re-solve sequentially from the jump on; it reports the true first failure (or none).
         first_bad, status = _chain(poses, q, jump, seed_q, params, sampling)
+    distance = float(lengths[min(first_bad, len(poses) - 1)])
+    pose_at = poses[min(first_bad, len(poses) - 1)]
+    inside = _between(poses[: first_bad + 1], q[: first_bad + 1], params)
+    if inside is not None:  # the path leaves a range between two samples before any sample fails
+        first_bad, fraction, status, pose_at = inside
+        distance = float(lengths[first_bad - 1] + fraction * (lengths[first_bad] - lengths[first_bad - 1]))
     if status is IkStatus.OK:
         return PathCheck(IkStatus.OK, q, -1, float(lengths[-1]), float(lengths[-1]), None, "path feasible")
-    pose = tuple(float(v) for v in poses[first_bad])
+    pose = tuple(float(v) for v in pose_at)
     return PathCheck(
         status,
         None,
         first_bad,
-        float(lengths[first_bad]),
+        distance,
         float(lengths[-1]),
         pose,  # type: ignore[arg-type]
-        failure_message(status, where, first_bad, float(lengths[first_bad]), float(lengths[-1]), pose, poses),
+        failure_message(status, where, first_bad, distance, float(lengths[-1]), pose, poses),
     )
+
+
+def _limit_margin(q: np.ndarray, params: ArmParams) -> np.ndarray:
+    """(N,) the smallest distance of each row of joints (N, 5) to any of its limits, rad (NaN rows: NaN)."""
+    per_joint = np.minimum(q - np.asarray(params.joint_lower), np.asarray(params.joint_upper) - q).min(axis=1)
+    alpha = params.alpha_max - (q[:, 2] - q[:, 1])
+    beta = params.beta_max - (q[:, 1] - q[:, 2])
+    return np.minimum(per_joint, np.minimum(alpha, beta))
+
+
+def _between(
+    poses: np.ndarray, q: np.ndarray, params: ArmParams
+) -> tuple[int, float, IkStatus, np.ndarray] | None:
+    """The first point between two solved samples near a limit that leaves it by more than `SNAP_TOL`.
+
+    Only intervals with both ends solved and either end within `NEAR_LIMIT` of a limit are looked into,
+    each at `BETWEEN` sub-intervals, every point seeded with its interval's first solution.
+
+    Returns:
+        None, or (index of the interval's second sample, fraction along the interval, the IK status
+        there, the pose there).
+    """
+    if len(q) < 2:
+        return None
+    margin = _limit_margin(q, params)
+    near = margin < NEAR_LIMIT  # NaN (unsolved) rows compare False
+    solved = np.all(np.isfinite(q), axis=1)
+    pairs = np.flatnonzero((near[:-1] | near[1:]) & solved[:-1] & solved[1:])
+    if pairs.size == 0:
+        return None
+    a, b = poses[pairs], poses[pairs + 1].copy()
+    b[:, 4] = a[:, 4] + np.remainder(b[:, 4] - a[:, 4] + math.pi, 2.0 * math.pi) - math.pi  # the short way
+    f = np.linspace(0.0, 1.0, BETWEEN + 1)[1:-1]
+    points = (a[:, None, :] + f[None, :, None] * (b - a)[:, None, :]).reshape(-1, 5)
+    seeds = np.repeat(q[pairs], len(f), axis=0)
+    ik = solve_ik_batch(points[:, :3], points[:, 3], points[:, 4], relaxed(params, SNAP_TOL), seeds=seeds)
+    bad = np.flatnonzero(ik.status != IkStatus.OK)
+    if bad.size == 0:
+        return None
+    k = int(bad[0])
+    interval, sub = divmod(k, len(f))
+    return int(pairs[interval]) + 1, float(f[sub]), IkStatus(int(ik.status[k])), points[k]
 
 
 def failure_message(

@@ -206,6 +206,27 @@ def test_joint_velocities_sent_with_the_targets_match_how_the_targets_move():
     assert np.max(np.abs(velocities)) > 0.2 and np.all(velocities[-1] == 0.0)  # moving, then at rest
 
 
+def test_a_line_along_the_shoulders_stop_streams_the_velocities_its_targets_move_with():
+    # Within SNAP_TOL of the stop the strict IK fails on both sides of each target near the start: the
+    # velocity probes snap back onto the stop as the targets do (zero velocities under moving targets
+    # ask the generator for jerks it refuses, and the stream broke off).
+    q_stop = (0.0, -1.35, 0.03125, 0.0, 0.0)
+    start = np.array(pose_of(q_stop))
+    goal = start[:3] + 0.1 * np.array((0.0, 1.0, 0.25)) / math.hypot(1.0, 0.25)
+    run, early = start_goal(parse_goal(tuple(goal), 0.0, 0.0, "linear", 1.0, "bt"), CFG, 0.0, q_stop, None)
+    assert early is None, early.message
+    positions, t, velocities = [q_stop], 0.0, []
+    while (cycle := run.step(t := t + DT, CFG, positions[-1])).outcome is None:
+        if cycle.target is not None:
+            positions.append(cycle.target[0])
+            velocities.append(cycle.target[1])
+    assert cycle.outcome.result == "succeeded", cycle.outcome.message
+    assert all(within_limits(q, CFG.arm) for q in positions)
+    positions, velocities = np.array(positions[1:]), np.array(velocities)
+    central = (positions[2:] - positions[:-2]) / (2 * DT)
+    np.testing.assert_allclose(velocities[1:-1], central, atol=0.02)
+
+
 def test_retarget_mid_motion_is_continuous_and_ends_at_the_new_target():
     goal = parse_goal((0.35, -0.1, 0.0), 0.0, 0.5, "linear", 1.0, "bt")
     run, _ = start_goal(goal, CFG, 0.0, Q_START, None)

@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from salamander_control.cartesian.path import PathSampling, check_line, check_poses, line_poses
+from salamander_control.cartesian.path import (
+    SNAP_TOL,
+    PathSampling,
+    check_line,
+    check_poses,
+    line_poses,
+    relaxed,
+)
 from salamander_control.kinematics import (
     ArmParams,
     IkStatus,
@@ -111,6 +118,35 @@ def test_check_poses_names_the_path_it_checked():
     assert "along the blend" in check.message
 
 
+# On the shoulder's stop 57 mm from the base axis, rising as it goes out: between the first two samples
+# (2 mm apart) the shoulder bows below its stop, by 3.1e-5 rad rising 0.25 mm per mm (inside SNAP_TOL: the
+# per-cycle IK snaps it back), by 1.2e-4 rad rising 0.5 mm per mm (found by test_stream_follow.py).
+ON_STOP = (0.0, -1.35, 0.03125, 0.0, 0.0)
+
+
+def along_the_stop(rise: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    start = np.array(pose_of(ON_STOP))
+    direction = np.array((0.0, 1.0, rise)) / math.hypot(1.0, rise)
+    return tuple(start), (*(start[:3] + 0.1 * direction), 0.0, 0.0)
+
+
+def test_a_line_that_leaves_a_joint_range_between_two_samples_is_refused_where_it_leaves():
+    start, goal = along_the_stop(0.5)
+    poses = line_poses(start, goal, SAMPLING)
+    assert all(solve_ik_pitched(p[:3], p[3], p[4], seed=ON_STOP).ok for p in poses)  # every sample solves
+    check = check_line(start, goal, DEFAULT, ON_STOP, SAMPLING)
+    assert check.status is IkStatus.Q1_OUT_OF_RANGE and check.index == 1
+    assert 0.0 < check.distance < math.dist(poses[0][:3], poses[1][:3])
+    assert not solve_ik_pitched(check.pose[:3], 0.0, 0.0, relaxed(DEFAULT, SNAP_TOL), seed=ON_STOP).ok
+    assert check.message.startswith(f"q1_out_of_range at {check.distance * 1000:.1f} mm of 100.0 mm")
+
+
+def test_a_line_that_bows_past_a_limit_by_less_than_the_snap_is_feasible():
+    start, goal = along_the_stop(0.25)
+    check = check_line(start, goal, DEFAULT, ON_STOP, SAMPLING)
+    assert check.ok, check.message
+
+
 @settings(max_examples=300, deadline=None)
 @given(feasible_joints(), feasible_joints(), st.floats(1.0, 2.0))
 def test_random_lines_either_pass_with_joints_inside_every_limit_or_name_a_real_failure(
@@ -132,6 +168,12 @@ def test_random_lines_either_pass_with_joints_inside_every_limit_or_name_a_real_
         # Every sample before the named one solves; the named one does not, or only after a jump.
         assert all(solve_ik_pitched(p[:3], p[3], p[4], params).ok for p in poses[: check.index])
         bad = poses[check.index]
+        if not np.allclose(check.pose, bad, rtol=0.0, atol=1e-12):  # found between two samples
+            before = solve_ik_pitched(poses[check.index - 1][:3], bad[3], bad[4], params, seed=q_start)
+            between = check.pose
+            loose = relaxed(params, SNAP_TOL)
+            assert not solve_ik_pitched(between[:3], between[3], between[4], loose, seed=before.q).ok
+            return
         res = solve_ik_pitched(bad[:3], bad[3], bad[4], params)
         jumps = (IkStatus.YAW_OUT_OF_RANGE, IkStatus.WRIST_OUT_OF_RANGE, IkStatus.COUPLED_LIMIT)
         # Solvable only on the other elbow branch than the arm's (alpha_max > pi/2) is a jump too.

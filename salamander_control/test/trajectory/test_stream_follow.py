@@ -304,10 +304,11 @@ def feasible_lines(draw: st.DrawFn):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(line=feasible_lines(), stop_after=st.one_of(st.none(), st.integers(1, 60)))
 # Found by this test (2026-12-07, at ten times its examples): lines that start 57 mm from the base axis
-# with the shoulder at its stop ask the base for more jerk than it has; the stream breaks off, the arm
-# brakes on its path, the rest of that stream (its end too) is ignored, as designed, and the Cartesian
-# run resumes from where the arm stands (in the first, it stays there; the second is still on its way
-# when this harness stops).
+# with the shoulder on its stop. Between the path check's samples, 2 mm apart, the shoulder (the beam)
+# leaves its range by 1.2e-4 (7e-5) rad in the first 2 mm, more than the per-cycle IK may snap back; the
+# velocity probes failed on both sides and streamed zero velocities under moving targets, and the stream
+# broke off. The check now looks between its samples near a limit and refuses both lines
+# (docs/design/cartesian_plan.md, "Between the samples").
 @example(
     line=((0.0, -1.35, 0.03125, 0.0, 0.0), (0.05711210812180001, 0.22360679774997896, 0.18656968510803779),
           0.25),
@@ -326,9 +327,7 @@ def test_random_feasible_lines_are_followed_inside_the_limits(line, stop_after) 
     commands, outputs, sent = stream_line(q_start, target, speed, stop_after=stop_after)
     assert np.all(np.isfinite(commands))
     assert_within_limits(commands, q_start)
-    broke_off = any("cannot be followed" in o.stream_event for o in outputs)
-    if not broke_off:  # else braked on its path, and the resumed run may outlast this harness
-        assert tuple(commands[-1]) == sent[-1][0] and outputs[-1].velocity == (0.0,) * 5
+    assert tuple(commands[-1]) == sent[-1][0] and outputs[-1].velocity == (0.0,) * 5
     if stop_after is None and not any(o.stream_event for o in outputs):
         deviation = line_deviation(np.array([tcp(q) for q in commands]), tcp(q_start), np.array(target))
         assert deviation <= 1e-3
