@@ -96,19 +96,55 @@ def test_stop_releases_only_a_held_lease() -> None:
     assert keeper.stop() is True and not keeper.held(0.1) and keeper.next_request(5.0) is None
 
 
-@given(st.lists(st.tuples(st.floats(0.0, 0.6), st.booleans()), max_size=50))
-def test_the_keeper_never_claims_a_lease_past_its_deadline(steps) -> None:
-    """Whatever the answers, `held` is never true later than timeout after the last granted request."""
-    keeper = LeaseKeeper("bt", timeout=1.0)
-    now, last_grant_sent = 0.0, -math.inf
-    for dt, grant in steps:
+class LeaseServer:
+    """The generator's side, as it keeps the lease: a grant runs `timeout` from the request's arrival."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout, self.holder, self.deadline = timeout, "", -math.inf
+
+    def answer(self, op: LeaseOp, client: str, at: float) -> bool:
+        if at >= self.deadline:
+            self.holder = ""  # expired
+        if op is LeaseOp.ACQUIRE and self.holder in ("", client):
+            self.holder = client
+        elif op is not LeaseOp.HEARTBEAT or self.holder != client:
+            return False
+        self.deadline = at + self.timeout
+        return True
+
+
+# One step: time to the next look (s); the request's way to the server and its answer's way back (s, up
+# to past the timeout); whether the answer is lost; whether another client asks for the lease meanwhile.
+step = st.tuples(
+    st.floats(0.0, 0.6), st.floats(0.0, 0.7), st.floats(0.0, 0.7), st.booleans(), st.booleans()
+)
+
+
+@given(st.lists(step, max_size=60))
+def test_the_keeper_never_believes_in_a_lease_the_generator_has_dropped(steps) -> None:
+    """Whatever the delays, losses and rivals, `held` is true only while the generator's lease is ours."""
+    keeper, server = LeaseKeeper("bt", timeout=1.0), LeaseServer(1.0)
+    now, events = 0.0, []  # (when, order, what): a request reaching the server, or its answer coming back
+    for dt, way_in, way_back, lost, rival in steps:
         now += dt
+        while events and min(events)[0] <= now:
+            when, _, (kind, op, granted, request, back) = events.pop(events.index(min(events)))
+            if kind == "request":
+                granted = server.answer(op, "bt", when)
+                if back is not None:
+                    answer = ("answer", op, granted, request, None)
+                    events.append((when + back, 1000 * request + 1, answer))
+            else:
+                keeper.on_reply(op, granted, "x", "bt" if granted else server.holder, "tok", request)
+        if rival:
+            server.answer(LeaseOp.ACQUIRE, "rival", now)
         op = keeper.next_request(now)
         if op is not None:
-            keeper.on_reply(op, grant, "x", "bt" if grant else "other")
-            if grant:
-                last_grant_sent = now
-        assert not keeper.held(now) or now < last_grant_sent + 1.0
+            request = keeper.request_id
+            sent = ("request", op, False, request, None if lost else way_back)
+            events.append((now + way_in, 1000 * request, sent))
+        if keeper.held(now):
+            assert server.holder == "bt" and now < server.deadline, (now, server.holder, server.deadline)
 
 
 def test_the_token_from_acquire_is_kept_for_heartbeats_and_release_and_dropped_on_a_refusal() -> None:
