@@ -93,6 +93,23 @@ def _number_within(value: Any, high: float) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value) and 0.0 <= value <= high
 
 
+def pose_problem(tcp: Any, tool_pitch: Any, tool_yaw: Any) -> str:
+    """Why a target pose (a goal's or a retarget's) is refused, or "" when it is not.
+
+    Refused: not finite, or out of any sensible range (a path to a pose a million radians away would be
+    sampled for minutes, in the node's only executor).
+    """
+    values = (*tcp, tool_pitch, tool_yaw)
+    if len(values) != 5 or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
+        return f"pose must be finite, got tcp={tuple(tcp)} tool_pitch={tool_pitch} tool_yaw={tool_yaw}"
+    if any(abs(v) > MAX_ABS_TCP for v in values[:3]) or any(abs(v) > MAX_ABS_TOOL_ANGLE for v in values[3:]):
+        return (
+            f"pose out of any sensible range (|tcp| <= {MAX_ABS_TCP:g} m, |angles| <= {MAX_ABS_TOOL_ANGLE:g} "
+            f"rad), got tcp={tuple(tcp)} tool_pitch={tool_pitch} tool_yaw={tool_yaw}"
+        )
+    return ""
+
+
 def parse_goal(
     tcp: Any,
     tool_pitch: float,
@@ -119,16 +136,8 @@ def parse_goal(
     """
     if branch not in BRANCHES:
         raise GoalRejected(f"branch must be '', 'up' or 'down', got {branch!r}")
-    values = (*tcp, tool_pitch, tool_yaw)
-    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
-        raise GoalRejected(
-            f"pose must be finite, got tcp={tuple(tcp)} tool_pitch={tool_pitch} tool_yaw={tool_yaw}"
-        )
-    if any(abs(v) > MAX_ABS_TCP for v in values[:3]) or any(abs(v) > MAX_ABS_TOOL_ANGLE for v in values[3:]):
-        raise GoalRejected(
-            f"pose out of any sensible range (|tcp| <= {MAX_ABS_TCP:g} m, |angles| <= {MAX_ABS_TOOL_ANGLE:g} "
-            f"rad), got tcp={tuple(tcp)} tool_pitch={tool_pitch} tool_yaw={tool_yaw}"
-        )
+    if problem := pose_problem(tcp, tool_pitch, tool_yaw):
+        raise GoalRejected(problem)
     if path not in (PATH_LINEAR, PATH_JOINT):
         raise GoalRejected(f"path must be {PATH_LINEAR!r} or {PATH_JOINT!r}, got {path!r}")
     if not (
@@ -155,7 +164,7 @@ def parse_goal(
         )
     _check_band(band_speed_scale, band_start, band_end, path)
     scale = DEFAULT_SPEED_SCALE if speed_scale == 0.0 else float(speed_scale)
-    pose = tuple(float(v) for v in values)
+    pose = tuple(float(v) for v in (*tcp, tool_pitch, tool_yaw))
     return CartesianGoal(
         pose, path, scale, client_id, branch, lease_token, float(guard_force),  # type: ignore[arg-type]
         float(handoff_distance), float(band_speed_scale), float(band_start), float(band_end),

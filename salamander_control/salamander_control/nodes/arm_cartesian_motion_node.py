@@ -85,6 +85,7 @@ from salamander_control.cartesian.config import (
     GoalRejected,
     MotionConfig,
     parse_goal,
+    pose_problem,
 )
 from salamander_control.cartesian.contact import NO_SAMPLE, Efforts, read_efforts
 from salamander_control.cartesian.goal import GoalRun, start_goal, stream_start
@@ -535,12 +536,13 @@ class CartesianMotionNode(PolledNode):
         self, request: RetargetCartesian.Request, response: RetargetCartesian.Response
     ) -> RetargetCartesian.Response:
         """Swap the running goal's target when the new path is feasible; refuse otherwise."""
-        pose = (*point_to_tuple(request.tcp), request.tool_pitch, request.tool_yaw)
+        tcp = point_to_tuple(request.tcp)
+        pose = (*tcp, request.tool_pitch, request.tool_yaw)
         active = self._active
         status: IkStatus | None = None  # None: not tried, answered as INVALID_REQUEST
         ended = False  # no goal runs: routine when a client's retarget crosses its goal's end
-        if not all(math.isfinite(v) for v in pose):
-            ok, message = False, invalid_reason(f"retarget pose must be finite, got {pose}")
+        if problem := pose_problem(tcp, request.tool_pitch, request.tool_yaw):
+            ok, message = False, invalid_reason(f"retarget {problem}")
         elif active is None:
             ok, ended, message = False, True, invalid_reason("no active MoveCartesian goal to retarget")
         elif holder := self._taken_from(active):

@@ -331,6 +331,12 @@ def test_infeasible_retarget_is_refused_and_the_goal_ends_at_its_old_target(star
     reply = h.retarget((0.06, 0.0, 0.04))  # inside the housing
     assert not reply.success and reply.status == IkStatus.COUPLED_LIMIT
     assert "coupled_limit" in reply.message
+    # Finite but absurd: the path to it would be sampled for minutes (or not fit in memory) in the
+    # node's only executor; it is refused at once like a NaN, and the goal runs on.
+    for tcp, pitch in (((0.3, 0.12, 0.04), 1e12), ((1e9, 0.0, 0.0), 0.0), ((0.3, 0.12, 0.04), math.nan)):
+        reply = h.retarget(tcp, tool_pitch=pitch)
+        assert not reply.success and reply.status == INVALID_REQUEST, reply.message
+        assert "retarget pose" in reply.message
     res = h.result(handle)
     assert res.result.success, res.result.message
     final = np.array([res.result.final_tcp.x, res.result.final_tcp.y, res.result.final_tcp.z])
