@@ -39,14 +39,23 @@ _RANGES = {
     "tool_drop": (0.0, 1.0),
     "pad_mount_yaw": (-math.pi, math.pi),
 }
+# A per-joint limit may narrow its joint's travel (the defaults: docs/arm_model.md, the URDF's limits),
+# never widen it: a wider window would let the generator drive the joint into its stop.
+_TRAVEL = ArmParams()
+_RANGES.update({
+    f"{joint}_{end}": (getattr(_TRAVEL, f"{joint}_min"), getattr(_TRAVEL, f"{joint}_max"))
+    for joint in ("yaw", "q1", "q2", "wrist_pitch", "wrist_yaw")
+    for end in ("min", "max")
+})  # fmt: skip
+_JOINT_LIMIT = "per-joint limit {} (rad): may narrow the joint's travel, not widen it"
 
 
 def arm_param_specs() -> list[ParamSpec]:
     """ParamSpecs for every ArmParams field (joint limits described generically)."""
     specs = []
     for f in fields(ArmParams):
-        lo, hi = _RANGES.get(f.name, (-2.0 * math.pi, 2.0 * math.pi))
-        desc = _DESCRIPTIONS.get(f.name, f"per-joint limit {f.name} (rad)")
+        lo, hi = _RANGES[f.name]
+        desc = _DESCRIPTIONS.get(f.name, _JOINT_LIMIT.format(f.name))
         specs.append(ParamSpec(f.name, float(f.default), desc, lo, hi))
     return specs
 

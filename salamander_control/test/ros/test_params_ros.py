@@ -51,11 +51,20 @@ def test_set_over_the_service_refuses_bad_values_and_warns_on_narrowing(make_nod
 
     describe = _call(
         ros_executor, client, DescribeParameters, "/binding_under_test/describe_parameters",
-        DescribeParameters.Request(names=["alpha_max"]),
-    ).descriptors[0]
-    assert describe.floating_point_range[0].from_value == 0.0
-    assert describe.floating_point_range[0].to_value == 2.7
-    assert "q2 - q1" in describe.description
+        DescribeParameters.Request(names=["alpha_max", "wrist_pitch_max"]),
+    ).descriptors
+    assert describe[0].floating_point_range[0].from_value == 0.0
+    assert describe[0].floating_point_range[0].to_value == 2.7
+    assert "q2 - q1" in describe[0].description
+    # A per-joint limit narrows its joint's travel, never widens it past the stops (was: +-2 pi, so a
+    # window of 6.0-6.2 rad sent the wrist 4.4 rad into its stop).
+    assert describe[1].floating_point_range[0].to_value == 1.5708 and "not widen" in describe[1].description
+    for name, value, ok in (("wrist_pitch_max", 6.2, False), ("q1_min", -1.4, False), ("q1_max", 1.2, True)):
+        request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
+        result = _call(ros_executor, client, SetParameters, service, request).results[0]
+        assert result.successful is ok and (ok or name in result.reason), (name, result.reason)
+    arm = binding.snapshot
+    assert (arm.wrist_pitch_max, arm.q1_min, arm.q1_max) == (1.5708, -1.35, 1.2)
 
 
 def test_a_half_open_range_is_described_with_an_open_end_and_enforced(make_node, ros_executor) -> None:
