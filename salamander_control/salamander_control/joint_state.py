@@ -14,6 +14,9 @@ through `read_by_name`, so what counts as malformed is decided here once:
 - a NaN/inf value of a wanted joint, or a position or velocity beyond `MAX_ABS_VALUE` (orders of
   magnitude past any joint's range or speed: garbage, and arithmetic on it could overflow).
 
+A joint state that names none of the arm's joints is not about the arm (a gripper's own broadcaster on
+`/joint_states`): `names_an_arm_joint` tells the readers to pass it by, not refuse it.
+
 One exception: a NaN *effort* means "this joint's drive reports no effort" (ros2_control's
 joint_state_broadcaster fills the effort of a joint without an effort interface with NaN), so that
 joint is left out of `efforts`; an infinite effort is still refused.
@@ -47,6 +50,14 @@ class JointStateProblem(StrEnum):
 MAX_ABS_VALUE = 1000.0
 """Largest |position| (rad) or |velocity| (rad/s) accepted: every joint's range is within +-pi and its
 speed a few rad/s, so a larger value is bad input, refused like NaN."""
+
+
+def names_an_arm_joint(names: Sequence[str]) -> bool:
+    """Whether a joint state names at least one of the arm's five joints (else it is another device's)."""
+    return any(name in _ARM for name in names)
+
+
+_ARM = frozenset(JOINT_NAMES)
 
 
 class JointStateError(ValueError):

@@ -155,11 +155,12 @@ class ArmMotionCore:
     def contact_sensing(self) -> bool | None:
         """Whether the joint states carry the five joints' efforts: the first one heard decides, for good.
 
-        None before any. A joint whose effort is NaN (its drive reports none) counts as without.
+        None before any that names the five joints (another device's state cannot decide it). A joint
+        whose effort is NaN (its drive reports none) counts as without.
         """
         if self._efforts is None:
             state = self.joint_states.latest()
-            if state is not None:
+            if state is not None and set(JOINT_NAMES) <= state.sample.positions.keys():
                 self._efforts = set(JOINT_NAMES) <= state.sample.efforts.keys()
         return self._efforts
 

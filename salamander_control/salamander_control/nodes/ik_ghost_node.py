@@ -42,7 +42,7 @@ from salamander_control.ghost import params
 from salamander_control.ghost.anchor import anchor_tf_message, ghost_anchor, tf_message_type
 from salamander_control.ghost.core import evaluate_ghost
 from salamander_control.ghost.msgs import joint_state_msg, marker_array, status_msg
-from salamander_control.joint_state import JointStateError, joint_vector
+from salamander_control.joint_state import JointStateError, joint_vector, names_an_arm_joint
 from salamander_control.kinematics import IkStatus
 from salamander_control.latest_sample import LatestSample, PutResult
 from salamander_control.ros.conversions import read_stamp
@@ -93,6 +93,8 @@ class IkGhostNode(Node):
             self._timer.timer_period_ns = round(1e9 / new.max_rate_hz)
 
     def _on_joint_state(self, msg: JointState) -> None:
+        if not names_an_arm_joint(msg.name):
+            return  # another device's joint states (a gripper's broadcaster)
         stamp = read_stamp(msg.header.stamp, self._js_topic, self.get_logger())
         if stamp is None:
             return

@@ -48,7 +48,7 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from salamander_control import names
-from salamander_control.joint_state import joints_text
+from salamander_control.joint_state import joints_text, names_an_arm_joint
 from salamander_control.kinematics import JOINT_NAMES
 from salamander_control.ros.conversions import measured_joints, read_stamp
 from salamander_control.ros.coupled_limits_sync import own_coupled_limits
@@ -131,6 +131,8 @@ class TrajectoryGenerator(PolledNode):
     # --- callbacks that only cache or decide small things -------------------------------------------
 
     def _on_joint_states(self, msg: JointState) -> None:
+        if not names_an_arm_joint(msg.name):
+            return  # another device's joint states (a gripper's broadcaster): not the arm's, not for monitors
         measured = measured_joints(msg, self._js_topic, self.get_logger().error, velocities=True)
         if measured is not None:
             with self._lock:

@@ -15,7 +15,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point
 from sensor_msgs.msg import JointState
 
-from salamander_control.joint_state import JointStateError, JointVector, joint_vector
+from salamander_control.joint_state import JointStateError, JointVector, joint_vector, names_an_arm_joint
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
 from salamander_control.ros.log import LOG_THROTTLE_S
 from salamander_control.stamp import StampError, stamp_ns
@@ -40,8 +40,11 @@ def read_joint_vector(
 
     With `velocities` the velocities come too, and must be valid. Read by `joint_state.joint_vector`
     (extra joints ignored). A refusal is logged with `log` (a logger method, e.g. ``logger.warning``) as
-    ``ignoring <topic>: <why>``, throttled to one line per `LOG_THROTTLE_S`.
+    ``ignoring <topic>: <why>``, throttled to one line per `LOG_THROTTLE_S`. A message that names none of
+    the arm's joints is another device's (`names_an_arm_joint`): None, without a line.
     """
+    if not names_an_arm_joint(msg.name):
+        return None
     try:
         return joint_vector(msg.name, msg.position, msg.velocity if velocities else ())
     except JointStateError as exc:

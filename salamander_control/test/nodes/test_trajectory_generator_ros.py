@@ -85,6 +85,8 @@ class ArmUnderTest(RosPeer):
 
     # --- recorders ---
     def _on_state(self, msg: JointState) -> None:
+        if not set(JOINT_NAMES) <= set(msg.name):
+            return  # a test's own stand-in for another device's joint states
         by_name = dict(zip(msg.name, zip(msg.position, msg.velocity, strict=True), strict=True))
         q = tuple(by_name[n][0] for n in JOINT_NAMES)
         v = tuple(by_name[n][1] for n in JOINT_NAMES)
@@ -265,6 +267,47 @@ def test_narrowing_alpha_max_mid_motion_holds_from_the_next_cycle(arm) -> None:
     after = arm.states[changed_at:]
     assert max(alpha(s.q) for s in after) <= 1.1 + 1e-9
     assert arm.get_param("alpha_max") == 1.1 and arm.stop_hits == 0
+
+
+@pytest.mark.ros
+def test_another_devices_joint_states_are_passed_by_not_refused_nor_forwarded_to_the_monitors(arm) -> None:
+    """A gripper's own joint_state_broadcaster on /joint_states names none of the arm's joints: the
+    generator neither logs it as malformed nor forwards it on the monitor topic (the behaviour server
+    decided 'no efforts' for good on such a message, and its limit checks found the arm's joints
+    missing), and the arm moves as usual; a message naming only some of the arm's joints is refused."""
+    monitored: list[JointState] = []
+    at = names.absolute
+    node = arm.node
+    sub = node.create_subscription(JointState, at(names.JOINT_STATES_MONITOR), monitored.append, 1000)
+    gripper = node.create_publisher(JointState, at(names.JOINT_STATES), 10)
+    try:
+        since = len(arm.procs[1].lines)
+        start = REST_POSTURE
+        goal = (start[0] + 0.4, *start[1:])
+        arm.send(full(goal))
+        sent = 0
+
+        def publish_until_settled() -> bool:
+            nonlocal sent
+            msg = JointState(name=["suction_joint"], position=[0.01], effort=[0.2])
+            msg.header.stamp = arm.now().to_msg()
+            gripper.publish(msg)
+            sent += 1
+            return sent >= 100 and max(abs(a - b) for a, b in zip(arm.q, goal, strict=True)) < 1e-4
+
+        arm.wait(publish_until_settled, "the arm at its goal while a gripper publishes", timeout=30.0)
+        partial = JointState(name=["suction_joint", "base_yaw"], position=[0.01, 0.2])
+        partial.header.stamp = arm.now().to_msg()
+        gripper.publish(partial)
+        assert arm.procs[1].wait_for_text("lacks shoulder_pitch", since=since, timeout=10.0), arm.describe()
+        arm.send(full(start))
+        arm.wait_settled(start)
+        assert monitored and all(set(JOINT_NAMES) <= set(m.name) for m in monitored if m.name != partial.name)
+        refusals = [line for line in arm.procs[1].lines[since:] if "lacks" in line]
+        assert refusals and all("lacks shoulder_pitch" in line for line in refusals), refusals  # the partial
+    finally:
+        node.destroy_subscription(sub)
+        node.destroy_publisher(gripper)
 
 
 @pytest.mark.ros

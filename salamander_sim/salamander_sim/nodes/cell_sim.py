@@ -59,7 +59,7 @@ from std_srvs.srv import SetBool
 from visualization_msgs.msg import Marker, MarkerArray
 
 from salamander_control import names
-from salamander_control.joint_state import JointStateError, joint_vector
+from salamander_control.joint_state import JointStateError, joint_vector, names_an_arm_joint
 from salamander_control.kinematics import forward_kinematics
 from salamander_control.latest_sample import LatestSample, PutResult
 from salamander_control.ros.conversions import BASE_FRAME, read_stamp
@@ -174,6 +174,8 @@ class CellSimNode(PolledNode):
 
     def _on_joint_state(self, msg: JointState, received: float) -> None:
         """File a joint state received at `received` (time.monotonic()) in the mailbox."""
+        if not names_an_arm_joint(msg.name):
+            return  # another device's joint states (a gripper's broadcaster)
         stamp = read_stamp(msg.header.stamp, self._js_topic, self.get_logger())
         if stamp is None:
             return
