@@ -470,8 +470,17 @@ def test_the_guarded_pass_never_tears_a_can_off_nor_puts_it_outside_its_compartm
     r: float, angle: float, yaw: float, gx: float, gy: float, k: int, seed: int
 ) -> None:
     """Box offsets 0 .. 2 x clearance in any direction, yaw and grip within 3 sigma: the property holds,
-    except in a draw that ends in the `GRAZE` mode (counted; pinned by the strict xfails above)."""
-    check_property((r * math.cos(angle), r * math.sin(angle), yaw), (gx, gy), k, seed, grazes=True)
+    except in a draw that ends in the `GRAZE` mode (pinned by the strict xfails above), and at most
+    `MAX_GRAZES` of those: 2 in the 300-draw survey, so more than three in these 40 means a change made the
+    mode common, and the exemption would hide it."""
+    out = check_property((r * math.cos(angle), r * math.sin(angle), yaw), (gx, gy), k, seed, grazes=True)
+    if grazed(out):
+        PROPERTY_GRAZES.append((r, angle, yaw, gx, gy, k, seed))
+    assert len(PROPERTY_GRAZES) <= MAX_GRAZES, PROPERTY_GRAZES
+
+
+MAX_GRAZES = 3
+PROPERTY_GRAZES: list[tuple] = []  # the draws of the test above that grazed (this process)
 
 
 def test_only_a_graze_is_let_through() -> None:
