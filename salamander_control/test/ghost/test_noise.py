@@ -79,12 +79,31 @@ def test_noise_at_any_limit_keeps_the_ghost_green_and_near_the_reading(sample) -
 @settings(max_examples=3000, deadline=None)
 @given(q=st.tuples(*[st.floats(-4.0, 4.0) for _ in range(5)]), tol=st.floats(0.0, 0.1))
 def test_settling_moves_no_joint_more_than_the_tolerance_or_else_nothing(q, tol) -> None:
+    """Any reading (almost all of these lie far outside, and come back unchanged)."""
     settled = settle_into_limits(q, P, tol)
     if settled == q:
         return
     assert within_limits(settled, P)  # settled means inside every limit, exactly
     assert max(abs(a - b) for a, b in zip(settled, q, strict=True)) <= tol + 1e-12
     assert not within_limits(q, P)  # joints inside every limit are never moved
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(data=st.data(), tol=st.floats(1e-4, 0.1))
+def test_a_reading_within_the_tolerance_of_a_point_on_a_limit_settles_inside_every_limit(data, tol) -> None:
+    """Readings where settling has work to do: each joint within `tol` of a feasible point on a limit
+    (any tolerance up to 0.1 rad, not only the shipped one). The reading comes back inside every limit,
+    no joint moved more than `tol`; inside every limit already, it comes back unchanged."""
+    limit = data.draw(st.sampled_from(LIMITS))
+    true = onto(data.draw(feasible_joints(P)), limit, P)
+    assume(true is not None)
+    noise = data.draw(st.tuples(*[st.floats(-tol, tol) for _ in range(5)]))
+    reading = tuple(a + n for a, n in zip(true, noise, strict=True))
+    settled = settle_into_limits(reading, P, tol)
+    assert within_limits(settled, P), (reading, settled)
+    assert max(abs(a - b) for a, b in zip(settled, reading, strict=True)) <= tol + 1e-12
+    if within_limits(reading, P):
+        assert settled == reading
 
 
 @pytest.mark.parametrize("limit", LIMITS)
