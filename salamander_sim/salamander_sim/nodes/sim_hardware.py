@@ -69,6 +69,7 @@ class SimHardware(Node):
         self._efforts = EffortSensor(config.effort_noise, config.effort_seed)
         self._wrench: tuple[tuple[float, ...], float] | None = None  # (wrench, time.monotonic() received)
         self._wrench_fresh: bool | None = None  # as last logged (None: not yet)
+        self._holding = True  # as last logged: the motors hold until the first command
         self._period = 1.0 / float(self.get_parameter("update_rate_hz").value)
         self._last_tick = time.monotonic()
         self._stamps = StampClock(lambda: self.get_clock().now().nanoseconds)
@@ -146,6 +147,17 @@ class SimHardware(Node):
             else:
                 event = self._model.advance(pending.positions, dt, self._period, pending.velocities)
             position, velocity, hits = self._model.position, self._model.velocity, self._model.stop_hits
+            holding = self._model.holding
+        if holding != self._holding:
+            self._holding = holding
+            topic = self.resolve_topic_name(names.JOINT_COMMAND)
+            if holding:
+                self.get_logger().warning(
+                    f"no {topic} for {self._params.snapshot.command_timeout:.2f} s (command_timeout_s): "
+                    "the motors hold where they are"
+                )
+            else:
+                self.get_logger().info(f"commands on {topic}: the motors follow them")
         msg = self._js_msg
         msg.header.stamp = stamp
         msg.position = list(position)

@@ -74,7 +74,7 @@ def test_commands_delivered_in_late_bursts_never_make_the_arm_faster_than_comman
                 pub.publish(msg)
                 sent[0] += 1
 
-        peer.node.create_timer(BURST_S, send_owed)
+        sender = peer.node.create_timer(BURST_S, send_owed)
         first = len(states)
         peer.wait(lambda: time.monotonic() > start + RAMP_S + 0.6, "the ramp and its settling")
         moving = states[first:]
@@ -86,6 +86,11 @@ def test_commands_delivered_in_late_bursts_never_make_the_arm_faster_than_comman
         by_stamp = max((b[1] - a[1]) / ((b[0] - a[0]) * 1e-9) for a, b in pairs if b[0] > a[0])
         assert by_stamp <= SPEED * (1 + 1e-5), f"{by_stamp:.4f} rad/s from positions over stamps"
         print(f"bursts of {BURST_S * 1000:.0f} ms: fastest {fastest:.4f} rad/s (by stamps {by_stamp:.4f})")
+        # The commands stop (a generator killed): the motors hold, and the node says why.
+        assert sim.wait_for_text("/arm/joint_command: the motors follow them", timeout=1.0), sim.describe()
+        sender.cancel()
+        held = "no /arm/joint_command for 0.50 s (command_timeout_s): the motors hold where they are"
+        assert sim.wait_for_text(held, timeout=10.0), sim.describe()
     finally:
         if peer is not None:
             peer.close()
