@@ -36,3 +36,21 @@ def stamp_ns(stamp: Any) -> int:
     if not 0 <= nanosec < NS_PER_S:
         raise StampError(f"header stamp nanosec {nanosec} is not in [0, {NS_PER_S - 1}]")
     return sec * NS_PER_S + nanosec
+
+
+def skew_problem(stamp: int, now: int, limit_s: float) -> str:
+    """Why a measurement stamped `stamp` (ns, nonzero) is not taken at `now` (ns, the reader's clock), or "".
+
+    Refused: stamped more than `limit_s` before `now` (stale: a late or replayed message; taken, it would
+    put the arm back where it was) or after it (ahead: it would hold back every real one stamped before
+    it). Either way, if every message is refused, the robot's clock and the reader's disagree.
+    """
+    age = (now - stamp) / NS_PER_S
+    if -limit_s <= age <= limit_s:
+        return ""
+    which = "before" if age > 0 else "after"
+    return (
+        f"stamped {abs(age):.3f} s {which} this node's clock (more than {limit_s:.2f} s): "
+        f"{'stale' if age > 0 else 'ahead'}, or the robot's and this computer's clocks disagree"
+    )
+

@@ -7,7 +7,7 @@ from builtin_interfaces.msg import Time
 from hypothesis import given
 from hypothesis import strategies as st
 
-from salamander_control.stamp import NS_PER_S, StampError, stamp_ns
+from salamander_control.stamp import NS_PER_S, StampError, skew_problem, stamp_ns
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
 UINT32 = st.integers(0, 2**32 - 1)
@@ -31,3 +31,13 @@ def test_the_refusal_names_the_field_and_the_range() -> None:
         stamp_ns(Time(sec=1, nanosec=NS_PER_S))
     assert stamp_ns(Time()) == 0  # unstamped
     assert issubclass(StampError, ValueError)
+
+
+def test_a_measurement_stamped_past_the_limit_either_side_of_the_clock_is_refused_with_the_reason() -> None:
+    now = 1_000 * NS_PER_S
+    assert skew_problem(now, now, 0.5) == "" and skew_problem(now - NS_PER_S // 2, now, 0.5) == ""
+    stale = skew_problem(now - 2 * NS_PER_S, now, 0.5)
+    assert stale.startswith("stamped 2.000 s before this node's clock (more than 0.50 s): stale")
+    ahead = skew_problem(now + NS_PER_S, now, 0.5)
+    assert ahead.startswith("stamped 1.000 s after this node's clock (more than 0.50 s): ahead")
+

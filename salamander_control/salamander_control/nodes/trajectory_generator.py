@@ -57,6 +57,7 @@ from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.polled_subscription import PolledNode
 from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.ros.run import run_node
+from salamander_control.stamp import skew_problem
 from salamander_control.trajectory import params
 from salamander_control.trajectory.clamp import clamp_joints, describe_clamp
 from salamander_control.trajectory.core import ROUNDING, CycleOutput, TrajectoryConfig, TrajectoryCore
@@ -98,7 +99,7 @@ class TrajectoryGenerator(PolledNode):
         self._watch: MeasurementWatch | None = None  # created with the core
         self._last_cycle = 0.0  # monotonic time of the last control cycle
         self._gate = GoalGate()
-        self._lease_warnings = KindLogger(self.get_logger())
+        self._warnings = KindLogger(self.get_logger())  # per kind: lease events, stale or ahead joint states
         self._clamp_count = 0
         self._pace = LoopPace()  # cycles per timer call, and when the loop rests (trajectory.pace)
         self._hold = HoldThrottle()  # whether a cycle's command goes out (a standing one: as a keep-alive)
@@ -133,6 +134,14 @@ class TrajectoryGenerator(PolledNode):
     def _on_joint_states(self, msg: JointState) -> None:
         if not names_an_arm_joint(msg.name):
             return  # another device's joint states (a gripper's broadcaster): not the arm's, not for monitors
+        stamp = read_stamp(msg.header.stamp, self._js_topic, self.get_logger())
+        if stamp is None:
+            return
+        now, limit = self.get_clock().now().nanoseconds, self._params.snapshot.joint_state_timeout
+        if stamp and (skew := skew_problem(stamp, now, limit)):  # 0: unstamped, judged by its arrival only
+            kind = "stale" if stamp < now else "ahead"
+            self._warnings.warning(kind, f"ignoring {self._js_topic}: {skew}")
+            return
         measured = measured_joints(msg, self._js_topic, self.get_logger().error, velocities=True)
         if measured is not None:
             with self._lock:
@@ -226,7 +235,7 @@ class TrajectoryGenerator(PolledNode):
         ):
             # A heartbeat or release that is not the holder's, or the holder's name without its token.
             op = _LEASE_OPS.get(request.operation, "unknown")
-            self._lease_warnings.warning(
+            self._warnings.warning(
                 f"lease_{op.lower()}",  # throttled per operation: a flood of one cannot hide another
                 f"lease {op} from client id {request.client_id[:40]!r} refused: {reply.message}",
             )

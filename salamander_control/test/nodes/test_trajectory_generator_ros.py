@@ -311,6 +311,38 @@ def test_another_devices_joint_states_are_passed_by_not_refused_nor_forwarded_to
 
 
 @pytest.mark.ros
+def test_a_stale_or_ahead_joint_state_is_refused_and_never_re_anchors_the_command(arm) -> None:
+    """A joint state stamped 2 s before the generator's clock (late, or replayed) 0.3 rad off the arm,
+    and one stamped 2 s after it: both refused with the reason, neither taken for the arm's position
+    (re-anchoring at the stale one put the command back where the arm had been), and the move goes on."""
+    at = names.absolute
+    injector = arm.node.create_publisher(JointState, at(names.JOINT_STATES), 10)
+    try:
+        start = REST_POSTURE
+        arm.send(full(start))
+        arm.wait_settled(start)
+        since = len(arm.procs[1].lines)
+        goal = (start[0] + 0.6, *start[1:])
+        arm.send(full(goal))
+        arm.wait(lambda: arm.q[0] > start[0] + 0.1, "the arm to be under way")
+        for offset in (-2.0, 2.0):
+            msg = JointState(name=list(JOINT_NAMES), position=[start[0] + 0.3 * offset, *start[1:]])
+            msg.velocity = [0.0] * 5
+            msg.header.stamp = (arm.now() + Duration(seconds=offset)).to_msg()
+            injector.publish(msg)
+        said = arm.procs[1].wait_for_text(
+            "s before this node's clock (more than 0.50 s): stale",
+            "s after this node's clock (more than 0.50 s): ahead", timeout=10.0, since=since,
+        )
+        assert said, arm.describe()
+        arm.wait_settled(goal)
+        lines = "\n".join(arm.procs[1].lines[since:])
+        assert "re-anchored" not in lines and "from the recent commands" not in lines, lines
+    finally:
+        arm.node.destroy_publisher(injector)
+
+
+@pytest.mark.ros
 def test_the_post_clamp_keeps_the_shoulder_cuts_the_beam_back_and_warns(arm) -> None:
     """Issue 9.4: the operating notes' post-clamp, seen on /arm/clamp_report and in the WARN line."""
     reports: list[ClampReport] = []
