@@ -129,10 +129,16 @@ def test_a_post_clamp_step_from_inside_moves_no_joint_more_than_the_request_did(
     p = clamp_joints((0.0, *start, 0.0, 0.0), params, REST_POSTURE).q
     request = (0.0, p[1] + step[0] * 0.05, p[2] + step[1] * 0.05, 0.0, 0.0)
     result = post_clamp_joints(request, params, p)
-    if result.rule == BEAM_CUT_BACK:
-        largest = max(abs(request[1] - p[1]), abs(request[2] - p[2]))
-        assert abs(result.q[1] - p[1]) <= abs(request[1] - p[1])
-        assert abs(result.q[2] - p[2]) <= largest + 1e-12
+    assert within_limits(result.q, params), (request, result)
+    largest = max(abs(request[1] - p[1]), abs(request[2] - p[2]))
+    if result.rule == PROJECTION:  # no beam angle fits the shoulder's: onto the nearest feasible point
+        assert math.dist(result.q, request) <= math.dist(p, request) + 1e-12
+        return
+    # Clipped to the joints' boxes (rule ""), or the shoulder kept and the beam cut back: the shoulder
+    # moves no more than asked, the beam no more than the larger of the two requested steps.
+    assert abs(result.q[1] - p[1]) <= abs(request[1] - p[1]) + 1e-12
+    beam_bound = largest if result.rule == BEAM_CUT_BACK else abs(request[2] - p[2])
+    assert abs(result.q[2] - p[2]) <= beam_bound + 1e-12
 
 
 def test_post_clamp_cuts_the_beam_back_onto_alpha_max_and_says_so() -> None:
