@@ -38,19 +38,26 @@ def stamp_ns(stamp: Any) -> int:
     return sec * NS_PER_S + nanosec
 
 
-def skew_problem(stamp: int, now: int, limit_s: float) -> str:
+AHEAD_S = 0.1
+"""s: how far ahead of a reader's clock a measurement may be stamped. Stamped before it arrives, a
+measurement is behind the clock of the machine that reads it; only clocks that disagree put it ahead,
+and synchronised machines (NTP, PTP) agree to milliseconds. One stamped further ahead would hold back
+every real one stamped before it, by the newest-stamp-wins rule (`latest_sample`)."""
+
+
+def skew_problem(stamp: int, now: int, stale_s: float, ahead_s: float = AHEAD_S) -> str:
     """Why a measurement stamped `stamp` (ns, nonzero) is not taken at `now` (ns, the reader's clock), or "".
 
-    Refused: stamped more than `limit_s` before `now` (stale: a late or replayed message; taken, it would
-    put the arm back where it was) or after it (ahead: it would hold back every real one stamped before
-    it). Either way, if every message is refused, the robot's clock and the reader's disagree.
+    Refused: stamped more than `stale_s` before `now` (stale: a late or replayed message; taken, it would
+    put the arm back where it was) or more than `ahead_s` after it. Either way, if every message is
+    refused, the robot's clock and the reader's disagree.
     """
     age = (now - stamp) / NS_PER_S
-    if -limit_s <= age <= limit_s:
+    if -ahead_s <= age <= stale_s:
         return ""
-    which = "before" if age > 0 else "after"
-    return (
-        f"stamped {abs(age):.3f} s {which} this node's clock (more than {limit_s:.2f} s): "
-        f"{'stale' if age > 0 else 'ahead'}, or the robot's and this computer's clocks disagree"
-    )
+    if age > 0:
+        return f"stamped {age:.3f} s before this node's clock (more than {stale_s:.2f} s): stale, " + _CLOCKS
+    return f"stamped {-age:.3f} s after this node's clock (more than {ahead_s:.2f} s): ahead, " + _CLOCKS
 
+
+_CLOCKS = "or the robot's and this computer's clocks disagree"

@@ -38,6 +38,7 @@ def test_a_measurement_stamped_past_the_limit_either_side_of_the_clock_is_refuse
     assert skew_problem(now, now, 0.5) == "" and skew_problem(now - NS_PER_S // 2, now, 0.5) == ""
     stale = skew_problem(now - 2 * NS_PER_S, now, 0.5)
     assert stale.startswith("stamped 2.000 s before this node's clock (more than 0.50 s): stale")
-    ahead = skew_problem(now + NS_PER_S, now, 0.5)
-    assert ahead.startswith("stamped 1.000 s after this node's clock (more than 0.50 s): ahead")
+    assert skew_problem(now + NS_PER_S // 20, now, 0.5) == ""  # within AHEAD_S (0.1 s)
+    ahead = skew_problem(now + NS_PER_S // 4, now, 0.5)
+    assert ahead.startswith("stamped 0.250 s after this node's clock (more than 0.10 s): ahead")
 

@@ -102,11 +102,12 @@ from salamander_control.ros.conversions import (
     tuple_to_point,
 )
 from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
-from salamander_control.ros.log import LOG_THROTTLE_S
+from salamander_control.ros.log import LOG_THROTTLE_S, KindLogger
 from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.polled_subscription import PolledNode
 from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.ros.run import run_node
+from salamander_control.stamp import skew_problem
 from salamander_control.trajectory.lease import same_token
 from salamander_msgs.action import MoveCartesian
 from salamander_msgs.msg import LeaseState
@@ -165,6 +166,7 @@ class CartesianMotionNode(PolledNode):
         self._efforts: Efforts = NO_SAMPLE  # that sample's efforts (a guarded goal's input)
         self._command: tuple[tuple[float, ...], float] | None = None  # newest resting command, received
         self._joints_order = StampOrder()  # of the stamped joint states (unstamped ones are not ordered)
+        self._warnings = KindLogger(self.get_logger())  # per kind: joint states stale or ahead
         self._joints_time = -math.inf  # monotonic receive time
         self._active: _Active | None = None
         self._rest: RestStart | None = None  # where the last goal that succeeded left the command
@@ -216,6 +218,11 @@ class CartesianMotionNode(PolledNode):
             return
         stamp = read_stamp(msg.header.stamp, self._js_topic, self.get_logger())
         if stamp is None:
+            return
+        now = self.get_clock().now().nanoseconds
+        if stamp and (skew := skew_problem(stamp, now, self._binding.snapshot.joint_state_timeout_s)):
+            # Ahead, it would hold back every real state stamped before it (the newest stamp wins).
+            self._warnings.warning("stale" if stamp < now else "ahead", f"ignoring {self._js_topic}: {skew}")
             return
         with self._lock:
             if stamp and self._joints_order.offer(stamp) is PutResult.OUT_OF_ORDER:

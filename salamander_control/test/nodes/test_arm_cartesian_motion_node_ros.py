@@ -347,6 +347,28 @@ def test_infeasible_retarget_is_refused_and_the_goal_ends_at_its_old_target(star
     assert re.search(r"\[WARN\].*retarget: .*coupled_limit", h.stderr()), h.stderr()
 
 
+def test_a_joint_state_stamped_ahead_or_stale_is_refused_and_the_goal_goes_on(start_node):
+    """One stamped 0.9 s ahead of the node's clock used to become the newest, and every real one stamped
+    before it was dropped as out of order for 0.9 s (the measurement, and a guarded goal's efforts,
+    frozen); one stamped 2 s before the clock is stale. Both are refused, each with its reason."""
+    from rclpy.duration import Duration
+
+    h = start_node()
+    target = (0.3, 0.12, 0.04)
+    handle = h.send_accepted(h.goal(target, speed_scale=0.3))
+    assert h.wait(lambda: len(h.arm.targets) > 5)
+    for offset in (0.9, -2.0):
+        msg = h.arm._msg_type(name=list(JOINT_NAMES), position=[float(v) for v in h.arm.q])
+        msg.header.stamp = (h.arm.node.get_clock().now() + Duration(seconds=offset)).to_msg()
+        h.arm._pub.publish(msg)
+    ahead = re.compile(r"\[WARN\].*ignoring /joint_states: stamped 0\.\d\d\d s after this node's clock")
+    stale = re.compile(r"\[WARN\].*ignoring /joint_states: stamped 2\.\d\d\d s before this node's clock")
+    assert h.wait(lambda: ahead.search(h.stderr()) and stale.search(h.stderr())), h.stderr()
+    res = h.result(handle)
+    assert res.result.success, res.result.message
+    assert "stamp older than the last one" not in h.stderr()  # no real one was held back
+
+
 def test_alpha_max_set_at_run_time_decides_the_next_early_fail(start_node):
     q_start = (0.0, 0.0, 0.5, 0.0, 0.0)
     rest_tcp = tcp_of((0.0, math.radians(-45.0), math.radians(33.8), 0.0, 0.0))  # needs q2 - q1 = 1.375
