@@ -585,16 +585,6 @@ def test_manual_place_checkbox_sets_the_parameter_and_follows_it_without_echo(st
     assert "operator view: manual_place :=" not in stack.said_since(mark), stack.said_since(mark)
 
 
-def test_new_box_resets_the_box_estimate_the_status_shows(stack, page):
-    page.draw_3d(False)
-    page.until(lambda: page.status("box estimate") != "", "the box estimate row")
-    page.until(lambda: page.enabled("new box"), "new box enabled (no run)")
-    mark = stack.log_mark()
-    page.click("new box")
-    stack.logged("operator view: new box (client", "new box: the box estimate is reset", since=mark)
-    page.until(lambda: page.status("box estimate").startswith("none yet"), "the page showing no estimate")
-
-
 def test_a_run_from_the_page_start_nudge_confirm_cancel(stack, browser, page, record_property):
     page.draw_3d(False)  # what the page receives does not depend on its drawing (Page.draw_3d)
     assert stack.set_param("manual_place", True).successful
@@ -679,6 +669,23 @@ def test_a_run_from_the_page_start_nudge_confirm_cancel(stack, browser, page, re
     page.until(lambda: page.status("run").startswith("cancelled"), "the page saying cancelled")
     again = "start run enabled again"
     page.until(lambda: page.enabled("start run") and not page.enabled("cancel run"), again)
+
+
+def test_new_box_resets_the_box_estimate_the_status_shows(stack, page):
+    """After the run above, whose confirmed can_0 is evidence of the box: the row shows an estimate, and
+    "new box" resets it (before, this ran on a fresh stack whose row read "none yet" from the start)."""
+    page.draw_3d(False)
+
+    def estimated() -> bool:
+        row = page.status("box estimate")
+        return row != "" and not row.startswith("none yet")
+
+    page.until(estimated, "the box estimate from can_0's confirm")
+    page.until(lambda: page.enabled("new box"), "new box enabled (no run)")
+    mark = stack.log_mark()
+    page.click("new box")
+    stack.logged("operator view: new box (client", "new box: the box estimate is reset", since=mark)
+    page.until(lambda: page.status("box estimate").startswith("none yet"), "the page showing no estimate")
 
 
 def test_on_an_open_address_the_controls_need_the_token(stack, browser, tmp_path):

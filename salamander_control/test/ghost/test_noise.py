@@ -76,7 +76,7 @@ def test_noise_at_any_limit_keeps_the_ghost_green_and_near_the_reading(sample) -
         assert (wrapped(a, b) if i in (0, 4) else abs(a - b)) <= TOL + 1e-9, (i, ghost.joints, reading)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(q=st.tuples(*[st.floats(-4.0, 4.0) for _ in range(5)]), tol=st.floats(0.0, 0.1))
 def test_settling_moves_no_joint_more_than_the_tolerance_or_else_nothing(q, tol) -> None:
     """Any reading (almost all of these lie far outside, and come back unchanged)."""
@@ -88,7 +88,7 @@ def test_settling_moves_no_joint_more_than_the_tolerance_or_else_nothing(q, tol)
     assert not within_limits(q, P)  # joints inside every limit are never moved
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(data=st.data(), tol=st.floats(1e-4, 0.1))
 def test_a_reading_within_the_tolerance_of_a_point_on_a_limit_settles_inside_every_limit(data, tol) -> None:
     """Readings where settling has work to do: each joint within `tol` of a feasible point on a limit
