@@ -236,9 +236,12 @@ def test_a_server_stalled_past_its_lease_in_the_rim_band_stops_the_run_holding_a
     status, result = peer.result(handle)
     assert list(result.outcomes) == ["aborted"], (result, bt.describe())
     after = "\n".join(bt.lines[mark:])
-    assert "the tree did not tick for 1." in after, after
-    assert "arm lease lapsed, no heartbeat confirmed" in after, after
     why = next(line for line in bt.lines[mark:] if "can_0: aborted, run stopped" in line)
+    # The stop may land inside a tick (seen once in a suite run on a loaded machine): that tick goes on
+    # after it, past the stall check, and its leaf finds the lease lapsed: no stall to report, and no
+    # lease granted anew. Either way the run stops on the lease, never on inputs stale only here.
+    if "the tree did not tick for 1." in after:
+        assert "arm lease lapsed, no heartbeat confirmed" in after, after
     # The lease, by whichever came first after the stall: the leaf's check (not held yet) or the goal's
     # (granted anew, under another token).
     assert "over the rim can_0" in why and "the arm lease" in why and "stale" not in why, why
