@@ -173,11 +173,19 @@ def settle_into_limits(measured: Sequence[float], params: ArmParams, tolerance: 
     elif (over := q[1] - q[2] - p.beta_max) > 0.0:  # beam up first, then shoulder down
         d2 = min(over, max(up2, 0.0))
         q[2], q[1] = q[2] + d2, q[1] - min(over - d2, max(down1, 0.0))
-    for _ in range(_NUDGE_STEPS):  # rounding: step q2 by single ulps onto the feasible side
-        if q[2] - q[1] > p.alpha_max:
-            q[2] = math.nextafter(q[2], -math.inf)
-        elif q[1] - q[2] > p.beta_max:
-            q[2] = math.nextafter(q[2], math.inf)
+    for _ in range(_NUDGE_STEPS):  # rounding: step onto the feasible side by an ulp of the difference
+        # (an ulp of q2 alone is far too small when q2 is near 0: 5e-324 against 1.1e-16 at 0.87)
+        step = math.ulp(max(abs(q[1]), abs(q[2])))
+        if q[2] - q[1] > p.alpha_max:  # the beam down, or the shoulder up where the beam is on its stop
+            if q[2] - step >= p.q2_min:
+                q[2] -= step
+            else:
+                q[1] += step
+        elif q[1] - q[2] > p.beta_max:  # the beam up, or the shoulder down where the beam is on its stop
+            if q[2] + step <= p.q2_max:
+                q[2] += step
+            else:
+                q[1] -= step
         else:
             break
     moved = max(abs(a - b) for a, b in zip(q, raw, strict=True))

@@ -106,6 +106,17 @@ def test_a_reading_within_the_tolerance_of_a_point_on_a_limit_settles_inside_eve
         assert settled == reading
 
 
+@pytest.mark.parametrize("tol", [0.02956913827655311, 0.03155310621242485, 0.0175])
+def test_a_reading_off_by_the_whole_tolerance_at_the_corner_of_beta_and_the_beams_stop_settles(tol) -> None:
+    """The arm at q1 = beta_max, q2 = 0 read +tol and -tol off: settling the shoulder down by tol left it
+    one ulp past beta_max (0.8700000000000001), and single-ulp steps of q2 from 0.0 (5e-324 each) could
+    not close that: the reading came back unsettled (found by review: 19 of 500 tolerances to 0.1 rad)."""
+    reading = (0.0, P.beta_max + tol, 0.0 - tol, 0.0, 0.0)
+    settled = settle_into_limits(reading, P, tol)
+    assert within_limits(settled, P), settled
+    assert max(abs(a - b) for a, b in zip(settled, reading, strict=True)) <= tol + 1e-12
+
+
 @pytest.mark.parametrize("limit", LIMITS)
 def test_a_reading_just_past_each_limit_is_green_and_one_well_past_it_is_red(limit) -> None:
     base = {"alpha_max": (0.3, -0.6, 0.5, 0.1, -0.4), "beta_max": (0.3, 1.2, 0.5, 0.1, -0.4)}
