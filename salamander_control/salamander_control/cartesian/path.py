@@ -100,12 +100,13 @@ class PathCheck(NamedTuple):
     """Outcome of a path check.
 
     Attributes:
-        status: Ok, or the IK status of the first infeasible sample.
+        status: Ok, or the IK status of the first infeasible point.
         joints: (N, 5) solutions of every sample when Ok, else None.
-        index: index of the first infeasible sample, -1 when Ok.
-        distance: TCP path length from the start to that sample (the whole length when Ok), m.
+        index: index of the first infeasible sample, or, when the first infeasible point lies between
+            two samples (`_between`), of the second of them; -1 when Ok.
+        distance: TCP path length from the start to that point (the whole length when Ok), m.
         length: TCP path length of the whole path, m.
-        pose: the first infeasible pose, None when Ok.
+        pose: the first infeasible point, None when Ok.
         message: one sentence for the action result and the logs.
     """
 

@@ -1,8 +1,9 @@
 """The arm-model parameters: the kinematics node's, and a group every node using the arm model declares.
 
 `alpha_max` and `beta_max` are pinned live parameters (docs/interfaces.md); geometry and per-joint
-limits are parameters too (defaults in docs/arm_model.md) so a recalibrated arm needs no code change.
-Their values are written once, in config/arm.yaml, which each of these nodes loads before its own file.
+limits are parameters too (defaults in docs/arm_model.md) so a recalibrated arm needs no code change;
+a per-joint limit may narrow its joint's travel (the defaults), never widen it past the stops. Their
+values are written once, in config/arm.yaml, which each of these nodes loads before its own file.
 
 The group (`arm_param_specs`, `build_arm_params`, `arm_params_warnings`) is what the trajectory
 generator, the Cartesian motion node, the ghost, the cell simulator, the behaviour server and the

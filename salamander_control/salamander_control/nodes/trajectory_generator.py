@@ -132,8 +132,14 @@ class TrajectoryGenerator(PolledNode):
     # --- callbacks that only cache or decide small things -------------------------------------------
 
     def _on_joint_states(self, msg: JointState) -> None:
-        if not names_an_arm_joint(msg.name):
-            return  # another device's joint states (a gripper's broadcaster): not the arm's, not for monitors
+        if not names_an_arm_joint(msg.name):  # another device's (a gripper's broadcaster): not for monitors
+            if self._core is None:  # none of the arm's yet: a robot whose joints are misnamed waits here
+                named = ", ".join(msg.name[:6])
+                self.get_logger().warning(
+                    f"passing by {self._js_topic} naming none of the arm's joints ({named}): still waiting "
+                    f"for {', '.join(JOINT_NAMES)}", throttle_duration_sec=LOG_THROTTLE_S,
+                )
+            return
         stamp = read_stamp(msg.header.stamp, self._js_topic, self.get_logger())
         if stamp is None:
             return

@@ -169,7 +169,8 @@ def test_random_lines_either_pass_with_joints_inside_every_limit_or_name_a_real_
         assert all(solve_ik_pitched(p[:3], p[3], p[4], params).ok for p in poses[: check.index])
         bad = poses[check.index]
         if not np.allclose(check.pose, bad, rtol=0.0, atol=1e-12):  # found between two samples
-            before = solve_ik_pitched(poses[check.index - 1][:3], bad[3], bad[4], params, seed=q_start)
+            prev = poses[check.index - 1]
+            before = solve_ik_pitched(prev[:3], prev[3], prev[4], params, seed=q_start)
             between = check.pose
             loose = relaxed(params, SNAP_TOL)
             assert not solve_ik_pitched(between[:3], between[3], between[4], loose, seed=before.q).ok
