@@ -55,9 +55,12 @@ def skew_problem(stamp: int, now: int, stale_s: float, ahead_s: float = AHEAD_S)
     age = (now - stamp) / NS_PER_S
     if -ahead_s <= age <= stale_s:
         return ""
-    if age > 0:
-        return f"stamped {age:.3f} s before this node's clock (more than {stale_s:.2f} s): stale, " + _CLOCKS
-    return f"stamped {-age:.3f} s after this node's clock (more than {ahead_s:.2f} s): ahead, " + _CLOCKS
-
-
-_CLOCKS = "or the robot's and this computer's clocks disagree"
+    if age > 0:  # queued while this node was stopped or starved, delayed, or replayed
+        return (
+            f"stamped {age:.3f} s before this node's clock (more than {stale_s:.2f} s): stale (this node "
+            "or the link stalled, or a replay), or the robot's and this computer's clocks disagree"
+        )
+    return (
+        f"stamped {-age:.3f} s after this node's clock (more than {ahead_s:.2f} s): ahead, or the robot's "
+        "and this computer's clocks disagree"
+    )
