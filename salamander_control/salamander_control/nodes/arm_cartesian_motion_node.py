@@ -98,7 +98,7 @@ from salamander_control.ros.conversions import (
     measured_joints,
     point_to_tuple,
     read_joint_vector,
-    read_stamp,
+    read_measurement_stamp,
     tuple_to_point,
 )
 from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
@@ -107,7 +107,6 @@ from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.polled_subscription import PolledNode
 from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.ros.run import run_node
-from salamander_control.stamp import skew_problem
 from salamander_control.trajectory.lease import same_token
 from salamander_msgs.action import MoveCartesian
 from salamander_msgs.msg import LeaseState
@@ -216,13 +215,11 @@ class CartesianMotionNode(PolledNode):
         q = measured_joints(msg, self._js_topic, self.get_logger().warning, velocities=True)
         if q is None:
             return
-        stamp = read_stamp(msg.header.stamp, self._js_topic, self.get_logger())
+        # Stamped ahead, one would hold back every real state stamped before it (the newest stamp wins).
+        now, limit = self.get_clock().now().nanoseconds, self._binding.snapshot.joint_state_timeout_s
+        stamp = read_measurement_stamp(msg.header.stamp, self._js_topic, self.get_logger(), self._warnings,
+                                       now, limit)  # fmt: skip
         if stamp is None:
-            return
-        now = self.get_clock().now().nanoseconds
-        if stamp and (skew := skew_problem(stamp, now, self._binding.snapshot.joint_state_timeout_s)):
-            # Ahead, it would hold back every real state stamped before it (the newest stamp wins).
-            self._warnings.warning("stale" if stamp < now else "ahead", f"ignoring {self._js_topic}: {skew}")
             return
         with self._lock:
             if stamp and self._joints_order.offer(stamp) is PutResult.OUT_OF_ORDER:

@@ -50,14 +50,13 @@ from sensor_msgs.msg import JointState
 from salamander_control import names
 from salamander_control.joint_state import joints_text, names_an_arm_joint
 from salamander_control.kinematics import JOINT_NAMES
-from salamander_control.ros.conversions import measured_joints, read_stamp
+from salamander_control.ros.conversions import measured_joints, read_measurement_stamp, read_stamp
 from salamander_control.ros.coupled_limits_sync import own_coupled_limits
 from salamander_control.ros.log import LOG_THROTTLE_S, KindLogger
 from salamander_control.ros.params import ParamBinding
 from salamander_control.ros.polled_subscription import PolledNode
 from salamander_control.ros.qos import LATCHED, SERVICE_QOS
 from salamander_control.ros.run import run_node
-from salamander_control.stamp import skew_problem
 from salamander_control.trajectory import params
 from salamander_control.trajectory.clamp import clamp_joints, describe_clamp
 from salamander_control.trajectory.core import ROUNDING, CycleOutput, TrajectoryConfig, TrajectoryCore
@@ -140,13 +139,9 @@ class TrajectoryGenerator(PolledNode):
                     f"for {', '.join(JOINT_NAMES)}", throttle_duration_sec=LOG_THROTTLE_S,
                 )
             return
-        stamp = read_stamp(msg.header.stamp, self._js_topic, self.get_logger())
-        if stamp is None:
-            return
         now, limit = self.get_clock().now().nanoseconds, self._params.snapshot.joint_state_timeout
-        if stamp and (skew := skew_problem(stamp, now, limit)):  # 0: unstamped, judged by its arrival only
-            kind = "stale" if stamp < now else "ahead"
-            self._warnings.warning(kind, f"ignoring {self._js_topic}: {skew}")
+        log = self.get_logger()
+        if read_measurement_stamp(msg.header.stamp, self._js_topic, log, self._warnings, now, limit) is None:
             return
         measured = measured_joints(msg, self._js_topic, self.get_logger().error, velocities=True)
         if measured is not None:

@@ -17,8 +17,8 @@ from sensor_msgs.msg import JointState
 
 from salamander_control.joint_state import JointStateError, JointVector, joint_vector, names_an_arm_joint
 from salamander_control.kinematics import JOINT_NAMES, IkStatus
-from salamander_control.ros.log import LOG_THROTTLE_S
-from salamander_control.stamp import StampError, stamp_ns
+from salamander_control.ros.log import LOG_THROTTLE_S, KindLogger
+from salamander_control.stamp import StampError, skew_problem, stamp_ns
 from salamander_msgs.msg import IkStatus as IkStatusMsg
 
 INVALID_REQUEST = 255
@@ -105,6 +105,22 @@ def read_stamp(stamp: Time, topic: str, logger: Any) -> int | None:
     except StampError as exc:
         logger.warning(f"ignoring {topic}: {exc}", throttle_duration_sec=LOG_THROTTLE_S)
         return None
+
+
+def read_measurement_stamp(
+    stamp: Time, topic: str, logger: Any, warnings: KindLogger, now: int, stale_s: float
+) -> int | None:
+    """`read_stamp` of a measurement; also None when stamped too long before `now` or ahead of it.
+
+    `now` is the node's clock (ns); too long is `stale_s`, ahead as `stamp.skew_problem` says. Each kind
+    ("stale", "ahead") is logged through `warnings`. 0 (unstamped) passes: such a measurement is judged
+    by its arrival only.
+    """
+    read = read_stamp(stamp, topic, logger)
+    if read and (skew := skew_problem(read, now, stale_s)):
+        warnings.warning("stale" if read < now else "ahead", f"ignoring {topic}: {skew}")
+        return None
+    return read
 
 
 def ik_status_from_msg(value: int) -> IkStatus:
