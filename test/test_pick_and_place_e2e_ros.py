@@ -309,12 +309,15 @@ def test_no_twist_for_the_timeout_fails_without_releasing(start):
 def test_sigterm_cancels_the_running_goal_and_releases_the_lease(start):
     from action_msgs.msg import GoalStatus
 
-    run = start(1)
+    # Transit at a tenth of the full speed: the first move (a joint goal above can_0) runs for seconds, so
+    # the goal seen executing is still executing when the signal lands, however loaded the machine is.
+    # (At full speed a goal may end between the status seen here and the signal: it did, once, in CI.)
+    run = start(1, transit_speed=0.1)
     generator = run.arm.procs[1]
     known = set(run.goals)  # goals of earlier tests (the arm stack is the module's)
+    run.wait(lambda: run.lease_holder() == "behavior_server", "the behaviour server holding the lease")
     run.wait(lambda: run.executing_goal(known) is not None, "a MoveCartesian goal of this run executing")
     goal = run.executing_goal(known)
-    run.wait(lambda: run.lease_holder() == "behavior_server", "the behaviour server holding the lease")
     mark = len(generator.lines)
     run.bt.send_signal(signal.SIGTERM)  # the runner's / systemd's stop
     # The exit code is run_node's business (its SIGTERM handler races the executor: 0 or an RCLError
