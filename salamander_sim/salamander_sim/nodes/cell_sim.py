@@ -10,12 +10,13 @@ with the arm model and the cell config::
         --params-file config/cell.yaml
 
 - subscribes `/joint_states`, polled (`ros.polled_subscription`: the executor is not woken 100 times a
-  second for them): each step first takes the messages received since the last one and files the newest
-  (by stamp) in a one-slot mailbox, with the time it was measured (its stamp on the node's monotonic
-  clock: `_clock_offset`); the step reads it, refuses a malformed one with a throttled
-  warning, computes the TCP with the kinematics library (the arm model is a parameter set, as in the
-  other nodes) and steps the engine to the time of that measurement, so the physics moves the pad
-  between measurements at the pace they were taken (it runs behind the clock by the joint states'
+  second for them): each step first takes the messages received since the last one, refuses one stamped
+  more than `joint_state_timeout_s` before this node's clock or ahead of it (`stamp.skew_problem`, as the
+  generator does), and files the newest (by stamp) in a one-slot mailbox, with the time it was measured
+  (its stamp on the node's monotonic clock: `_clock_offset`); the step reads it, refuses a malformed one
+  with a throttled warning, computes the TCP with the kinematics library (the arm model is a parameter
+  set, as in the other nodes) and steps the engine to the time of that measurement, so the physics moves
+  the pad between measurements at the pace they were taken (it runs behind the clock by the joint states'
   latency; with no fresh joint state it catches up with the pad at rest). An update that comes more
   than `skip_gap_s` after the previous one (the node was stopped or starved of CPU) does not simulate
   the gap: the engine's `skip` moves the clock on, the pad and a held can go straight to the newest
@@ -62,7 +63,7 @@ from salamander_control import names
 from salamander_control.joint_state import JointStateError, joint_vector, names_an_arm_joint
 from salamander_control.kinematics import forward_kinematics
 from salamander_control.latest_sample import LatestSample, PutResult
-from salamander_control.ros.conversions import BASE_FRAME, read_stamp
+from salamander_control.ros.conversions import BASE_FRAME, read_measurement_stamp
 from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
 from salamander_control.ros.log import KindLogger
 from salamander_control.ros.params import ParamBinding
@@ -176,12 +177,17 @@ class CellSimNode(PolledNode):
         """File a joint state received at `received` (time.monotonic()) in the mailbox."""
         if not names_an_arm_joint(msg.name):
             return  # another device's joint states (a gripper's broadcaster)
-        stamp = read_stamp(msg.header.stamp, self._js_topic, self.get_logger())
+        # Stale or ahead of this node's clock: refused, as the generator refuses it (a replayed state must
+        # not grip a can, and one stamped ahead would block every real state until its stamp passed).
+        clock = self.get_clock().now().nanoseconds
+        stale_s = self._params.snapshot.config.node["joint_state_timeout_s"]
+        log = self.get_logger()
+        stamp = read_measurement_stamp(msg.header.stamp, self._js_topic, log, self._warnings, clock, stale_s)
         if stamp is None:
             return
         now = received - self._t0  # its arrival on the model's clock
         measured = stamp * 1e-9 + self._clock_offset()
-        if not now - 1.0 <= measured <= now:  # a stamp from another clock: its arrival
+        if not now - 1.0 <= measured <= now:  # unstamped, or the clocks' offset not yet known: its arrival
             measured = now
         if self._latest.put(stamp, (msg, measured)) is PutResult.OUT_OF_ORDER:
             self._warn("out_of_order", f"skipped a {self._js_topic} stamped before the newest one received")

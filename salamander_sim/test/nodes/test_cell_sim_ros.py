@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from geometry_msgs.msg import WrenchStamped
+from rclpy.duration import Duration
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, String
@@ -70,6 +71,7 @@ class CellPeer(RosPeer):
         self.part: list[tuple[float, bool]] = []  # (arrival, value) of every part-present message
         self.wrench: WrenchStamped | None = None
         self.sent_stamps: set[tuple[int, int]] = set()  # of the joint states published
+        self.stamp_offset_ns = 0  # added to each joint state's stamp (a replayed, or a clock ahead)
         at = names.absolute  # the default launch's names (the peer lives at /)
         self.js_pub = self.node.create_publisher(JointState, at(names.JOINT_STATES), 10)
         self.node.create_subscription(String, at(names.CELL_STATE), self._on_state, 10)
@@ -90,7 +92,7 @@ class CellPeer(RosPeer):
             if s >= 1.0:
                 self._ramp = None
         msg = JointState(name=self.names, position=[float(v) for v in self.q])
-        msg.header.stamp = self.node.get_clock().now().to_msg()
+        msg.header.stamp = (self.node.get_clock().now() + Duration(nanoseconds=self.stamp_offset_ns)).to_msg()
         self.sent_stamps.add((msg.header.stamp.sec, msg.header.stamp.nanosec))
         self.js_pub.publish(msg)
 
@@ -293,6 +295,17 @@ def test_bad_joint_states_never_grip_and_parameters_are_guarded(peer: CellPeer) 
     assert peer.set_vacuum(True).success
     assert not peer.spin_until(lambda: peer.state["contact"] is not None, timeout=1.5)
     assert peer.sim.wait_for_text("skipped a /joint_states", timeout=10.0), peer.sim.describe()
+
+    # Joint states at the can top stamped 2 s before or after the cell's clock (a replay, a clock ahead):
+    # refused with the reason, so no contact and no grip (taken at their arrival, they put the pad on
+    # can_1 with the vacuum on).
+    peer.q = contact
+    for offset, kind in ((-2.0, "before this node's clock"), (2.0, "after this node's clock")):
+        peer.stamp_offset_ns = round(offset * 1e9)
+        peer.wait_for_line(peer.sim, kind, timeout=10.0)
+        touched = peer.spin_until(lambda: peer.state["contact"] is not None, timeout=1.0)
+        assert not touched, peer.sim.describe()
+    peer.stamp_offset_ns = 0
 
     # A live settle time of 1.5 s: valid joint states grip, but only after it.
     results = peer.params.set_parameters([Parameter("attach_settle_s", value=1.5)])
