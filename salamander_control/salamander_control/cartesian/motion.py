@@ -21,6 +21,7 @@ from salamander_control.cartesian.path import (
     check_line,
     check_poses,
     jump_status,
+    on_branch,
     relaxed,
 )
 from salamander_control.cartesian.plan import (
@@ -100,7 +101,8 @@ class MotionStep(NamedTuple):
 
 def _snap_ik(pose: np.ndarray, params: ArmParams, seed: Any) -> tuple[float, ...] | None:
     """The IK within SNAP_TOL of the limits, clamped back onto them; None when even that fails."""
-    loose = solve_ik_pitched(pose[:3], pose[3], pose[4], relaxed(params, SNAP_TOL), seed=seed)
+    loose = relaxed(params, SNAP_TOL)
+    loose = solve_ik_pitched(pose[:3], pose[3], pose[4], loose, seed=seed, branch=on_branch(seed))
     if not loose.ok:
         return None
     q = clamp_joints(loose.q, params, loose.q).q
@@ -109,7 +111,7 @@ def _snap_ik(pose: np.ndarray, params: ArmParams, seed: Any) -> tuple[float, ...
 
 def _probe_ik(pose: np.ndarray, params: ArmParams, seed: Any) -> tuple[float, ...] | None:
     """A velocity probe's IK: strict, else snapped onto the limits (`_snap_ik`); None if neither."""
-    res = solve_ik_pitched(pose[:3], pose[3], pose[4], params, seed=seed)
+    res = solve_ik_pitched(pose[:3], pose[3], pose[4], params, seed=seed, branch=on_branch(seed))
     return res.q if res.ok else _snap_ik(pose, params, seed)
 
 
@@ -151,7 +153,7 @@ class LinearMotion:
         return self.plan.state_at(self.elapsed(now))
 
     def step(self, now: float, params: ArmParams) -> MotionStep:
-        """Sample the plan at `now` and solve the IK, seeded with the last cycle's joints.
+        """Sample the plan at `now` and solve the IK, seeded with the last cycle's joints, on their branch.
 
         A failed or jumping IK (the limits narrowed under a running motion) stops the motion for good:
         no target is produced, so the last sent target, which was feasible, is where the arm stops.
@@ -164,7 +166,8 @@ class LinearMotion:
             return MotionStep(None, None, state, finished, None)
         pose = state.pose
         allowed = self.sampling.max_joint_step * self.sampling.steps_for(pose - self._last_pose)
-        res = solve_ik_pitched(pose[:3], pose[3], pose[4], params, seed=self.joints)
+        branch = on_branch(self.joints)  # a line never changes branch (`path.on_branch`)
+        res = solve_ik_pitched(pose[:3], pose[3], pose[4], params, seed=self.joints, branch=branch)
         failure = res.status if not res.ok else jump_status(self.joints, res.q, pose, params, allowed)
         if failure is not IkStatus.OK:
             # A hair outside a limit (or a yaw exactly at +-pi flipping to the other end): snap back.

@@ -159,6 +159,19 @@ def relaxed(params: ArmParams, tol: float) -> ArmParams:
     )
 
 
+def on_branch(joints: Any) -> str:
+    """The elbow branch ("up" or "down") every IK along a Cartesian path from `joints` is solved on.
+
+    A straight path cannot change branch: the branches meet only at the stretched or folded posture
+    (|q1 - q2| = pi/2), and near it, where the two solutions lie a few hundredths of a radian apart, the
+    nearest of both branches would flip between them from one cycle to the next (5 times the planned
+    joint speed, seen in `test_motion.py`'s folded corner), while a check that solved on either branch
+    would pass a path that the arm's own branch leaves (docs/design/cartesian_plan.md, "Between the
+    samples"). So the check, the joint-rate fit and the per-cycle IK all solve on this one.
+    """
+    return branch_of(float(joints[1]), float(joints[2])).value
+
+
 def line_poses(start: Any, goal: Any, sampling: PathSampling) -> np.ndarray:
     """Samples of the straight 5-D segment from `start` to `goal`, both ends included, (N, 5).
 
@@ -184,10 +197,11 @@ def check_poses(
 ) -> PathCheck:
     """Check consecutive poses (N, 5): each must solve and none may jump from its predecessor.
 
-    One batch IK, seeded with `seed`, solves every sample; a sequential scalar IK (each sample seeded with
-    the previous answer, exactly as the per-cycle IK runs) takes over only from a sample where the batch
-    answer jumps, since a single global seed can pick another yaw representation or branch than the
-    chained one would.
+    Every sample is solved on the seed's elbow branch, as the per-cycle IK solves it (`on_branch`): a
+    straight path cannot change branch without a jump. One batch IK, seeded with `seed`, solves every
+    sample; a sequential scalar IK (each sample seeded with the previous answer, exactly as the per-cycle
+    IK runs) takes over only from a sample where the batch answer jumps, since a single global seed can
+    pick another yaw representation than the chained one would.
 
     Args:
         poses: (N, 5) samples in path order.
@@ -199,7 +213,8 @@ def check_poses(
     poses = np.asarray(poses, dtype=float)
     seed_q = np.asarray([float(v) for v in seed])
     lengths = np.concatenate(([0.0], np.cumsum(np.linalg.norm(np.diff(poses[:, :3], axis=0), axis=1))))
-    ik = solve_ik_batch(poses[:, :3], poses[:, 3], poses[:, 4], params, seeds=seed_q)
+    branch = on_branch(seed_q)
+    ik = solve_ik_batch(poses[:, :3], poses[:, 3], poses[:, 4], params, seeds=seed_q, branch=branch)
     q = ik.q.copy()
     bad = np.flatnonzero(ik.status != IkStatus.OK)
     first_bad = int(bad[0]) if bad.size else len(poses)
@@ -207,10 +222,10 @@ def check_poses(
     jump = _first_jump(seed_q, q[:first_bad], poses, sampling)
     if jump is not None:
         # Re-solve sequentially from the jump on; it reports the true first failure (or none).
-        first_bad, status = _chain(poses, q, jump, seed_q, params, sampling)
+        first_bad, status = _chain(poses, q, jump, seed_q, params, sampling, branch)
     distance = float(lengths[min(first_bad, len(poses) - 1)])
     pose_at = poses[min(first_bad, len(poses) - 1)]
-    inside = _between(poses[: first_bad + 1], q[: first_bad + 1], params)
+    inside = _between(poses[: first_bad + 1], q[: first_bad + 1], params, branch)
     if inside is not None:  # the path leaves a range between two samples before any sample fails
         first_bad, fraction, status, pose_at = inside
         distance = float(lengths[first_bad - 1] + fraction * (lengths[first_bad] - lengths[first_bad - 1]))
@@ -237,12 +252,12 @@ def _limit_margin(q: np.ndarray, params: ArmParams) -> np.ndarray:
 
 
 def _between(
-    poses: np.ndarray, q: np.ndarray, params: ArmParams
+    poses: np.ndarray, q: np.ndarray, params: ArmParams, branch: str
 ) -> tuple[int, float, IkStatus, np.ndarray] | None:
     """The first point between two solved samples near a limit that leaves it by more than `SNAP_TOL`.
 
     Only intervals with both ends solved and either end within `NEAR_LIMIT` of a limit are looked into,
-    each at `BETWEEN` sub-intervals, every point seeded with its interval's first solution.
+    each at `BETWEEN` sub-intervals, every point seeded with its interval's first solution, on `branch`.
 
     Returns:
         None, or (index of the interval's second sample, fraction along the interval, the IK status
@@ -261,7 +276,8 @@ def _between(
     f = np.linspace(0.0, 1.0, BETWEEN + 1)[1:-1]
     points = (a[:, None, :] + f[None, :, None] * (b - a)[:, None, :]).reshape(-1, 5)
     seeds = np.repeat(q[pairs], len(f), axis=0)
-    ik = solve_ik_batch(points[:, :3], points[:, 3], points[:, 4], relaxed(params, SNAP_TOL), seeds=seeds)
+    loose = relaxed(params, SNAP_TOL)
+    ik = solve_ik_batch(points[:, :3], points[:, 3], points[:, 4], loose, seeds=seeds, branch=branch)
     bad = np.flatnonzero(ik.status != IkStatus.OK)
     if bad.size == 0:
         return None
@@ -312,9 +328,15 @@ def _first_jump(seed: np.ndarray, q: np.ndarray, poses: np.ndarray, sampling: Pa
 
 
 def _chain(
-    poses: np.ndarray, q: np.ndarray, start: int, seed: np.ndarray, params: ArmParams, sampling: PathSampling
+    poses: np.ndarray,
+    q: np.ndarray,
+    start: int,
+    seed: np.ndarray,
+    params: ArmParams,
+    sampling: PathSampling,
+    branch: str,
 ) -> tuple[int, IkStatus]:
-    """Solve rows `start`.. sequentially, each seeded with the previous; fills `q` in place.
+    """Solve rows `start`.. sequentially on `branch`, each seeded with the previous; fills `q` in place.
 
     Returns:
         (index of the first failure, its status), or (len(poses), Ok) when every row solves smoothly.
@@ -323,7 +345,7 @@ def _chain(
     prev_pose = poses[0] if start == 0 else poses[start - 1]
     for i in range(start, len(poses)):
         pose = poses[i]
-        res = solve_ik_pitched(pose[:3], pose[3], pose[4], params, seed=prev)
+        res = solve_ik_pitched(pose[:3], pose[3], pose[4], params, seed=prev, branch=branch)
         if not res.ok:
             return i, res.status
         qi = np.asarray(res.q)

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from ruckig import ControlInterface, InputParameter, Result, Ruckig, RuckigError, Synchronization, Trajectory
 
-from salamander_control.cartesian.path import PathSampling, as_pose, relaxed
+from salamander_control.cartesian.path import PathSampling, as_pose, on_branch, relaxed
 from salamander_control.kinematics import ArmParams, solve_ik_batch
 
 DOFS = 5
@@ -465,7 +465,8 @@ def joint_rate_ratios(
     h = plan.duration / (n - 1)
     poses = np.array([plan.state_at(i * h).pose for i in range(n)])
     # Relaxed limits: on a path along a limit, rounding must not blank out the rows where it moves.
-    q = solve_ik_batch(poses[:, :3], poses[:, 3], poses[:, 4], relaxed(params, _RATE_TOL), seeds=seed).q
+    loose, branch = relaxed(params, _RATE_TOL), on_branch(seed)  # the branch the line runs on
+    q = solve_ik_batch(poses[:, :3], poses[:, 3], poses[:, 4], loose, seeds=seed, branch=branch).q
     q[:, 0], q[:, 4] = np.unwrap(q[:, 0]), np.unwrap(q[:, 4])  # a representation switch is not motion
     out = []
     for order, bound in ((1, joint_limits.velocity), (2, joint_limits.acceleration), (3, joint_limits.jerk)):

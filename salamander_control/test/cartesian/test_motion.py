@@ -28,6 +28,7 @@ from salamander_control.kinematics import (
     JOINT_NAMES,
     ArmParams,
     IkStatus,
+    branch_of,
     forward_kinematics,
     solve_ik_pitched,
     within_limits,
@@ -713,3 +714,26 @@ def test_random_goals_keep_every_joint_target_inside_every_limit_or_fail_early(
     assert np.all(ratio[: n_before["n"]] <= cfg.joint_limit_fraction * 1.05)
     assert outcome.result == "succeeded", outcome.message
     np.testing.assert_allclose(pose_of(targets[-1], params)[:3], target[:3], atol=1e-7)
+    # A line never changes elbow branch (`path.on_branch`); at the fold itself the two coincide.
+    branch = branch_of(q_start[1], q_start[2])
+    assert all(branch_of(q[1], q[2]) is branch or abs(math.cos(q[1] - q[2])) < 1e-6 for q in targets)
+
+
+FOLDED = (-math.pi, -1.35, 0.24375, 1.5708, math.pi)
+"""Joints folded back at their stops (base and wrist yaw at -pi, the shoulder on its stop), the elbow
+past pi/2 (q1 - q2 = -1.594): on the down branch, which alpha_max 1.59375 allows."""
+
+
+def test_a_line_from_the_folded_corner_is_checked_and_run_on_the_arms_elbow_branch():
+    # The random-goal property's folded corner at thirty times its examples: the up branch lies 0.1 rad
+    # away. Solved on either branch, the path check passed this line, and the per-cycle IK, taking the
+    # nearest solution, switched branch mid-line (the shoulder -1.35 -> -1.247 rad in one cycle, 7.1 times
+    # the fitted joint speed) or stayed on the down branch until it left the shoulder's range ("... while
+    # moving"). On the arm's own branch the line leaves that range within millimetres: refused at once.
+    params = ArmParams(alpha_max=1.59375)
+    cfg = MotionConfig(arm=params)
+    q_goal = toward(FOLDED, (-math.pi, 1.35, 0.48, -1.5708, 0.0), 0.0625)
+    g = pose_of(q_goal, params)
+    run, early = start_goal(parse_goal(tuple(g[:3]), g[3], g[4], "linear", 0.5, "bt"), cfg, 0.0, FOLDED, None)
+    assert run is None and early.status is IkStatus.Q1_OUT_OF_RANGE, early.message
+    assert "along the line" in early.message
