@@ -117,14 +117,16 @@ class Evidence:
         """
         try:
             compartment = data.get("compartment")
+            if compartment is not None and (type(compartment) is not int):  # not a bool, float or string
+                raise TypeError(f"compartment {compartment!r} is not an index")
             return Evidence(
                 str(data["can"]),
                 _pair(data["planned"]),
                 _pair(data["offset"]),
                 str(data["source"]),
-                None if compartment is None else int(compartment),
+                compartment,
             )
-        except (KeyError, TypeError, AttributeError) as exc:
+        except (KeyError, TypeError, AttributeError, OverflowError) as exc:
             raise ValueError(f"not a piece of box evidence: {data!r}") from exc
 
 
@@ -160,11 +162,17 @@ class BoxEstimate:
             raise ValueError(f"box centre must be finite, got {self.centre}")
         object.__setattr__(self, "centre", _pair(self.centre))
         object.__setattr__(self, "evidence", tuple(self.evidence)[-MAX_EVIDENCE:])
-        mean, cov = self._solve()
+        with np.errstate(over="ignore", invalid="ignore"):  # a hand-edited file's far points: refused below
+            mean, cov = self._solve()
+        if not all(math.isfinite(v) for v in (*mean, *(v for row in cov for v in row))):
+            raise ValueError(f"the box evidence gives no finite estimate (planned points {self._points()})")
         object.__setattr__(self, "mean", mean)
         object.__setattr__(self, "cov", cov)
 
     # The solution --------------------------------------------------------------------------------
+
+    def _points(self) -> str:
+        return ", ".join(f"({x:.4g}, {y:.4g})" for x, y in dict.fromkeys(e.planned for e in self.evidence))
 
     @property
     def yaw_observable(self) -> bool:
@@ -240,6 +248,24 @@ class BoxEstimate:
         vx, vy = planned[0] - self.centre[0], planned[1] - self.centre[1]
         rx, ry = _rotate(self.yaw, vx, vy)
         return (rx - vx + self.mean[0], ry - vy + self.mean[1])
+
+    def layout_mismatch(self, centre: Sequence[float], places: Mapping[str, Sequence[float]]) -> str:
+        """Why this estimate was made for another layout than `centre` and `places` (can -> point), or "".
+
+        A kept estimate is applied only to the box it was made for: the same planned centre, and every
+        piece of evidence from a can of the cell whose planned point is where it was (each within
+        `SAME_POINT_M`). Made for another layout, its offset and turn would move every can of this one.
+        """
+        if math.dist(self.centre, centre) >= SAME_POINT_M:
+            return f"its box centre ({self.centre[0]:.4f}, {self.centre[1]:.4f}) m is not the cell's"
+        for e in self.evidence:
+            planned = places.get(e.can)
+            if planned is None:
+                return f"{e.can} is not a can of the cell"
+            if math.dist(e.planned, planned) >= SAME_POINT_M:
+                x, y = e.planned
+                return f"{e.can} was placed into another compartment, at ({x:.4f}, {y:.4f}) m"
+        return ""
 
     # New estimates -------------------------------------------------------------------------------
 

@@ -178,7 +178,7 @@ def parse(text: str, known: Sequence[str]) -> tuple[RunProgress, list[str]]:
     warnings = []
     kept: dict[str, str] = {}
     for can, state in cans.items():
-        if state not in STATES:
+        if not isinstance(state, str) or state not in STATES:
             raise ValueError(f"can {can!r} has the unknown state {state!r}")
         if can in known:
             kept[can] = state
@@ -209,7 +209,7 @@ def load(path: Path, known: Sequence[str]) -> tuple[RunProgress, list[str]]:
         return RunProgress(), [f"cannot read the progress file {path} ({exc}): starting fresh"]
     try:
         return parse(text, known)
-    except ValueError as exc:
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:  # a hand-edited file: never a crash
         return RunProgress(), [f"the progress file {path} is unusable ({exc}): starting fresh"]
 
 

@@ -19,9 +19,11 @@ Invariants: the progress in memory is the truth; writes land in the order stored
 last progress stored once the writer has caught up (within a millisecond on an idle disk: a process
 killed before that restarts from the change before, which the pad check and the lost-can check cover as
 they cover a kill just before the change); a failed write is reported through `on_error` (from the
-writer thread) and the next change writes again. The box estimate outlives both resets (only `new_box`
-forgets it). Semantics of the file: progress.py; the server's lifecycle:
-docs/design/behavior_server.md.
+writer thread) and the next change writes again, and an operator's change whose write failed is
+answered as failed (`ProgressNotWritten`), never as kept. The box estimate outlives both resets (only
+`new_box` forgets it), and one made for another layout (another centre, or cans whose compartments
+lie elsewhere) is dropped at start with a warning, never applied. Semantics of the file: progress.py;
+the server's lifecycle: docs/design/behavior_server.md.
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ import salamander_behavior.progress as run_progress
 from salamander_behavior import params, runs
 from salamander_behavior.box_estimate import BoxEstimate, EstimateNoise
 from salamander_behavior.report import RunReport
+
+
+class ProgressNotWritten(RuntimeError):
+    """An operator's change (a reset, a new box) holds in memory but could not be written to the file."""
+
 
 SetParam = Callable[[str, Any], str | None]
 """Sets one parameter on the node; None when it was set, else the reason it was refused."""
@@ -70,41 +77,68 @@ class RunOrder:
 class ProgressKeeper:
     """The run's progress of the cans `known` (cell config order), kept in the file `path`."""
 
-    def __init__(self, path: Path, known: Sequence[str], on_error: Callable[[str], None]) -> None:
-        """Read the file; `warnings` says what was dropped from it, `on_error` gets a failed write."""
+    def __init__(
+        self,
+        path: Path,
+        known: Sequence[str],
+        on_error: Callable[[str], None],
+        layout: tuple[tuple[float, float], Mapping[str, tuple[float, float]]] | None = None,
+    ) -> None:
+        """Read the file; `warnings` says what was dropped from it, `on_error` gets a failed write.
+
+        `layout`: the box's planned centre and each can's planned place point (m), which a kept box
+        estimate must match (`BoxEstimate.layout_mismatch`); None: not checked.
+        """
         self.path = path
         self.known = tuple(known)
         self.progress, self.warnings = run_progress.load(path, list(known))
+        box = self.progress.box
+        if box is not None and layout is not None and (mismatch := box.layout_mismatch(*layout)):
+            self.warnings.append(
+                f"the box estimate was made for another layout ({mismatch}): dropped, the plan until new "
+                "evidence"
+            )
+            self.progress = self.progress.with_box(None)
         self._on_error = on_error
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="progress_writer")
         self._last_write: Future[None] | None = None
 
-    def store(self, new: run_progress.RunProgress, force: bool = False, wait: bool = True) -> None:
-        """Keep `new` and write it when it changed (`force`: all the same); `wait` False: return at once."""
+    def store(self, new: run_progress.RunProgress, force: bool = False, wait: bool = True) -> str | None:
+        """Keep `new` and write it when it changed (`force`: all the same); `wait` False: return at once.
+
+        Returns:
+            With `wait`, why the write failed (None: written, or nothing to write); without, None.
+        """
         if new == self.progress and not force:
-            return
+            return None
         self.progress = new
         self._last_write = self._writer.submit(self._write, new)
         if wait:
-            self.flush()
+            return self._last_write.result()
+        return None
 
-    def _write(self, new: run_progress.RunProgress) -> None:
+    def _write(self, new: run_progress.RunProgress) -> str | None:
         """The writer thread's job: one atomic, fsynced write (`progress.save`); a failure is reported."""
         try:
             run_progress.save(self.path, new)
         except OSError as exc:
-            self._on_error(f"run progress: cannot write {self.path} ({exc}); a restart would not know it")
+            failure = f"cannot write {self.path} ({exc})"
+            self._on_error(f"run progress: {failure}; a restart would not know it")
+            return failure
+        return None
 
     def flush(self, timeout: float | None = None) -> bool:
-        """Wait until every progress stored so far is written (at most `timeout` s); whether it is."""
+        """Wait until every progress stored so far is written (at most `timeout` s); whether it is.
+
+        False also when the last write failed (`on_error` has said why).
+        """
         last = self._last_write
         if last is None:
             return True
         try:
-            last.result(timeout)
+            return last.result(timeout) is None
         except FutureTimeout:
             return False
-        return True
 
     # Runs ---------------------------------------------------------------------------------------------
 
@@ -169,22 +203,30 @@ class ProgressKeeper:
         )
 
     def new_box(self) -> str:
-        """Forget the box estimate; the answer's message."""
+        """Forget the box estimate; the answer's message.
+
+        Raises:
+            ProgressNotWritten: forgotten in memory, but the file still holds the old box's estimate.
+        """
         before = self.progress.box
-        self.store(self.progress.with_box(None), force=True)
+        failure = self.store(self.progress.with_box(None), force=True)
+        rested = f"it rested on {0 if before is None else before.count} can(s)"
+        if failure is not None:
+            raise ProgressNotWritten(
+                f"new box: the box estimate is reset in this server ({rested}) but not in the run's "
+                f"progress: {failure}; a restart would bring the old box's estimate back"
+            )
         return (
-            "new box: the box estimate is reset (it rested on "
-            f"{0 if before is None else before.count} can(s)); the plan until a can is placed by "
+            f"new box: the box estimate is reset ({rested}); the plan until a can is placed by "
             "ManualAdjust or the search"
         )
 
     # Resets and the operator's kept sets --------------------------------------------------------------
 
-    def reset(self) -> dict[str, Any]:
-        """Forget the progress (the box stays); the operator's kept sets it forgot."""
+    def reset(self) -> tuple[dict[str, Any], str | None]:
+        """Forget the progress (the box stays); the operator's kept sets it forgot, why the write failed."""
         kept = dict(self.progress.operator_params)
-        self.store(run_progress.RunProgress(box=self.progress.box), force=True)
-        return kept
+        return kept, self.store(run_progress.RunProgress(box=self.progress.box), force=True)
 
     def apply_kept(self, set_param: SetParam, warn: Callable[[str], None]) -> dict[str, Any]:
         """Set the operator's kept sets over the launch values; those applied.
@@ -219,8 +261,10 @@ class ProgressKeeper:
             new = new.with_operator_param(name, value)
         if new == self.progress:
             return None
-        self.store(new)
+        failure = self.store(new)
         sets = ", ".join(f"{name}={value}" for name, value in ours)
+        if failure is not None:
+            return f"{sets} set, but not kept with the run's progress ({failure}): a restart forgets it"
         return f"kept with the run's progress (a restart applies it again): {sets}"
 
 

@@ -125,6 +125,9 @@ def test_round_trip_through_json_and_reset() -> None:
     {}, {"centre": [0.0, 0.0]}, {"centre": "x", "evidence": []},
     {"centre": [0, 0], "evidence": [{"can": "c", "planned": [0, 0], "offset": [0, 0], "source": "plan"}]},
     {"centre": [0, 0], "evidence": [{"can": "c"}]},
+    # Hand-edited: a planned point so far out that the estimate is not finite (it was NaN, and trusted).
+    {"centre": [0, 0], "evidence": [{"can": "c", "planned": [1e200, 0], "offset": [0, 0],
+                                     "source": "manual"}]},
 ])
 def test_a_bad_dict_is_refused(bad: dict) -> None:
     with pytest.raises(ValueError):

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from salamander_behavior import progress, runs
 from salamander_behavior.behaviors.base import STAGE_GRIPPED, STAGE_HOLDING, STAGE_LET_GO, STAGE_REMOVED
@@ -29,7 +32,9 @@ def test_a_missing_file_is_a_fresh_start_without_a_warning(tmp_path) -> None:
 def test_corrupt_or_unknown_content_starts_fresh_with_a_warning(tmp_path) -> None:
     path = tmp_path / "progress.json"
     for text in ("{not json", "[]", '{"version": 9}', json.dumps({"version": 1, "cans": {"can_0": "eaten"}}),
-                 json.dumps({"version": 1, "cans": [], "carrying": None}), "\xff"):  # fmt: skip
+                 json.dumps({"version": 1, "cans": [], "carrying": None}), "\xff",
+                 json.dumps({"version": 1, "cans": {"can_0": ["placed"]}, "carrying": None}),  # hand-edited
+                 "[" * 100000 + "]" * 100000):  # fmt: skip
         path.write_text(text)
         state, warnings = progress.load(path, CANS)
         assert state == RunProgress() and len(warnings) == 1 and "starting fresh" in warnings[0], text
@@ -155,6 +160,19 @@ def test_the_box_estimate_belongs_to_the_box_not_the_batch() -> None:
     assert state.with_carrying("can_1").box == state.box
     assert state.with_operator_param("allow_z", True).box == state.box
     assert state.with_box(None).box is None and state.with_box(None).cans == state.cans
+
+
+@pytest.mark.parametrize("compartment", [float("inf"), 1e400, 1.5, True, "1", [1]])
+def test_a_hand_edited_compartment_drops_the_box_never_the_node(tmp_path, compartment: Any) -> None:
+    # Before, inf raised OverflowError and a list TypeError out of `load`: the server died at every start.
+    path = tmp_path / "progress.json"
+    evidence = {"can": "can_0", "planned": [0.3, -0.18], "offset": [0.001, 0.0], "source": "manual",
+                "compartment": compartment}  # fmt: skip
+    path.write_text(json.dumps({"version": 1, "cans": {"can_0": "placed"}, "carrying": None,
+                                "box": {"centre": [0.38, -0.18], "evidence": [evidence]}}))  # fmt: skip
+    state, warnings = progress.load(path, CANS)
+    assert state == RunProgress({"can_0": "placed"}) and len(warnings) == 1, warnings
+    assert "the box estimate is unusable" in warnings[0]
 
 
 def test_a_bad_box_estimate_is_dropped_with_a_warning_and_the_rest_kept(tmp_path) -> None:

@@ -12,7 +12,7 @@ from salamander_behavior import progress
 from salamander_behavior.behaviors.base import STAGE_HOLDING
 from salamander_behavior.box_estimate import BoxEstimate, EstimateNoise, Evidence
 from salamander_behavior.progress import RunProgress
-from salamander_behavior.progress_keeper import RESET_TEXT, ProgressKeeper, reset_text
+from salamander_behavior.progress_keeper import RESET_TEXT, ProgressKeeper, ProgressNotWritten, reset_text
 from salamander_behavior.report import RunReport
 
 CANS = ("can_0", "can_1", "can_2")
@@ -102,7 +102,7 @@ def test_a_finished_batch_starts_the_next_and_keeps_the_box_and_the_operators_se
 
 def test_the_reset_forgets_the_cans_and_the_sets_but_not_the_box(tmp_path) -> None:
     keeper = _keeper(tmp_path, RunProgress({"can_0": "placed"}, "can_1", {"manual_place": True}, BOX))
-    assert keeper.reset() == {"manual_place": True}
+    assert keeper.reset() == ({"manual_place": True}, None)
     assert progress.load(keeper.path, CANS)[0] == RunProgress(box=BOX)
     assert reset_text({}, LAUNCH) == RESET_TEXT
     assert reset_text({"manual_place": True}, LAUNCH) == (
@@ -118,6 +118,49 @@ def test_a_new_box_forgets_the_estimate(tmp_path) -> None:
     assert keeper.new_box().startswith("new box: the box estimate is reset (it rested on 1 can(s))")
     assert keeper.progress == RunProgress({"can_0": "placed"}) and keeper.box(centre, noise).empty
     assert "(it rested on 0 can(s))" in keeper.new_box()
+
+
+def _fail_writes(keeper: ProgressKeeper) -> None:
+    """From now on every write of `keeper` fails: a folder (not empty) stands where its file is replaced."""
+    keeper.path.unlink()
+    keeper.path.mkdir()
+    (keeper.path / "x").touch()
+
+
+def test_an_operators_change_that_is_not_written_is_answered_as_failed(tmp_path) -> None:
+    # Before, the write failure was only logged (throttled) and the answer said the box was reset: after
+    # a restart the old box's estimate came back and was applied to the new box.
+    errors: list[str] = []
+    progress.save(tmp_path / "progress.json", RunProgress({"can_0": "placed"}, None, {}, BOX))
+    keeper = ProgressKeeper(tmp_path / "progress.json", CANS, errors.append)
+    _fail_writes(keeper)
+    with pytest.raises(ProgressNotWritten, match="reset in this server .* but not in the run's progress"):
+        keeper.new_box()
+    assert keeper.progress.box is None and len(errors) == 1  # in memory it is done, and logged
+    kept, failure = keeper.reset()
+    assert failure is not None and failure.startswith("cannot write ")
+    line = keeper.keep_sets([("manual_place", True)])
+    assert line is not None and line.startswith("manual_place=True set, but not kept with the run's progress")
+    assert not keeper.flush()
+
+
+@pytest.mark.parametrize(
+    "layout, why",
+    [
+        (((0.40, -0.18), {"can_0": (0.3069, -0.18)}), "its box centre (0.3800, -0.1800) m is not the cell's"),
+        (((0.38, -0.18), {"can_1": (0.3069, -0.18)}), "can_0 is not a can of the cell"),
+        (((0.38, -0.18), {"can_0": (0.3800, -0.18)}), "can_0 was placed into another compartment"),
+    ],
+)
+def test_a_box_estimate_made_for_another_layout_is_dropped_at_start(tmp_path, layout, why) -> None:
+    # Before, it was applied: every can of the new layout moved by the old box's offset and turn.
+    progress.save(tmp_path / "progress.json", RunProgress({"can_0": "placed"}, None, {}, BOX))
+    keeper = ProgressKeeper(tmp_path / "progress.json", CANS, pytest.fail, layout)
+    assert keeper.progress == RunProgress({"can_0": "placed"}) and len(keeper.warnings) == 1
+    assert f"the box estimate was made for another layout ({why}" in keeper.warnings[0]
+    layout = ((0.38, -0.18), {"can_0": (0.307, -0.18)})
+    same = ProgressKeeper(tmp_path / "progress.json", CANS, pytest.fail, layout)
+    assert same.progress.box == BOX and same.warnings == []  # the same layout, to within a millimetre
 
 
 def test_kept_sets_are_applied_and_a_refused_one_is_dropped_with_a_warning(tmp_path) -> None:

@@ -47,7 +47,7 @@ from salamander_behavior.box_estimate import BoxEstimate
 from salamander_behavior.limits.urdf_limits import default_urdf_path
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import CanJob, load_jobs
-from salamander_behavior.progress_keeper import ProgressKeeper, reset_text
+from salamander_behavior.progress_keeper import ProgressKeeper, ProgressNotWritten, reset_text
 from salamander_behavior.report import RunReport
 from salamander_behavior.ros.arm_motion_client import ArmMotionCore
 from salamander_behavior.ros.gripper_client import GripperIO
@@ -114,7 +114,10 @@ class BehaviorServerNode(Node):
             Path(settings.progress_file).expanduser() if settings.progress_file
             else run_progress.default_path(self.get_fully_qualified_name())
         )
-        self._keeper = ProgressKeeper(progress_path, list(self.jobs), self._write_failed)
+        places = {can: job.planned_xy for can, job in self.jobs.items()}
+        self._box_centre = next(iter(self.jobs.values())).centre
+        layout = (self._box_centre, places)
+        self._keeper = ProgressKeeper(progress_path, list(self.jobs), self._write_failed, layout)
         for warning in self._keeper.warnings:
             self.get_logger().warning(f"run progress: {warning}")
         launch = self._binding.values
@@ -125,7 +128,6 @@ class BehaviorServerNode(Node):
         self._secured = False  # the start-up check of the pad (vacuum on for a can found on it) is done
         reset = self._between_runs("reset_progress", "cancel it or wait for its result", self._reset_progress)
         self.create_service(Trigger, names.RESET_PROGRESS, reset)
-        self._box_centre = next(iter(self.jobs.values())).centre
         self._box_pub = self.create_publisher(String, names.BOX_ESTIMATE, LATCHED)
         new_box_refusal = "a new box goes in between runs (cancel it or wait)"  # not under a run
         new_box = self._between_runs("new_box", new_box_refusal, self._new_box)
@@ -360,7 +362,12 @@ class BehaviorServerNode(Node):
                 response.message = f"a run is active: {refusal}"
                 self.get_logger().warning(f"{service} refused: {response.message}")
                 return response
-            response.message = act()
+            try:
+                response.message = act()
+            except ProgressNotWritten as exc:  # done in memory only: said so, never answered as kept
+                response.success, response.message = False, str(exc)
+                self.get_logger().error(response.message)
+                return response
             response.success = True
             self.get_logger().info(response.message)
             return response
@@ -375,14 +382,17 @@ class BehaviorServerNode(Node):
 
     def _reset_progress(self) -> str:
         """Forget the run's progress (every can to do again, nothing carried; the box stays)."""
-        kept = self._keeper.reset()
+        kept, failure = self._keeper.reset()
         if kept:  # back to the launch values (not an operator's set: not kept)
             self._applying_kept = True
             try:
                 self.set_parameters_atomically([Parameter(n, value=self._launch_params[n]) for n in kept])
             finally:
                 self._applying_kept = False
-        return reset_text(kept, self._launch_params)
+        text = reset_text(kept, self._launch_params)
+        if failure is not None:
+            raise ProgressNotWritten(f"{text}; but only in this server, not in its file: {failure}")
+        return text
 
     def _secure_pad(self) -> None:
         """Once at start, before any run: a can found on the pad gets the vacuum on (valve state unknown)."""

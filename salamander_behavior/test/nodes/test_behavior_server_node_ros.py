@@ -192,6 +192,16 @@ def test_the_box_estimate_is_loaded_shown_and_reset_by_new_box_for_good(tmp_path
 
         bt = start("second")  # a restart: the reset holds
         assert bt.wait_for_text("box estimate: none loaded", timeout=TIMEOUT), bt.describe()
+
+        # A new box whose write fails is answered as failed, with why (never "reset" while the file
+        # still holds the old box): a folder, not empty, stands where the file is replaced.
+        path.unlink()
+        path.mkdir()
+        (path / "x").touch()
+        peer.wait(new_box.service_is_ready, "the restarted server's new_box service")
+        answer = peer.answer(new_box.call_async(Trigger.Request()), "the new_box answer")
+        assert not answer.success and "but not in the run's progress: cannot write" in answer.message, answer
+        assert bt.wait_for_text("a restart would bring the old box's estimate back", timeout=TIMEOUT)
     finally:
         for peer in peers:
             peer.close()
