@@ -140,7 +140,7 @@ class Controller:
         self._target_time = 0.0  # time the target was integrated up to
         self._jog_end = -math.inf
         self._may_resume = False  # False after presets and mode changes: next jog starts from measured
-        self._latched = False  # after a preset or entering manual: sticks must centre before jogging
+        self._latched = True  # at start (a respawn too), after a preset, entering manual: sticks centre first
 
     @property
     def mode(self) -> Mode:

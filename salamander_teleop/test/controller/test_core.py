@@ -270,8 +270,18 @@ def test_joint_jog_stops_at_the_coupled_limit_without_dragging_the_shoulder() ->
     assert within_limits(last, ARM)
 
 
+def test_a_stick_held_when_the_controller_starts_jogs_nothing_until_it_centres() -> None:
+    # A respawned controller, or one started with a thumb on the stick (or a drifting stick): before, its
+    # first Joy jogged the arm at once; entering manual mode at start now latches as entering it later.
+    rig = Rig(primed=False)
+    assert of(rig.hold(0.3, {LY: 1.0}), JointTarget) == []
+    rig.feed()  # centred
+    assert of(rig.hold(0.2, {LY: 1.0}), JointTarget) != []
+
+
 def test_jog_needs_fresh_joint_states() -> None:
     c = Controller(M, ARM)
+    c.feed(joy(T0 - 0.02), T0 - 0.02, None)  # the sticks centred first (`Controller`: latched at start)
     out = c.feed(joy(T0, {LY: 1.0}), T0, None)
     assert of(out, JointTarget) == [] and of(out, Rejected)[0].kind == "joint_states"
     out = c.feed(joy(T0 + 0.1, {LY: 1.0}), T0 + 0.1, Measured(REST_POSTURE, T0 - 1.0))
