@@ -45,11 +45,11 @@ MAX_JOINT_SPEED = 2.0
 
 RANGES: dict[str, tuple[float, float]] = {
     "deadzone": (0.0, 0.9),
-    "joy_timeout_s": (0.02, 10.0),
+    "joy_timeout_s": (0.02, 0.5),  # the dead-pad watchdog: a jog (or a held place jog) stops this soon
     "joint_state_timeout_s": (0.02, 10.0),
     "target_rate_hz": (1.0, 500.0),
     "joy_rate_limit_hz": (1.0, 1000.0),
-    "max_lead": (0.001, 1.0),
+    "max_lead": (0.001, 0.3),  # how far the arm may still travel once the stick is let go
     "jog_resume_window_s": (0.0, 10.0),
     "place_jog.speed": (0.0, MAX_PLACE_SPEED),
     "place_jog.axis_x": (-1, MAX_INDEX),

@@ -40,8 +40,9 @@ def param_specs() -> list[ParamSpec]:
             read_only=True,
         ),
         ParamSpec(
-            "autorepeat_rate_hz", 20.0, "republish the unchanged state at this rate (Hz); 0 = only on change",
-            0.0, 1000.0,
+            "autorepeat_rate_hz", 20.0, "republish the unchanged state at this rate (Hz); faster than "
+            "1/joy_timeout_s of the controller, which otherwise takes a press for a baseline",
+            10.0, 1000.0,
         ),
         ParamSpec(
             "retry_period_s", 1.0, "time between attempts to open a missing gamepad (s)", 0.1, 60.0,

@@ -441,7 +441,7 @@ def start_and_arm(draw):
 @given(start_and_arm(), st.lists(event, min_size=1, max_size=40), st.booleans())
 def test_every_joint_target_is_inside_every_limit(start, events, follow) -> None:
     arm, q = start
-    mapping = JoyMapping(joint_speeds=(2.0, -2.0, 2.0, -2.0, 2.0), max_lead=0.5)
+    mapping = JoyMapping(joint_speeds=(2.0, -2.0, 2.0, -2.0, 2.0), max_lead=0.3)  # the fastest, the longest
     rig = Rig(mapping, arm, measured=q, follow=follow)
     for kind, dt, (lx, ly, rx, ry, dx, dy), pressed in events:
         if kind == "joy":
@@ -496,6 +496,10 @@ def test_control_strings_parse_and_print_back() -> None:
         ({"deadzone": math.nan}, "finite"),
         ({"joint_speeds": (0.5, 0.3, -0.3, 0.5, 9.0)}, "wrist_yaw.speed"),
         ({"joint_axes": (0, 1, 4, 6)}, "5 entries"),
+        # A dead pad's watchdog and the travel after the stick is let go are bounded (10 s and 1 rad were
+        # accepted: a twist re-published for 10 s, a joint running on for 1 rad).
+        ({"joy_timeout_s": 1.0}, "joy_timeout_s"),
+        ({"max_lead": 0.5}, "max_lead"),
     ],
 )
 def test_mapping_refuses_inconsistent_bindings(changes, words) -> None:

@@ -343,6 +343,8 @@ def test_bindings_are_live_parameters_and_bad_ones_are_refused(controller, probe
 
     refused = set_param("place_jog.speed", 0.2)
     assert not refused.successful and "0.05" in refused.reason
+    refused = set_param("joy_timeout_s", 10.0)  # the dead-pad watchdog cannot be switched off
+    assert not refused.successful and "0.5" in refused.reason
     refused = set_param("confirm", "axis 1-")
     assert not refused.successful and "also jogs" in refused.reason
     refused = set_param("confirm", "square")
@@ -373,6 +375,17 @@ def test_gamepad_node_without_a_pad_keeps_running_and_says_so(ros_context, probe
         assert proc.alive(), proc.text()
         assert proc.text().count("no gamepad") == 1  # one line per outage, not per attempt
         assert received == []
+        # No autorepeat (or one slower than the controller's joy_timeout_s) made every press a baseline:
+        # confirm, abort and cancel did nothing, without a word. Refused now.
+        service = f"{names.absolute(names.GAMEPAD_NODE)}/set_parameters"
+        client = probe.node.create_client(SetParameters, service)
+        assert client.wait_for_service(timeout_sec=TIMEOUT)
+        no_repeat = Parameter("autorepeat_rate_hz", value=0.0).to_parameter_msg()
+        request = SetParameters.Request(parameters=[no_repeat])
+        future = client.call_async(request)
+        assert probe.until(future.done)
+        refused = future.result().results[0]
+        assert not refused.successful and "10.0" in refused.reason, refused
     finally:
         code = proc.stop()
         print(proc.describe())  # shown by pytest on failure
