@@ -13,7 +13,9 @@ page shows beside the disabled control ("start run: a run is active"). The rules
 
 The nudge train: a click on a nudge button (or a key) asks for `step` metres along one axis; the node
 then publishes operator/jog twists of `speed` along it at `jog_rate_hz` for step/speed seconds, then one
-zero twist. Another click in the same direction extends the train; one in another direction replaces it.
+zero twist. Another click in the same direction extends the train (up to `MAX_TRAIN_M` ahead, ManualAdjust's
+own bound); one in another direction replaces it. The node ends the train as soon as the tree snapshot
+shows no wait any more, so a train never runs on into the next can's wait.
 A key (`hold`, the page's I/K/J/L hotkeys) starts the same step, but the browser's auto-repeat of a held
 key only keeps the train going (it never queues more): a held key jogs while held and stops at most one
 step after its release, like the gamepad's stick.
@@ -35,6 +37,9 @@ AXES = {
     "-y": (0.0, -1.0, 0.0),
 }
 """The nudge directions in base_link (x away from the robot, y to its left, as the gamepad's stick)."""
+
+MAX_TRAIN_M = 0.030
+"""m: the most clicks may queue ahead (ManualAdjust's 30 mm bound: twenty clicks were 100 mm, 4 s)."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ class NudgeTrain:
         axis = AXES[direction]  # KeyError for an unknown direction: the caller's mistake
         duration = self.step / self.speed
         if axis == self._axis and self._until > now:
-            self._until += duration
+            self._until = min(self._until + duration, now + max(duration, MAX_TRAIN_M / self.speed))
         else:
             self._axis, self._until = axis, now + duration
 

@@ -62,6 +62,14 @@ def test_same_direction_extends_other_direction_replaces_stop_zeroes():
         train.press("up", now=1.0)
 
 
+def test_clicks_queue_at_most_manual_adjusts_bound_ahead():
+    train = NudgeTrain(step=0.005, speed=0.025)
+    for _ in range(20):  # 100 mm of clicks at once: 4 s of twists before
+        train.press("+x", now=0.0)
+    assert train.twist(1.19) == (0.025, 0.0, 0.0)  # 30 mm at 25 mm/s: 1.2 s
+    assert train.twist(1.21) == (0.0, 0.0, 0.0) and not train.active
+
+
 def test_a_held_key_jogs_while_repeated_and_stops_one_step_after_the_last_repeat():
     train = NudgeTrain(step=0.005, speed=0.025)
     for i in range(30):  # auto-repeat at 30 Hz for 1 s: never queued beyond one step (0.2 s) ahead

@@ -397,6 +397,10 @@ class OperatorViewNode(Node):
                 self._manual_place.on_answer(ticket, value.bool_value)
 
     def _on_jog(self) -> None:
+        with self._lock:
+            tree = self._latest.get("tree")
+        if parse(tree.data if tree is not None else "", CAN_NAMES).manual is None:
+            self._train.stop()  # the wait ended (confirmed from the gamepad, ...): the train ends with it
         v = self._train.twist(time.monotonic())
         if v is None:
             self._jog_timer.cancel()  # the train has ended: nothing to send until the next nudge

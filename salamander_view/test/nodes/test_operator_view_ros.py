@@ -185,6 +185,17 @@ def test_nudge_publishes_the_gamepads_twists_only_while_the_operator_is_awaited(
     assert moving and all(j[1:] == (0.0, 0.025, 0.0) for j in moving)
     span = moving[-1][0] - moving[0][0]
     assert span > 0.25 and len(moving) / (span + 0.04) >= 20.0, f"{len(moving)} twists in {span:.2f} s"
+    # A train of clicks outlives no wait: confirmed from the gamepad (the wait gone from the snapshot),
+    # it ends with a zero twist then, not 1.2 s later (before, it ran on into the next can's wait).
+    for _ in range(3):
+        view.on_control(1, "nudge", "-x")
+    assert spin_until(ros_executor, lambda: peer.jogs[-1][1] < 0.0, 10.0)
+    peer.publish_tree("run: RUNNING (can_0)")
+    assert spin_until(ros_executor, lambda: peer.jogs[-1][1:] == (0.0, 0.0, 0.0), 10.0)
+    ended = peer.jogs[-1][0]
+    assert ended - next(j[0] for j in peer.jogs if j[1] < 0.0) < 1.0  # 3 clicks: 1.2 s of twists
+    spin_until(ros_executor, lambda: False, 0.2)
+    assert peer.jogs[-1][0] == ended  # nothing after the zero
 
 
 def test_a_live_parameter_set_takes_effect_the_nudges_speed_the_rates_and_the_gauges_bounds(
