@@ -25,6 +25,7 @@ shell); the lifecycle in docs/interfaces.md and docs/design/behavior_server.md.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -67,11 +68,13 @@ def select_cans(
                 "(run_pick_place/reset_progress starts over)"
             )
         return left
+    if len(requested) > len(known):  # checked first: a goal of 100000 ids took minutes to count
+        raise ValueError(f"{len(requested)} can ids for a cell of {len(known)} cans ({', '.join(known)})")
     unknown = [can for can in requested if can not in known]
     if unknown:
         names = ", ".join(map(repr, unknown))
         raise ValueError(f"unknown can id(s) {names}; the cell has {', '.join(known)}")
-    repeated = sorted({can for can in requested if list(requested).count(can) > 1})
+    repeated = sorted(can for can, n in Counter(requested).items() if n > 1)
     if repeated:
         raise ValueError(f"can id(s) given more than once: {', '.join(map(repr, repeated))}")
     again = [can for can in requested if can in (done if final is None else final)]
