@@ -58,8 +58,8 @@ class BoxStatus:
                 cans=int(data["cans"]),
                 sources=tuple(str(s) for s in data.get("from", [])),
             )
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"not a box estimate: {text[:80]!r}") from exc
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, OverflowError, RecursionError) as exc:
+            raise ValueError(f"not a box estimate: {text[:80]!r}") from exc  # never an exception that kills
         numbers = (*status.offset_mm, status.yaw_deg, *status.sigma_mm, status.sigma_yaw_deg)
         if not all(math.isfinite(v) for v in numbers) or status.cans < 0:
             raise ValueError(f"not a box estimate (non-finite or negative): {text[:80]!r}")
