@@ -119,6 +119,11 @@ def test_plan_has_exactly_the_arm_stack_and_use_sim_false_drops_only_the_sim():
     bt = "/salamander/behavior_server_node"
     assert ("run_on_start", "true") in next(n for n in plan.nodes if n.fqn == bt).params
     assert ("run_on_start", "false") in next(n for n in real.nodes if n.fqn == bt).params
+    # 1 and 0, which conditions take, reach the node as a bool: as "1" rcl made it an integer, which the
+    # server's bool parameter refused at every start (respawned without end).
+    for given, passed in (("1", "true"), ("0", "false")):
+        numeric = load_plan(LAUNCH, {"use_sim": given})
+        assert ("run_on_start", passed) in next(n for n in numeric.nodes if n.fqn == bt).params
     for path in {f for n in plan.nodes for f in n.param_files}:
         assert Path(path).resolve().parent == ROOT / "config"
 
@@ -545,6 +550,26 @@ def test_a_stop_request_within_the_repeat_window_is_the_same_stop_one_after_it_k
     clock[0] += runner_module.REPEAT_WINDOW_S * 0.2  # past the window since the first: a second Ctrl-C
     supervisor.request_stop("SIGTERM")
     assert supervisor._stop_reason == "SIGINT" and supervisor._kill_now
+
+
+def test_an_output_that_closes_stops_the_stack_and_never_blocks_a_relay():
+    """`./scripts/run.sh | head`: the write failed in a relay thread, which died with the node's pipe
+    unread; once it filled, the node blocked on its own log (the generator too)."""
+
+    class Closed(io.StringIO):
+        writes = 0
+
+        def write(self, text: str) -> int:
+            Closed.writes += 1
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def isatty(self) -> bool:
+            return False
+
+    supervisor = runner_module.Supervisor(LaunchPlan("x.launch.xml", (), {}, ()), Closed(), 5.0)
+    supervisor.say("a line")  # no exception: the relay goes on draining
+    supervisor.say("another")
+    assert Closed.writes == 1 and supervisor._stop_reason == "its output was closed"
 
 
 def test_death_by_sigint_is_a_clean_stop_only_for_nodes_outside_the_project():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import sys
 import time
 from pathlib import Path
@@ -195,21 +196,23 @@ def test_cancel_mid_carry_keeps_the_can_on_the_pad_and_frees_the_lease(stack, tm
     # With a can on the pad the next run does not pick: it resumes with can_1 recorded as carried and
     # waits at the pad check for the operator (place it or remove it); the log says so.
     assert bt.wait_for_text("may still be on the pad", since=mark, timeout=STEP_TIMEOUT), bt.describe()
-    handle = peer.send()
-    assert handle.accepted, bt.describe()
-    waiting = "a can is on the pad before picking can_0: not picking; place it into can_1's compartment"
-    peer.wait_for_line(bt, waiting, since=mark, timeout=RUN_TIMEOUT)
-    assert peer.state["held"] == "can_1" and peer.state["vacuum"], peer.state  # current: the peer spun
-    assert "above can_0" not in bt.text()[bt.text().index(waiting):]
-    assert handle.cancel_goal_async() is not None
-    status, result = peer.result(handle)
-    assert list(result.cans)[0] == "can_1", result
+    with ChildProcess([*ctl, "start"], env, tmp_path / "again.log") as again:
+        assert again.wait_for_text("Goal accepted with ID: ", timeout=STEP_TIMEOUT), again.describe()
+        waiting = "a can is on the pad before picking can_0: not picking; place it into can_1's compartment"
+        peer.wait_for_line(bt, waiting, since=mark, timeout=RUN_TIMEOUT)
+        assert peer.state["held"] == "can_1" and peer.state["vacuum"], peer.state  # current: the peer spun
+        assert "above can_0" not in bt.text()[bt.text().index(waiting):]
+        # The operator's Ctrl-C: the CLI cancels the run and waits for its end (before, it sent the cancel
+        # and left at once, without knowing whether the run went on).
+        again.send_signal(signal.SIGINT)
+        assert again.wait(timeout=STEP_TIMEOUT) == 1, again.describe()
+    said = again.text()
+    assert "Canceling goal..." in said and "Goal canceled." in said, said
+    assert "cans: [can_1, " in said and "Goal finished with status: CANCELED" in said, said
 
 
 def _stall(proc: NodeProcess, seconds: float) -> None:
     """Stop `proc` (SIGSTOP) for `seconds`, then let it go on: its own stall, as when starved of CPU."""
-    import signal
-
     proc.send_signal(signal.SIGSTOP)
     try:
         time.sleep(seconds)  # the stall is the fault itself, not a wait for something

@@ -8,7 +8,10 @@ is never reset). The runner follows the same rules with two differences of polic
 and will not be restarted (no ``respawn``, or its retries spent) stops the whole stack (fail-stop, exit
 code 1; launch leaves that to ``on_exit``), because the arm stack is not safe with a part missing; and
 a node of the project that dies of a fatal signal before it said it was up (`startup_crash`) is
-started again at once, `STARTUP_RETRIES` times, outside its respawn rules: it had not run yet.
+started again at once, `STARTUP_RETRIES` times, outside its respawn rules: it had not run yet; and a
+node of the project that exits `NEVER_UP_LIMIT` times in a row before it said it was up is not
+restarted again (a bad parameter, a missing file: a restart does not mend it, and without the limit the
+stack ran on without it, respawning it every few seconds for ever).
 
 Invariants: a tracker never schedules a restart while a stop is requested, and a scheduled restart that
 a stop request overtakes is dropped (`cancel`); `attempt` counts restarts from 1, as launch's
@@ -25,6 +28,8 @@ from salamander_bringup.launch_plan import RespawnSpec
 
 STARTUP_RETRIES = 1
 """How often the runner starts a node again that crashed before it was up (`startup_crash`), per node."""
+NEVER_UP_LIMIT = 3
+"""Exits in a row before the node said it was up, after which it is not restarted (fail-stop)."""
 FATAL_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGILL, signal.SIGFPE})
 """Signals a process dies of by its own fault (not SIGKILL, SIGTERM or SIGINT: someone sent those)."""
 
@@ -80,10 +85,13 @@ class RespawnTracker:
     def __init__(self, spec: RespawnSpec) -> None:
         self.spec = spec
         self.retries = 0
+        self.never_up = 0  # exits in a row before the node said it was up
         self.pending: Respawn | None = None
 
-    def on_exit(self, now: float, stopping: bool) -> Respawn | Fail | None:
+    def on_exit(self, now: float, stopping: bool, up: bool | None = None) -> Respawn | Fail | None:
         """The node's process exited at `now`; what to do.
+
+        `up`: whether it had said it was up (None: it cannot say, not a node of the project).
 
         Returns:
             None when a stop was requested (`stopping`): the exit is part of the stop, nothing to do;
@@ -92,8 +100,15 @@ class RespawnTracker:
         if stopping:
             self.pending = None
             return None
+        if up is not None:
+            self.never_up = 0 if up else self.never_up + 1
         if not self.spec.respawn:
             return Fail("")
+        if self.never_up >= NEVER_UP_LIMIT:
+            return Fail(
+                f"it exited {self.never_up} times in a row before it was up: a start-up error that a restart "
+                "does not mend (its lines above say which)"
+            )
         if 0 <= self.spec.max_retries <= self.retries:
             return Fail(f"respawn_max_retries={self.spec.max_retries} spent")
         self.retries += 1

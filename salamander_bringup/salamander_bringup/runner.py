@@ -39,6 +39,7 @@ arguments are unusable (nothing was started).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import math
 import os
@@ -140,6 +141,7 @@ class Supervisor:
         self._stop_reason: str | None = None  # set from signal handlers: plain assignments only
         self._stop_requested_at = -math.inf  # monotonic s of the first stop request
         self._kill_now = False
+        self._out_closed = False  # writing `out` failed once: nothing more goes there
 
     def request_stop(self, reason: str) -> None:
         """Ask for a clean stop (signal handler); a second request kills the nodes at once.
@@ -160,8 +162,17 @@ class Supervisor:
     def _emit(self, label: str, text: str, colour: str) -> None:
         prefix = f"{colour}[{label}]{_RESET}" if self._colour and colour else f"[{label}]"
         with self._lock:
-            self._out.write(f"{prefix} {text}\n")
-            self._out.flush()
+            if self._out_closed:
+                return  # the relays keep draining the nodes' pipes: a node never blocks on its log
+            try:
+                self._out.write(f"{prefix} {text}\n")
+                self._out.flush()
+            except OSError as exc:  # `| head` quit, a terminal gone: stop cleanly rather than wedge
+                self._out_closed = True
+                with contextlib.suppress(OSError):
+                    print(f"[runner] output closed ({exc}): stopping the stack", file=sys.stderr, flush=True)
+                if self._stop_reason is None:
+                    self._stop_reason, self._stop_requested_at = "its output was closed", time.monotonic()
 
     def _relay(self, label: str, colour: str, stream: IO[bytes]) -> None:
         for raw in iter(stream.readline, b""):
@@ -250,7 +261,8 @@ class Supervisor:
                          f"was being built, before any callback; starting it again (pid "
                          f"{child.proc.pid}, start-up retry {child.startup.used} of {STARTUP_RETRIES})")  # type: ignore[union-attr]  # fmt: skip
                 continue
-            decision = child.tracker.on_exit(now, stopping=False)
+            project = child.node.pkg in HELD_SIGINT_PACKAGES  # says READY=1 once built (`run_node`)
+            decision = child.tracker.on_exit(now, stopping=False, up=up if project else None)
             if isinstance(decision, Respawn):
                 self.say(f"{child.node.fqn} exited with code {code}; respawning in {decision.delay:g} s "
                          f"(respawn {decision.attempt})")  # fmt: skip
@@ -362,6 +374,17 @@ def describe_plan(plan: LaunchPlan, commands: Sequence[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number > 0 (NaN waited for ever, 0 or less ended at once)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0.0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit code."""
     parser = argparse.ArgumentParser(
@@ -370,9 +393,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("launch_file", help="path of the launch XML file")
     parser.add_argument("launch_args", nargs="*", metavar="name:=value", help="launch arguments")
     parser.add_argument("--dry-run", action="store_true", help="print the commands, start nothing")
-    parser.add_argument("--duration", type=float, metavar="SECONDS", help="stop cleanly after this time")
     parser.add_argument(
-        "--stop-timeout", type=float, default=10.0, metavar="SECONDS",
+        "--duration", type=positive_seconds, metavar="SECONDS", help="stop cleanly after this time"
+    )
+    parser.add_argument(
+        "--stop-timeout", type=positive_seconds, default=10.0, metavar="SECONDS",
         help="how long nodes get to exit after SIGINT before they are killed (default 10)",
     )
     args = parser.parse_intermixed_args(argv)

@@ -37,6 +37,20 @@ def test_respawn_restarts_after_the_delay_and_counts_from_one(delay):
     assert tracker.on_exit(300.0, stopping=False) == Respawn(300.0 + delay, delay, 2)
 
 
+def test_a_node_that_never_comes_up_is_not_restarted_after_three_tries_in_a_row():
+    # A bad parameter (`run_on_start:=1` reached the server as an integer) killed it at every start;
+    # respawned every 2 s for ever, the stack looked up without it.
+    tracker = RespawnTracker(RespawnSpec(respawn=True, delay=2.0))
+    assert isinstance(tracker.on_exit(1.0, stopping=False, up=False), Respawn)
+    assert isinstance(tracker.on_exit(2.0, stopping=False, up=True), Respawn)  # up once: the count restarts
+    assert isinstance(tracker.on_exit(3.0, stopping=False, up=False), Respawn)
+    assert isinstance(tracker.on_exit(4.0, stopping=False, up=False), Respawn)
+    failed = tracker.on_exit(5.0, stopping=False, up=False)
+    assert isinstance(failed, Fail) and "exited 3 times in a row before it was up" in failed.reason
+    other = RespawnTracker(RespawnSpec(respawn=True))  # a node that cannot say (rviz): never counted
+    assert all(isinstance(other.on_exit(t, stopping=False, up=None), Respawn) for t in range(10))
+
+
 def test_an_exit_during_a_requested_stop_is_never_respawned():
     tracker = RespawnTracker(RespawnSpec(respawn=True, delay=0.0))
     assert tracker.on_exit(1.0, stopping=True) is None

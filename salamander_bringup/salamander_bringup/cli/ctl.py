@@ -19,9 +19,11 @@ Usage::
 ``ros2 param`` prints; VALUE is YAML-parsed the same way (``1.30`` is a double, ``1`` an integer).
 Unlike ``ros2 param set``, a refused set exits with code 1, so scripts can tell. ``status`` listens to
 the stack's status topics for up to ``--timeout`` seconds and prints one screen (`cli.format`), the
-box estimate (/salamander/box/estimate) included. ``new-box`` calls the behaviour server's
-/salamander/box/new_box (std_srvs/Trigger) and prints its answer; a refusal (a run is active) or no
-server exits with code 1.
+box estimate (/salamander/box/estimate) included; when nothing came at all it exits with code 1 (a
+health check must not pass on a stack that is not there). Bad input (a value that is not YAML, a name
+that is not a node's, ``--timeout nan``) is an error line and code 1 or 2, never a traceback.
+``new-box`` calls the behaviour server's /salamander/box/new_box (std_srvs/Trigger) and prints its
+answer; a refusal (a run is active) or no server exits with code 1.
 
 ``--cell CELL`` (default: the environment variable SALAMANDER_CELL, else none) addresses the stack the
 launch file started with ``cell:=CELL``: node names are written as in the default launch and looked up
@@ -40,8 +42,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import rclpy
+import yaml
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters, SetParameters
+from rclpy.exceptions import NameValidationException
 from rclpy.node import Node
 from rclpy.parameter import get_parameter_value
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
@@ -61,6 +65,7 @@ from salamander_bringup.cli.format import (
     render_status,
 )
 from salamander_bringup.cli.spin import Interrupted, request_stop, spin_until
+from salamander_bringup.runner import positive_seconds
 from salamander_control import names
 from salamander_control.box_status import status_text
 from salamander_control.ros.participant_listener import detach_participant_listener
@@ -93,7 +98,10 @@ class CtlError(RuntimeError):
 def _call(node: Node, target: str, verb: str, request: Any, timeout: float) -> Any:
     """Call the parameter service of `verb` on `target` and return the response, or raise CtlError."""
     srv_type, service = _SERVICES[verb]
-    client = node.create_client(srv_type, f"{target}/{service}")
+    try:
+        client = node.create_client(srv_type, f"{target}/{service}")
+    except NameValidationException as exc:
+        raise CtlError(f"{target!r} is not a node name ({exc})") from None
     if not spin_until(node, client.service_is_ready, timeout):
         raise CtlError("Node not found")
     future = client.call_async(request)
@@ -115,7 +123,11 @@ def run_param(node: Node, args: argparse.Namespace) -> int:
         print(format_get(response.values[0], args.hide_type))
         return EXIT_OK
     if args.verb == "set":
-        param = ParameterMsg(name=args.parameter_name, value=get_parameter_value(args.value))
+        try:
+            value = get_parameter_value(args.value)
+        except yaml.YAMLError as exc:  # rclpy reads the value as YAML and catches only some of its errors
+            raise CtlError(f"cannot read the value {args.value!r} as YAML: {exc}") from None
+        param = ParameterMsg(name=args.parameter_name, value=value)
         response = _call(node, target, "set", SetParameters.Request(parameters=[param]), args.timeout)
         text, ok = format_set(response.results[0])
         print(text, file=sys.stdout if ok else sys.stderr)
@@ -167,6 +179,10 @@ class StatusListener:
         """Whether every source has sent something."""
         return all(key in self._latest for key in self.sources)
 
+    def heard(self) -> bool:
+        """Whether any source has sent something."""
+        return bool(self._latest)
+
     def view(self, waited: float) -> StatusView:
         """The current StatusView; ages relative to now."""
         now = time.monotonic()
@@ -181,6 +197,10 @@ def run_status(node: Node, args: argparse.Namespace) -> int:
     if not args.watch:
         spin_until(node, listener.complete, args.timeout)
         print(render_status(listener.view(time.monotonic() - start)))
+        if not listener.heard():  # a health check must not pass on a stack that is not there
+            print(f"nothing received within {args.timeout:g} s: is the stack running, with this "
+                  "ROS_DOMAIN_ID and --cell?", file=sys.stderr)  # fmt: skip
+            return EXIT_FAILED
         return EXIT_OK
     clear = "\033[H\033[2J" if sys.stdout.isatty() else ""
     try:
@@ -213,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="salamanderctl", description="ros2 param and a status screen for the arm, without ros2."
     )
-    parser.add_argument("--timeout", type=float, default=10.0,
+    parser.add_argument("--timeout", type=positive_seconds, default=10.0,
                         help="seconds to wait for the node / for status messages (default 10)")  # fmt: skip
     parser.add_argument(
         "--cell", type=_cell, default=os.environ.get(CELL_ENV, ""), metavar="CELL",
@@ -238,7 +258,9 @@ def build_parser() -> argparse.ArgumentParser:
         "status", help="joints, lease, IK ghost, clamps, sim stop hits and the box estimate on one screen"
     )
     status.add_argument("--watch", action="store_true", help="refresh until Ctrl-C")
-    status.add_argument("--period", type=float, default=1.0, help="refresh period with --watch (s)")
+    status.add_argument(
+        "--period", type=positive_seconds, default=1.0, help="refresh period with --watch (s)"
+    )
     sub.add_parser("new-box", help="a new box is in: the behaviour server forgets its box estimate")
     run_cli.add_run_parser(sub)
     pub_cli.add_pub_parsers(sub)
@@ -250,7 +272,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Our own handlers: a signal only sets a flag that the spin loops check, so Ctrl-C never lands
     # inside rclpy's C++ calls (where it would surface as an unrelated RuntimeError).
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    try:
+        rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    except RuntimeError as exc:  # rcl's RCLError, e.g. ROS_DOMAIN_ID=abc
+        print(f"cannot start ROS ({exc}): check ROS_DOMAIN_ID", file=sys.stderr)
+        return EXIT_FAILED
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, request_stop)
     node = Node(f"_salamanderctl_{os.getpid()}")  # leading underscore: a hidden node, like ros2cli's

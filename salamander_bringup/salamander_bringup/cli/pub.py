@@ -38,6 +38,7 @@ from typing import Any
 
 import yaml
 from rclpy.duration import Duration
+from rclpy.exceptions import NameValidationException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 
@@ -199,7 +200,10 @@ def _loop(
         raise PubError(f"rate must be a positive number of Hz, got {rate}")
     if times < 0 or (duration is not None and not (math.isfinite(duration) and duration > 0.0)):
         raise PubError(f"times must be >= 0 and --for a positive number of seconds, got {times}, {duration}")
-    publisher = node.create_publisher(type(msg), topic, QoSProfile(depth=10))
+    try:
+        publisher = node.create_publisher(type(msg), topic, QoSProfile(depth=10))
+    except NameValidationException as exc:
+        raise PubError(f"{topic!r} is not a topic name ({exc})") from None
     if wait > 0 and not spin(node, lambda: publisher.get_subscription_count() >= wait, timeout):
         raise PubError(
             f"no subscriber on {topic} within {timeout:g} s (found {publisher.get_subscription_count()}, "

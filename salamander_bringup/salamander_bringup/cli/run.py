@@ -8,8 +8,10 @@ Usage::
 
 ``run start`` sends a RunPickPlace goal to the behaviour server's action (/salamander/run_pick_place,
 or /CELL/salamander/run_pick_place with ``--cell``), prints every feedback and then the result, as
-``ros2 action send_goal --feedback`` does; Ctrl-C while it runs cancels the goal. Exit code 0 when the
-run placed every can, 1 otherwise (rejected: the reason is in the behaviour server's log). ``run
+``ros2 action send_goal --feedback`` does; Ctrl-C while it runs cancels the goal and waits for its end
+(a second Ctrl-C stops waiting; a refused or unanswered cancel is said: the run may go on). Exit code 0
+when the run placed every can, 1 otherwise (rejected: the reason is in the behaviour server's log; the
+action server gone for ``--timeout`` s during the run: its outcome unknown). ``run
 cancel`` calls the action's cancel service with a zero goal id and stamp (every goal of the server, so
 also a run started by the gamepad or by ``run_on_start``) and waits until the goals ended. Pure
 printing helpers (`feedback_text`, `result_text`) are separate from the ROS calls.
@@ -18,6 +20,7 @@ printing helpers (`feedback_text`, `result_text`) are separate from the ROS call
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +30,7 @@ from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import qos_profile_action_status_default
 
-from salamander_bringup.cli.spin import Interrupted
+from salamander_bringup.cli.spin import Interrupted, clear_stop
 from salamander_control import names
 from salamander_msgs.action import RunPickPlace
 
@@ -106,22 +109,67 @@ def run_start(node: Node, args: argparse.Namespace, spin_until: Spin) -> int:
         return EXIT_FAILED
     print(f"Goal accepted with ID: {bytes(handle.goal_id.uuid).hex()}\n", flush=True)
     result = handle.get_result_async()
+    lost = _ServerWatch(client, args.timeout)
     try:
-        spin_until(node, result.done, float("inf"))
+        spin_until(node, lambda: result.done() or lost(), float("inf"))
     except Interrupted:
-        print("Canceling goal...", flush=True)
-        cancel = handle.cancel_goal_async()
-        try:
-            spin_until(node, cancel.done, args.timeout)
-            spin_until(node, result.done, args.timeout)
-        except Interrupted:
-            pass
-        if not result.done():
-            return EXIT_INTERRUPTED
+        failed = _cancel(node, handle, result, args.timeout, spin_until)
+        if failed is not None:
+            return failed
         print("Goal canceled.", flush=True)
+    if not result.done():
+        print(
+            f"lost the {_action_name(args.cell)} action server for {args.timeout:g} s during the run: its "
+            "outcome is unknown (salamanderctl status; the behaviour server's log)",
+            flush=True,
+        )
+        return EXIT_FAILED
     answer = result.result()
     print(result_text(answer.status, answer.result), flush=True)
     return EXIT_OK if answer.status == GoalStatus.STATUS_SUCCEEDED and answer.result.success else EXIT_FAILED
+
+
+class _ServerWatch:
+    """True once the action server has been gone for `timeout` s (it died, or came back without the goal)."""
+
+    def __init__(self, client: ActionClient, timeout: float) -> None:
+        self._client, self._timeout = client, timeout
+        self._seen = time.monotonic()
+
+    def __call__(self) -> bool:
+        now = time.monotonic()
+        if self._client.server_is_ready():
+            self._seen = now
+        return now - self._seen > self._timeout
+
+
+def _cancel(node: Node, handle: Any, result: Any, timeout: float, spin_until: Spin) -> int | None:
+    """After Ctrl-C: cancel the goal and wait for its end; None when it ended, else the exit code (said why).
+
+    A second Ctrl-C stops the wait. A refused cancel (the server had not started the run yet) or none
+    answered means the run may go on: said, and a failure, never "canceled".
+    """
+    clear_stop()
+    print("Canceling goal...", flush=True)
+    cancel = handle.cancel_goal_async()
+    try:
+        if not spin_until(node, cancel.done, timeout) or cancel.exception() is not None:
+            print("no answer to the cancel request: the run may go on (salamanderctl run cancel)", flush=True)
+            return EXIT_FAILED
+        if not cancel.result().goals_canceling:
+            print(
+                "cancel refused: the run goes on (the behaviour server's log says why; salamanderctl run "
+                "cancel tries again)",
+                flush=True,
+            )
+            return EXIT_FAILED
+        if not spin_until(node, result.done, timeout):
+            print(f"the run did not end {timeout:g} s after the cancel (salamanderctl status)", flush=True)
+            return EXIT_FAILED
+    except Interrupted:
+        print("not waiting for the cancel any more: the run may go on (salamanderctl status)", flush=True)
+        return EXIT_INTERRUPTED
+    return None
 
 
 def run_cancel(node: Node, args: argparse.Namespace, spin_until: Spin) -> int:

@@ -26,6 +26,12 @@ def request_stop(_signum: int, _frame: object) -> None:
     _stop_requested = True
 
 
+def clear_stop() -> None:
+    """Forget a stop signal already acted on: the next one interrupts the next wait (a second Ctrl-C)."""
+    global _stop_requested
+    _stop_requested = False
+
+
 def spin_until(node: Node, done: Callable[[], bool], timeout: float) -> bool:
     """Spin `node` in short slices until `done()` or `timeout` s; raises Interrupted on a stop signal."""
     deadline = time.monotonic() + timeout

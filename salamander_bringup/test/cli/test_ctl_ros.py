@@ -184,7 +184,7 @@ def test_status_of_a_cell_shows_that_cells_topics_only(make_node, ctl):
     lines = out.splitlines()
     assert lines[6] == "sim stop hits  3" and "—" not in "\n".join(lines[:7])
     rc, out, err = ctl("--timeout", "1", "status")  # the default stack: nothing publishes there
-    assert rc == 0, err
+    assert rc == 1 and "nothing received within 1 s" in err, err  # a health check fails on it
     assert out.splitlines()[6] == "sim stop hits  —"
 
 
@@ -236,3 +236,26 @@ def test_new_box_calls_the_behaviour_servers_service_and_says_its_answer(make_no
 def test_new_box_without_a_behaviour_server_fails_saying_so(ctl):
     rc, out, err = ctl("--timeout", "1", "new-box")
     assert rc == 1 and out == "" and "is the behaviour server running?" in err
+
+
+def test_bad_input_is_a_clear_error_never_a_traceback_nor_a_wait_for_ever(target, ctl):
+    # Each of these was a traceback (a value rclpy reads as YAML, a node or topic name rcl refuses), a
+    # wait for ever (--timeout nan) or a busy loop (--period 0).
+    for args, words in (
+        (("param", "set", TARGET, "alpha_max", "@x"), "cannot read the value '@x' as YAML"),
+        (("--timeout", "1", "param", "get", "/arm/traj-gen", "alpha_max"),
+         "'/arm/traj-gen' is not a node name"),
+        (("--timeout", "1", "topic", "pub", "--once", "/bad topic", "std_msgs/msg/Bool", "{data: true}"),
+         "'/bad topic' is not a topic name"),
+        (("--timeout", "nan", "status"), "must be a positive number of seconds, got 'nan'"),
+        (("status", "--watch", "--period", "0"), "must be a positive number of seconds, got '0'"),
+    ):
+        rc, out, err = ctl(*args)
+        assert rc in (1, 2) and words in err and "Traceback" not in err, (args, rc, out, err)
+
+
+def test_a_domain_id_that_is_not_a_number_is_a_clear_error(ros_context):
+    exe = find_executable("salamander_bringup", "salamanderctl")
+    env = {**ros_env(ros_context.get_domain_id()), "ROS_DOMAIN_ID": "abc"}
+    done = subprocess.run([exe, "status"], env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and "cannot start ROS" in done.stderr and "Traceback" not in done.stderr
