@@ -67,6 +67,7 @@ class BehaviorSettings:
     attach_timeout_s: float = 2.0
     grip_confirm_s: float = 0.0
     removal_confirm_s: float = 0.5
+    clear_confirm_s: float = 0.1
     release_timeout_s: float = 2.0
     settle_s: float = 0.0
     vacuum_timeout_s: float = 2.0
@@ -290,6 +291,15 @@ def param_specs() -> list[ParamSpec]:
             "long (s)",
             0.05,
             5.0,
+        ),
+        ParamSpec(
+            "clear_confirm_s",
+            _D.clear_confirm_s,
+            "before a pick the pad counts as clear once part-present has been false this long (s; 0: the "
+            "first false; one reading of a switch chattering at its threshold must not let the arm pick "
+            "over a can on the pad)",
+            0.0,
+            1.0,
         ),
         ParamSpec(
             "release_timeout_s",

@@ -253,16 +253,22 @@ class ProgressKeeper:
             self.store(replace(self.progress, operator_params=applied))
         return applied
 
-    def keep_sets(self, changed: Sequence[tuple[str, Any]]) -> str | None:
-        """After an operator's accepted set: keep those of `params.OPERATOR_PARAMS`; the log line if any."""
+    def keep_sets(self, changed: Sequence[tuple[str, Any]], wait: bool = True) -> str | None:
+        """After an operator's accepted set: keep those of `params.OPERATOR_PARAMS`; the log line if any.
+
+        `wait` False (during a run: the set comes on the server's only executor, which ticks the tree and
+        sends the lease's heartbeats): handed to the writer, a failed write reported through `on_error`.
+        """
         ours = [(name, value) for name, value in changed if name in params.OPERATOR_PARAMS]
         new = self.progress
         for name, value in ours:
             new = new.with_operator_param(name, value)
         if new == self.progress:
             return None
-        failure = self.store(new)
+        failure = self.store(new, wait=wait)
         sets = ", ".join(f"{name}={value}" for name, value in ours)
+        if not wait:
+            return f"kept with the run's progress (written in the background): {sets}"
         if failure is not None:
             return f"{sets} set, but not kept with the run's progress ({failure}): a restart forgets it"
         return f"kept with the run's progress (a restart applies it again): {sets}"

@@ -212,8 +212,9 @@ class CanOutcome(PortBehavior):
             )
         elif stage == STAGE_RELEASED:
             what = (
-                "the vacuum was switched off over its compartment but the part-present switch did not "
-                "confirm the can left the pad; the arm stays where it stopped; check the pad and the box"
+                "the vacuum was asked off over its compartment (the reason says whether the valve "
+                "answered) but the part-present switch did not confirm the can left the pad: it may still "
+                "hang on the pad; the arm stays where it stopped; check the pad and the box"
             )
         else:
             what = (

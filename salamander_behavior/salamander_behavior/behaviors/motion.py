@@ -147,13 +147,15 @@ class CarryTarget(OffsetTarget):
 
 
 def describe_failure(outcome: MotionOutcome) -> str:
-    """Words for a failed goal: the IK status (an early fail) and the action's message."""
+    """Words for a failed goal: the IK status (an early fail, or one on the way) and the action's message."""
     if outcome.status:
         try:
             reason = IkStatus(outcome.status).reason
         except ValueError:
             reason = f"status {outcome.status}"
-        return f"IK early-fail {reason}: {outcome.message}"
+        # "early-fail" only when nothing moved: a goal the IK stopped on its way left the arm part-way.
+        kind = "IK early-fail" if outcome.early else "IK failed on the way:"
+        return f"{kind} {reason}: {outcome.message}"
     return outcome.message or "failed without a message"
 
 

@@ -4,9 +4,11 @@ A behaviour server restarted mid-run (the runner respawns it) may find a can on 
 was carrying when it stopped. Picking with it there would carry it back and set it down on another
 can's spot. So `ClearPad` runs before each can's pick and decides from the part-present switch alone:
 
-- fresh false: the pad is clear, SUCCESS (decision "clear"). But if a can was recorded as carried (the
-  progress file, `held`), it is no longer on the pad, and the tree cannot tell whether it was taken off
-  by hand or fell off (then it may lie anywhere in the cell, e.g. in the next can's compartment). So
+- fresh false, without interruption for `clear_confirm_s` (0.1 s; after a release it has been false for
+  far longer, so a pick does not wait): the pad is clear, SUCCESS (decision "clear"). But if a can was
+  recorded as carried (the progress file, `held`), it is no longer on the pad, and the tree cannot tell
+  whether it was taken off by hand or fell off (then it may lie anywhere in the cell, e.g. in the next
+  can's compartment). So
   the leaf does not pick: it waits, from that moment on, for the operator's confirmation that the cell
   is clear (``/salamander/operator/confirm`` true): then its stage becomes "removed" (not where the
   cell config says; an empty goal does not pick it again), decision "removed", and the pick goes on;
@@ -42,6 +44,7 @@ from salamander_behavior.behaviors.base import (
     STAGE_HOLDING,
     STAGE_LOST,
     STAGE_REMOVED,
+    WAKE_LATE_S,
     PortBehavior,
     Ports,
     blackboard_client,
@@ -134,6 +137,14 @@ class ClearPad(PortBehavior):
             )
         if self._waiting_since is None:
             if not reading.value:
+                lasted, confirm = now - reading.changed_at, settings.clear_confirm_s
+                if lasted < confirm:  # a can on the pad whose switch flickered false must not be picked over
+                    self.feedback_message = (
+                        f"part-present false for {lasted:.2f} s: the pad counts as clear once it stays false "
+                        f"for {confirm:.2f} s (clear_confirm_s)"
+                    )
+                    ports.wake_after(confirm - lasted + WAKE_LATE_S)
+                    return Status.RUNNING
                 if self.held:
                     return self._begin_ask_clear(ports, now)
                 return self._decide(CLEAR, "pad clear", ports)

@@ -10,7 +10,11 @@ it commands and the part-present switch it hears, with the switch's age. So:
 - **lost in transit** = part-present false while the can is carried (`StillHeld`, a condition ticked
   before the carry, the manual placement and the place_release descent on every tick, so a drop stops
   the running motion the tick it is heard). The can's stage becomes "lost": the run's progress keeps it
-  until the operator confirms the cell is clear (behaviors/lost.py).
+  until the operator confirms the cell is clear (behaviors/lost.py). One false reading is enough, on
+  purpose: a debounce (tried, 0.1 s) let the cycle run on into the release, whose vacuum-off then
+  read the drop as the can let go over its compartment, "placed" (the switch property in test_tree.py
+  found it). A switch that chatters stops a run with the can on the pad, which is safe; the pad check
+  before a pick does wait for a steady false (`clear_confirm_s`, behaviors/pad.py).
 
 Every one of them first checks the signal's age against `part_present_timeout_s`: a stale signal tells
 nothing, so the step fails with what is known ("part-present signal 2.5 s old: cannot tell whether can_0

@@ -47,6 +47,7 @@ from salamander_behavior.box_estimate import BoxEstimate
 from salamander_behavior.limits.urdf_limits import default_urdf_path
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import CanJob, load_jobs
+from salamander_behavior.ports import PendingCall
 from salamander_behavior.progress_keeper import ProgressKeeper, ProgressNotWritten, reset_text
 from salamander_behavior.report import RunReport
 from salamander_behavior.ros.arm_motion_client import ArmMotionCore
@@ -126,6 +127,7 @@ class BehaviorServerNode(Node):
         self._applying_kept = False  # True while the node itself sets them (not an operator's set)
         self.add_post_set_parameters_callback(self._keep_operator_sets)
         self._secured = False  # the start-up check of the pad (vacuum on for a can found on it) is done
+        self._securing: PendingCall | None = None  # its vacuum-on call, until answered
         reset = self._between_runs("reset_progress", "cancel it or wait for its result", self._reset_progress)
         self.create_service(Trigger, names.RESET_PROGRESS, reset)
         self._box_pub = self.create_publisher(String, names.BOX_ESTIMATE, LATCHED)
@@ -179,7 +181,8 @@ class BehaviorServerNode(Node):
         """After an accepted set: keep an operator's live set of `params.OPERATOR_PARAMS` (progress.py)."""
         if self._applying_kept:
             return
-        line = self._keeper.keep_sets([(p.name, p.value) for p in changed])
+        # During a run not waited for: a slow fsync (0.38 s seen) would stall the tick and the heartbeats.
+        line = self._keeper.keep_sets([(p.name, p.value) for p in changed], wait=not self.active)
         if line is not None:
             self.get_logger().info(line)
 
@@ -395,17 +398,35 @@ class BehaviorServerNode(Node):
         return text
 
     def _secure_pad(self) -> None:
-        """Once at start, before any run: a can found on the pad gets the vacuum on (valve state unknown)."""
+        """Once at start, before any run: a can found on the pad gets the vacuum on (valve state unknown).
+
+        Done only once the valve said yes: a refused or unanswered call (the service not there yet) is
+        said and asked again, never logged as switched on.
+        """
+        if self._securing is not None:
+            if not self._securing.done():
+                return
+            ok, message = self._securing.result()
+            self._securing = None
+            if ok:
+                self._secured = True
+                self.get_logger().warning(
+                    f"a can is on the pad at start: vacuum on to keep it ({message}); the next run does not "
+                    "pick before it is placed (operator confirm) or removed"
+                )
+                return
+            self.get_logger().error(
+                f"a can is on the pad at start, and the vacuum could not be switched on ({message}): it may "
+                "drop; asking again",
+                throttle_duration_sec=WAITING_LOG_PERIOD_S,
+            )
         reading = self._gripper.part_present()
         if not reading.fresh(time.monotonic(), self._binding.snapshot.part_present_timeout_s):
             return
-        self._secured = True
-        if reading.value:
-            self.get_logger().warning(
-                "a can is on the pad at start: vacuum switched on to keep it; the next run does not pick "
-                "before it is placed (operator confirm) or removed"
-            )
-            self._gripper.set_vacuum(True)
+        if not reading.value:
+            self._secured = True
+            return
+        self._securing = self._gripper.set_vacuum(True)
 
     def _end(self, run: ActiveRun, end: RunEnd) -> None:
         """The tree stopped: outcomes, the run's progress, then give the lease back (answer awaited)."""
@@ -416,11 +437,13 @@ class BehaviorServerNode(Node):
                 f"{', '.join(left)} may still be on the pad or in the arm's way after this run: the next "
                 "run does not pick while a can is on the pad (it offers to place it or asks to remove it)"
             )
+        lease_timeout_s = self._binding.snapshot.lease_timeout_s
+        # The lease first: the batch's reset below waits for its write (two slow fsyncs, 0.38 s each seen,
+        # came near the lease's 1 s timeout with no heartbeat sent meanwhile).
+        run.await_release(self._core.release_lease(), time.monotonic(), lease_timeout_s)
         if self._keeper.batch_done():
             self.get_logger().info("every can of the cell is done: run progress reset for the next batch")
             self._keeper.next_batch()
-        lease_timeout_s = self._binding.snapshot.lease_timeout_s
-        run.await_release(self._core.release_lease(), time.monotonic(), lease_timeout_s)
         self._publish_snapshot()
 
     def _finish(self, run: ActiveRun) -> None:

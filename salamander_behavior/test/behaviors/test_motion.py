@@ -57,6 +57,21 @@ def test_an_ik_early_fail_is_reported_with_its_reason() -> None:
     assert motion.handles[0].request.speed_scale == 0.5 and motion.handles[0].request.target == target
 
 
+def test_an_ik_failure_on_the_way_is_not_called_an_early_fail() -> None:
+    # The Cartesian node also fails a goal with an IK status after the arm moved ("... while moving; the
+    # arm holds its last target"): the lines said "early-fail", nothing moved, when it stopped part-way.
+    message = "q1_out_of_range at TCP (0.3000, 0.0000, 0.0000) m while moving; the arm holds its last target"
+    script = Script(polls=3, succeed=False, status=IkStatus.Q1_OUT_OF_RANGE, message=message, early=False)
+    leaf, motion, clock, log = one_leaf(
+        MoveTo("m", FixedTarget(CartesianTarget(0.3, 0.0, 0.0)), MotionPath.LINEAR, "release_speed"),
+        FakeMotion({"m": script}),
+    )
+    for _ in range(20):
+        leaf.tick_once()
+    assert leaf.status is Status.FAILURE
+    assert leaf.feedback_message == f"IK failed on the way: q1_out_of_range: {message}"
+
+
 def test_a_preempted_move_cancels_its_goal() -> None:
     leaf, motion, _, _ = one_leaf(
         MoveTo("m", FixedTarget(CartesianTarget(0.3, 0.0, 0.0)), MotionPath.JOINT, "transit_speed"),

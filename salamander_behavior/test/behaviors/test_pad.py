@@ -182,6 +182,28 @@ def test_without_the_cell_clear_confirmation_the_missing_carried_can_is_recorded
         assert stage_of("can_1") == "lost"
 
 
+def test_one_false_reading_of_a_chattering_switch_does_not_clear_a_pad_with_a_can_on_it() -> None:
+    # Before, a single fresh false at the check was "pad clear": the arm went to pick with a can on the pad.
+    rig = restarted(held=None)  # a can on the pad, which one not known (its record lost with a kill)
+    rig.gripper.part_present()  # true, heard for a while
+    rig.clock.advance(1.0)
+    rig.gripper.holding = None  # the switch reads false for one message ...
+    rig.tick(0.04)
+    assert rig.leaf("pad clear before can_2?").feedback_message.startswith("part-present false for 0.00 s")
+    rig.gripper.holding = "can_1"  # ... and true again
+    rig.run(max_ticks=50, until=lambda: waiting(rig))
+    assert waiting(rig) and rig.motion.labels == [] and rig.gripper.commands == [True]
+
+
+def test_a_pad_false_for_clear_confirm_s_is_clear_and_picks_on() -> None:
+    rig = restarted(held=None, on_pad=None, clear_confirm_s=0.3)
+    rig.gripper.part_present()  # false from now on (the first reading is a change)
+    rig.tick(0.1)
+    assert rig.motion.labels == []
+    rig.run(max_ticks=20, until=lambda: rig.motion.labels != [])
+    assert rig.motion.labels == ["above can_2"] and rig.clock() >= 0.3
+
+
 def test_a_stale_switch_at_the_pad_check_does_not_pick() -> None:
     rig = restarted(on_pad=None)
     rig.gripper.fall_silent()
