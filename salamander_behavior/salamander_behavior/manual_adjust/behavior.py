@@ -192,6 +192,10 @@ class ManualAdjust(PortBehavior):
             self._nudge(ports, offset)
             timeout = integ.limits.timeout
             self.feedback_message = wait_text(mm, integ.elapsed(now), timeout)
+            if self.commander is not None and self.commander.stuck:  # shown, not only logged: the view
+                # would show an offset the arm never reached until a confirm said so
+                failed = offset_mm(self.commander.failed or offset)
+                self.feedback_message += f"; the arm could not follow (the nudge to {failed} failed: the log)"
             return Status.RUNNING
         if not self._summary_logged:
             self._summary_logged = True

@@ -25,6 +25,7 @@ from salamander_behavior.plan import load_jobs
 from salamander_behavior.ports import CartesianTarget
 from salamander_behavior.report import CanResult
 from salamander_control import names
+from salamander_control.manual_wait import read_wait_offset
 from salamander_testing import REPO as REPO_ROOT
 
 REPO = REPO_ROOT
@@ -148,6 +149,20 @@ def test_confirm_waits_for_the_last_nudge_to_arrive() -> None:
     assert leaf.status is Status.RUNNING and "finishing the nudge" in leaf.feedback_message
     assert not any(release_descent(label) for label in rig.motion.labels)
     assert rig.run() == "SUCCESS"
+
+
+def test_a_failed_nudge_is_shown_in_the_wait_not_only_logged() -> None:
+    # Before, the wait showed the integrator's offset as if the arm were there; the operator view and the
+    # simulated operator read it, and only a confirm said "cannot reach".
+    script = Script(polls=1, succeed=False, status=1, message="early fail", early=True)
+    rig = Rig([JOB], settings=BehaviorSettings(manual_place=True), scripts={ADJUST: script})
+    rig.run(until=lambda: rig.leaf(ADJUST).status is Status.RUNNING)
+    jog_for(rig, 0.02, 0.0, 0.25)
+    rig.run(until=lambda: rig.leaf(ADJUST).commander.stuck, max_ticks=40)
+    rig.tick()
+    text = rig.leaf(ADJUST).feedback_message
+    assert text.startswith("waiting for the operator: offset [") and read_wait_offset(text) is not None
+    assert "; the arm could not follow (the nudge to [" in text, text
 
 
 def test_nan_twists_are_ignored_with_a_warning() -> None:
