@@ -192,13 +192,6 @@ class Run(RosPeer):
         self.wait(lambda: len(self.adjust_lines()) > index, what)
         return self.adjust_lines()[index]
 
-    def executing_goal(self, known: set[bytes]) -> bytes | None:
-        """A MoveCartesian goal not in `known` that is executing, per the action's status topic."""
-        from action_msgs.msg import GoalStatus
-
-        running = [g for g, s in self.goals.items() if g not in known and s == GoalStatus.STATUS_EXECUTING]
-        return running[0] if running else None
-
     def jog(self, vx: float, seconds: float) -> None:
         """Twists of vx m/s at 20 Hz for `seconds`, then silence (as when R1 is let go)."""
         self.wait(lambda: self.jog_pub.get_subscription_count() > 0)
@@ -309,15 +302,22 @@ def test_no_twist_for_the_timeout_fails_without_releasing(start):
 def test_sigterm_cancels_the_running_goal_and_releases_the_lease(start):
     from action_msgs.msg import GoalStatus
 
-    # Transit at a tenth of the full speed: the first move (a joint goal above can_0) runs for seconds, so
-    # the goal seen executing is still executing when the signal lands, however loaded the machine is.
-    # (At full speed a goal may end between the status seen here and the signal: it did, once, in CI.)
-    run = start(1, transit_speed=0.1)
+    # The descent onto can_0 (the run's second goal, a line) at a tenth of its speed: it runs for
+    # seconds, so it is still executing when the signal lands, however loaded the machine is. (At full
+    # speed a goal may end between the status seen here and the signal: the 0.4 s descent did, once, in
+    # CI. The first goal, a joint move, does not slow down: joint goals run at the generator's limits.)
+    run = start(1, approach_speed=0.1)
     generator = run.arm.procs[1]
     known = set(run.goals)  # goals of earlier tests (the arm stack is the module's)
+
+    def descent() -> bytes | None:
+        ours = [g for g in run.goals if g not in known]  # in the order their status first came
+        return ours[1] if len(ours) > 1 and run.goals[ours[1]] == GoalStatus.STATUS_EXECUTING else None
+
+    run.wait(lambda: descent() is not None, "the descent onto can_0 executing")
     run.wait(lambda: run.lease_holder() == "behavior_server", "the behaviour server holding the lease")
-    run.wait(lambda: run.executing_goal(known) is not None, "a MoveCartesian goal of this run executing")
-    goal = run.executing_goal(known)
+    goal = descent()
+    assert goal is not None and run.goals[goal] == GoalStatus.STATUS_EXECUTING, run.describe()
     mark = len(generator.lines)
     run.bt.send_signal(signal.SIGTERM)  # the runner's / systemd's stop
     # The exit code is run_node's business (its SIGTERM handler races the executor: 0 or an RCLError

@@ -328,7 +328,7 @@ class BoxEstimate:
             raise ValueError("a box estimate needs 'centre' and an 'evidence' list")
         try:
             centre = _pair(data["centre"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"box estimate: bad centre {data.get('centre')!r}") from exc
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:  # a 400-digit integer: overflow
+            raise ValueError(f"box estimate: bad centre {str(data.get('centre'))[:80]}") from exc
         evidence = tuple(Evidence.from_dict(e) for e in data["evidence"])
         return BoxEstimate(centre, noise or EstimateNoise(), evidence)

@@ -128,17 +128,18 @@ class ProgressKeeper:
         return None
 
     def flush(self, timeout: float | None = None) -> bool:
-        """Wait until every progress stored so far is written (at most `timeout` s); whether it is.
+        """Wait until the writer caught up with every progress stored (at most `timeout` s); whether it did.
 
-        False also when the last write failed (`on_error` has said why).
+        A write that failed counts as done: `on_error` has said why.
         """
         last = self._last_write
         if last is None:
             return True
         try:
-            return last.result(timeout) is None
+            last.result(timeout)
         except FutureTimeout:
             return False
+        return True
 
     # Runs ---------------------------------------------------------------------------------------------
 

@@ -162,6 +162,16 @@ def test_the_box_estimate_belongs_to_the_box_not_the_batch() -> None:
     assert state.with_box(None).box is None and state.with_box(None).cans == state.cans
 
 
+def test_a_hand_edited_box_centre_drops_the_box_not_the_cans(tmp_path) -> None:
+    path = tmp_path / "progress.json"
+    huge = "1" + "0" * 400  # a JSON integer too large for a float: OverflowError, once the whole file
+    path.write_text('{"version": 1, "cans": {"can_0": "placed"}, "carrying": null, '
+                    f'"box": {{"centre": [{huge}, 0], "evidence": []}}}}')  # fmt: skip
+    state, warnings = progress.load(path, CANS)
+    assert state == RunProgress({"can_0": "placed"}) and len(warnings) == 1, warnings
+    assert "the box estimate is unusable" in warnings[0] and len(warnings[0]) < 300
+
+
 @pytest.mark.parametrize("compartment", [float("inf"), 1e400, 1.5, True, "1", [1]])
 def test_a_hand_edited_compartment_drops_the_box_never_the_node(tmp_path, compartment: Any) -> None:
     # Before, inf raised OverflowError and a list TypeError out of `load`: the server died at every start.

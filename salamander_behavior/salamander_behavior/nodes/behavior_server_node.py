@@ -21,6 +21,7 @@ executor choice and shutdown: docs/design/behavior_server.md; names and semantic
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -128,6 +129,7 @@ class BehaviorServerNode(Node):
         self.add_post_set_parameters_callback(self._keep_operator_sets)
         self._secured = False  # the start-up check of the pad (vacuum on for a can found on it) is done
         self._securing: PendingCall | None = None  # its vacuum-on call, until answered
+        self._securing_since = -math.inf  # when it was sent (or last refused)
         reset = self._between_runs("reset_progress", "cancel it or wait for its result", self._reset_progress)
         self.create_service(Trigger, names.RESET_PROGRESS, reset)
         self._box_pub = self.create_publisher(String, names.BOX_ESTIMATE, LATCHED)
@@ -378,10 +380,11 @@ class BehaviorServerNode(Node):
         return handle
 
     def _new_box(self) -> str:
-        """A new box is in: forget the box estimate."""
-        message = self._keeper.new_box()
-        self._publish_box()
-        return message
+        """A new box is in: forget the box estimate (shown forgotten even when its write failed)."""
+        try:
+            return self._keeper.new_box()
+        finally:
+            self._publish_box()
 
     def _reset_progress(self) -> str:
         """Forget the run's progress (every can to do again, nothing carried; the box stays)."""
@@ -403,10 +406,14 @@ class BehaviorServerNode(Node):
         Done only once the valve said yes: a refused or unanswered call (the service not there yet) is
         said and asked again, never logged as switched on.
         """
+        now = time.monotonic()
         if self._securing is not None:
             if not self._securing.done():
-                return
-            ok, message = self._securing.result()
+                if now - self._securing_since <= self._binding.snapshot.vacuum_timeout_s:
+                    return
+                ok, message = False, f"no answer within {self._binding.snapshot.vacuum_timeout_s:.1f} s"
+            else:
+                ok, message = self._securing.result()
             self._securing = None
             if ok:
                 self._secured = True
@@ -420,13 +427,16 @@ class BehaviorServerNode(Node):
                 "drop; asking again",
                 throttle_duration_sec=WAITING_LOG_PERIOD_S,
             )
+            self._securing_since = now  # asked again after WAITING_LOG_PERIOD_S, not every tick
+        if now - self._securing_since < WAITING_LOG_PERIOD_S:
+            return
         reading = self._gripper.part_present()
-        if not reading.fresh(time.monotonic(), self._binding.snapshot.part_present_timeout_s):
+        if not reading.fresh(now, self._binding.snapshot.part_present_timeout_s):
             return
         if not reading.value:
             self._secured = True
             return
-        self._securing = self._gripper.set_vacuum(True)
+        self._securing, self._securing_since = self._gripper.set_vacuum(True), now
 
     def _end(self, run: ActiveRun, end: RunEnd) -> None:
         """The tree stopped: outcomes, the run's progress, then give the lease back (answer awaited)."""

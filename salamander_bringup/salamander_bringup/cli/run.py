@@ -11,7 +11,8 @@ or /CELL/salamander/run_pick_place with ``--cell``), prints every feedback and t
 ``ros2 action send_goal --feedback`` does; Ctrl-C while it runs cancels the goal and waits for its end
 (a second Ctrl-C stops waiting; a refused or unanswered cancel is said: the run may go on). Exit code 0
 when the run placed every can, 1 otherwise (rejected: the reason is in the behaviour server's log; the
-action server gone for ``--timeout`` s during the run: its outcome unknown). ``run
+action server gone for ``--timeout`` s during the run, or back without the run after a restart: its
+outcome unknown). ``run
 cancel`` calls the action's cancel service with a zero goal id and stamp (every goal of the server, so
 also a run started by the gamepad or by ``run_on_start``) and waits until the goals ended. Pure
 printing helpers (`feedback_text`, `result_text`) are separate from the ROS calls.
@@ -108,68 +109,100 @@ def run_start(node: Node, args: argparse.Namespace, spin_until: Spin) -> int:
         print("Goal was rejected. (the behaviour server's log says why)", flush=True)
         return EXIT_FAILED
     print(f"Goal accepted with ID: {bytes(handle.goal_id.uuid).hex()}\n", flush=True)
-    result = handle.get_result_async()
-    lost = _ServerWatch(client, args.timeout)
+    wait = _ResultWait(client, handle, args.timeout)
     try:
-        spin_until(node, lambda: result.done() or lost(), float("inf"))
+        spin_until(node, wait.settled, float("inf"))
     except Interrupted:
-        failed = _cancel(node, handle, result, args.timeout, spin_until)
+        failed = _cancel(node, handle, wait, args.timeout, spin_until)
         if failed is not None:
             return failed
-        print("Goal canceled.", flush=True)
-    if not result.done():
+    if not wait.future.done():
         print(
             f"lost the {_action_name(args.cell)} action server for {args.timeout:g} s during the run: its "
             "outcome is unknown (salamanderctl status; the behaviour server's log)",
             flush=True,
         )
         return EXIT_FAILED
-    answer = result.result()
+    answer = wait.future.result()
+    if answer.status == GoalStatus.STATUS_UNKNOWN:
+        print(
+            f"the {_action_name(args.cell)} action server came back without this run (it was restarted): its "
+            "outcome is unknown (salamanderctl status; the behaviour server's log)",
+            flush=True,
+        )
+        return EXIT_FAILED
+    if answer.status == GoalStatus.STATUS_CANCELED:
+        print("Goal canceled.", flush=True)
     print(result_text(answer.status, answer.result), flush=True)
     return EXIT_OK if answer.status == GoalStatus.STATUS_SUCCEEDED and answer.result.success else EXIT_FAILED
 
 
-class _ServerWatch:
-    """True once the action server has been gone for `timeout` s (it died, or came back without the goal)."""
+REFUSED_GRACE_S = 2.0
+"""s a refused or unanswered cancel still waits for the result: a run that was ending as Ctrl-C came."""
 
-    def __init__(self, client: ActionClient, timeout: float) -> None:
-        self._client, self._timeout = client, timeout
-        self._seen = time.monotonic()
 
-    def __call__(self) -> bool:
+class _ResultWait:
+    """The run's result: asked again when the action server comes back, given up when it stays gone.
+
+    A server that died and was respawned (the runner does that within 2 s) does not know the goal: its
+    first result request would never be answered by the dead one, so it is asked again once the server is
+    back, and a respawned server answers STATUS_UNKNOWN. That request may be lost while discovery catches
+    up, so after a comeback it is repeated every `timeout` s until answered. `settled` is the wait's
+    predicate: the result is in, or the server has been gone for `timeout` s.
+    """
+
+    def __init__(self, client: ActionClient, handle: Any, timeout: float) -> None:
+        self._client, self._handle, self._timeout = client, handle, timeout
+        self.future = handle.get_result_async()
+        self._seen = self._asked = time.monotonic()
+        self._gone = False  # the server was seen gone since the last request
+        self._again = False  # it came back: ask until answered
+
+    def settled(self) -> bool:
+        """Whether to stop waiting: the result came, or the server is gone for good."""
+        if self.future.done():
+            return True
         now = time.monotonic()
-        if self._client.server_is_ready():
-            self._seen = now
-        return now - self._seen > self._timeout
+        if not self._client.server_is_ready():
+            self._gone = True
+            return now - self._seen > self._timeout
+        if self._gone or (self._again and now - self._asked > self._timeout):
+            self._gone, self._again = False, True
+            self.future, self._asked = self._handle.get_result_async(), now
+        self._seen = now
+        return False
 
 
-def _cancel(node: Node, handle: Any, result: Any, timeout: float, spin_until: Spin) -> int | None:
+def _cancel(node: Node, handle: Any, wait: _ResultWait, timeout: float, spin_until: Spin) -> int | None:
     """After Ctrl-C: cancel the goal and wait for its end; None when it ended, else the exit code (said why).
 
-    A second Ctrl-C stops the wait. A refused cancel (the server had not started the run yet) or none
-    answered means the run may go on: said, and a failure, never "canceled".
+    A second Ctrl-C stops the wait. A refused cancel (the server had not started the run yet, or the run
+    was ending anyway) or none answered: the result is waited for `timeout` s all the same; if it does
+    not come, the run may go on: said, and a failure, never "canceled".
     """
     clear_stop()
     print("Canceling goal...", flush=True)
     cancel = handle.cancel_goal_async()
     try:
-        if not spin_until(node, cancel.done, timeout) or cancel.exception() is not None:
+        answered = spin_until(node, cancel.done, timeout) and cancel.exception() is None
+        accepted = answered and bool(cancel.result().goals_canceling)
+        ending = timeout if accepted else min(timeout, REFUSED_GRACE_S)  # refused: a run ending anyway?
+        if spin_until(node, wait.settled, ending) and wait.future.done():
+            return None  # ended: cancelled, or it finished as the cancel came (its result says which)
+        if not answered:
             print("no answer to the cancel request: the run may go on (salamanderctl run cancel)", flush=True)
-            return EXIT_FAILED
-        if not cancel.result().goals_canceling:
+        elif not accepted:
             print(
                 "cancel refused: the run goes on (the behaviour server's log says why; salamanderctl run "
                 "cancel tries again)",
                 flush=True,
             )
-            return EXIT_FAILED
-        if not spin_until(node, result.done, timeout):
+        else:
             print(f"the run did not end {timeout:g} s after the cancel (salamanderctl status)", flush=True)
-            return EXIT_FAILED
+        return EXIT_FAILED
     except Interrupted:
         print("not waiting for the cancel any more: the run may go on (salamanderctl status)", flush=True)
         return EXIT_INTERRUPTED
-    return None
 
 
 def run_cancel(node: Node, args: argparse.Namespace, spin_until: Spin) -> int:

@@ -164,7 +164,7 @@ def on_branch(joints: Any) -> str:
 
     A straight path cannot change branch: the branches meet only at the stretched or folded posture
     (|q1 - q2| = pi/2), and near it, where the two solutions lie a few hundredths of a radian apart, the
-    nearest of both branches would flip between them from one cycle to the next (5 times the planned
+    nearest of both branches would flip between them from one cycle to the next (7.1 times the planned
     joint speed, seen in `test_motion.py`'s folded corner), while a check that solved on either branch
     would pass a path that the arm's own branch leaves (docs/design/cartesian_plan.md, "Between the
     samples"). So the check, the joint-rate fit and the per-cycle IK all solve on this one.
