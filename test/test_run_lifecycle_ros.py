@@ -105,6 +105,11 @@ def _stack(domain: int, log_dir: Path, **bt_params: Any) -> list[NodeProcess]:
     """The arm, the simulated cell and the behaviour server as the launch file starts them."""
     arm = (names.SIM_HARDWARE, names.TRAJECTORY_GENERATOR, names.CARTESIAN_MOTION_NODE, names.CELL_SIM)
     procs = [NodeProcess(exe, exe, domain, log_dir, params_file=launch_param_files(exe)) for exe in arm]
+    procs.append(_behavior_server(domain, log_dir, **bt_params))
+    return procs
+
+
+def _behavior_server(domain: int, log_dir: Path, **bt_params: Any) -> NodeProcess:
     params = {
         "cell_config": str(REPO / "config" / "cell.yaml"),
         "transit_speed": 1.0,
@@ -113,8 +118,7 @@ def _stack(domain: int, log_dir: Path, **bt_params: Any) -> list[NodeProcess]:
         **bt_params,
     }
     bt = names.BEHAVIOR_SERVER
-    procs.append(NodeProcess(bt, bt, domain, log_dir, params, params_file=launch_param_files(bt)))
-    return procs
+    return NodeProcess(bt, bt, domain, log_dir, params, params_file=launch_param_files(bt))
 
 
 @pytest.fixture
@@ -209,6 +213,26 @@ def test_cancel_mid_carry_keeps_the_can_on_the_pad_and_frees_the_lease(stack, tm
     said = again.text()
     assert "Canceling goal..." in said and "Goal canceled." in said, said
     assert "cans: [can_1, " in said and "Goal finished with status: CANCELED" in said, said
+
+
+def test_run_start_says_so_when_a_restarted_server_no_longer_knows_its_run(stack, tmp_path):
+    """The behaviour server killed mid-run and started again (as the runner respawns it): the new one
+    does not know the run. Before, `salamanderctl run start` waited for its result for ever."""
+    peer, bt = stack()
+    domain = peer.context.get_domain_id()
+    ctl = [sys.executable, "-m", "salamander_bringup.cli.ctl", "--timeout", "2", "run", "start", "can_0"]
+    with ChildProcess(ctl, ros_env(domain), tmp_path / "start.log") as start:
+        assert start.wait_for_text("Goal accepted with ID: ", timeout=STEP_TIMEOUT), start.describe()
+        bt.send_signal(signal.SIGKILL)
+        bt.wait(timeout=STEP_TIMEOUT)
+        (tmp_path / "again").mkdir()
+        again = _behavior_server(domain, tmp_path / "again", run_on_start=False)
+        try:
+            assert start.wait(timeout=STEP_TIMEOUT) == 1, start.describe()
+        finally:
+            again.stop()
+    said = start.text()
+    assert "came back without this run (it was restarted): its outcome is unknown" in said, said
 
 
 def _stall(proc: NodeProcess, seconds: float) -> None:

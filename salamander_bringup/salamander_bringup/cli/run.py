@@ -142,21 +142,20 @@ REFUSED_GRACE_S = 2.0
 
 
 class _ResultWait:
-    """The run's result: asked again when the action server comes back, given up when it stays gone.
+    """The run's result: asked again every `timeout` s, given up when the action server stays gone.
 
-    A server that died and was respawned (the runner does that within 2 s) does not know the goal: its
-    first result request would never be answered by the dead one, so it is asked again once the server is
-    back, and a respawned server answers STATUS_UNKNOWN. That request may be lost while discovery catches
-    up, so after a comeback it is repeated every `timeout` s until answered. `settled` is the wait's
-    predicate: the result is in, or the server has been gone for `timeout` s.
+    A server that died and was respawned (the runner does that within 2 s) does not know the goal, and
+    the dead one never answers the request it had: the graph may still list it for the middleware's
+    lease (seconds), so its absence alone does not tell. So the result is asked again every `timeout`
+    s while the server is there: a restarted server answers at once with STATUS_UNKNOWN, the one that
+    runs the goal answers every request at the run's end (a request every 10 s of a run is nothing to
+    it). `settled` is the wait's predicate: the result is in, or the server has been gone for `timeout` s.
     """
 
     def __init__(self, client: ActionClient, handle: Any, timeout: float) -> None:
         self._client, self._handle, self._timeout = client, handle, timeout
         self.future = handle.get_result_async()
         self._seen = self._asked = time.monotonic()
-        self._gone = False  # the server was seen gone since the last request
-        self._again = False  # it came back: ask until answered
 
     def settled(self) -> bool:
         """Whether to stop waiting: the result came, or the server is gone for good."""
@@ -164,12 +163,10 @@ class _ResultWait:
             return True
         now = time.monotonic()
         if not self._client.server_is_ready():
-            self._gone = True
             return now - self._seen > self._timeout
-        if self._gone or (self._again and now - self._asked > self._timeout):
-            self._gone, self._again = False, True
-            self.future, self._asked = self._handle.get_result_async(), now
         self._seen = now
+        if now - self._asked > self._timeout:
+            self.future, self._asked = self._handle.get_result_async(), now
         return False
 
 
