@@ -308,11 +308,12 @@ def test_sigterm_cancels_the_running_goal_and_releases_the_lease(start):
     # CI. The first goal, a joint move, does not slow down: joint goals run at the generator's limits.)
     run = start(1, approach_speed=0.1)
     generator = run.arm.procs[1]
-    known = set(run.goals)  # goals of earlier tests (the arm stack is the module's)
 
     def descent() -> bytes | None:
-        ours = [g for g in run.goals if g not in known]  # in the order their status first came
-        return ours[1] if len(ours) > 1 and run.goals[ours[1]] == GoalStatus.STATUS_EXECUTING else None
+        """The goal executing while the tree runs the descent (goals of earlier tests all ended)."""
+        if "descend to can_0 [*]" not in run.tree:
+            return None
+        return next((g for g, s in run.goals.items() if s == GoalStatus.STATUS_EXECUTING), None)
 
     run.wait(lambda: descent() is not None, "the descent onto can_0 executing")
     run.wait(lambda: run.lease_holder() == "behavior_server", "the behaviour server holding the lease")
