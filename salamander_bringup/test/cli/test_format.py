@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 from rcl_interfaces.msg import (
     FloatingPointRange,
     IntegerRange,
@@ -86,3 +87,19 @@ def test_status_places_joints_by_name_marks_missing_ones_and_shows_staleness():
 def test_status_shows_the_box_estimate_line() -> None:
     view = StatusView(box=Received(0.1, {"text": "offset (1.0, 0.0) mm, ...; from 1 can"}))
     assert render_status(view).splitlines()[7] == "box estimate   offset (1.0, 0.0) mm, ...; from 1 can"
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--timeout", "nan", "status"], "a positive number of seconds, got 'nan'"),  # waited for ever
+        (["status", "--watch", "--period", "0"], "a positive number of seconds, got '0'"),  # a busy loop
+        (["--timeout", "-1", "new-box"], "got '-1'"),
+    ],
+)
+def test_timing_options_must_be_positive_finite_seconds(argv, words, capsys):
+    from salamander_bringup.cli.ctl import build_parser
+
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(argv)
+    assert exit_.value.code == 2 and words in capsys.readouterr().err
