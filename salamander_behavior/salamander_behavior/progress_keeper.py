@@ -101,7 +101,7 @@ class ProgressKeeper:
             self.progress = self.progress.with_box(None)
         self._on_error = on_error
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="progress_writer")
-        self._last_write: Future[None] | None = None
+        self._last_write: Future[str | None] | None = None  # its failure, or None: written
 
     def store(self, new: run_progress.RunProgress, force: bool = False, wait: bool = True) -> str | None:
         """Keep `new` and write it when it changed (`force`: all the same); `wait` False: return at once.

@@ -171,8 +171,8 @@ class Supervisor:
                 self._out_closed = True
                 with contextlib.suppress(OSError):
                     print(f"[runner] output closed ({exc}): stopping the stack", file=sys.stderr, flush=True)
-                if self._stop_reason is None:
-                    self._stop_reason, self._stop_requested_at = "its output was closed", time.monotonic()
+                if self._stop_reason is None:  # not a second request: that would kill the nodes
+                    self.request_stop("its output was closed")
 
     def _relay(self, label: str, colour: str, stream: IO[bytes]) -> None:
         for raw in iter(stream.readline, b""):

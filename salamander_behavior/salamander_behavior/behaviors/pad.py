@@ -8,10 +8,10 @@ can's spot. So `ClearPad` runs before each can's pick and decides from the part-
   far longer, so a pick does not wait): the pad is clear, SUCCESS (decision "clear"). But if a can was
   recorded as carried (the progress file, `held`), it is no longer on the pad, and the tree cannot tell
   whether it was taken off by hand or fell off (then it may lie anywhere in the cell, e.g. in the next
-  can's compartment). So
-  the leaf does not pick: it waits, from that moment on, for the operator's confirmation that the cell
-  is clear (``/salamander/operator/confirm`` true): then its stage becomes "removed" (not where the
-  cell config says; an empty goal does not pick it again), decision "removed", and the pick goes on;
+  can's compartment). So the leaf does not pick: it waits, from that moment on, for the operator's
+  confirmation that the cell is clear (``/salamander/operator/confirm`` true): then its stage becomes
+  "removed" (not where the cell config says; an empty goal does not pick it again), decision
+  "removed", and the pick goes on;
   false or no answer within ``pad_wait_timeout_s``: FAILURE, its stage becomes "lost" (the run's
   progress keeps it lost: the next run asks again first, behaviors/lost.py). The vacuum is untouched.
 - fresh true: a can is on the pad. The leaf does **not** pick. It switches the vacuum ON first (after a

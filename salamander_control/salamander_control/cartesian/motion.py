@@ -99,20 +99,19 @@ class MotionStep(NamedTuple):
     failure: tuple[IkStatus, str] | None
 
 
-def _snap_ik(pose: np.ndarray, params: ArmParams, seed: Any) -> tuple[float, ...] | None:
-    """The IK within SNAP_TOL of the limits, clamped back onto them; None when even that fails."""
-    loose = relaxed(params, SNAP_TOL)
-    loose = solve_ik_pitched(pose[:3], pose[3], pose[4], loose, seed=seed, branch=on_branch(seed))
-    if not loose.ok:
+def _snap_ik(pose: np.ndarray, params: ArmParams, seed: Any, branch: str) -> tuple[float, ...] | None:
+    """The IK within SNAP_TOL of the limits on `branch`, clamped back onto them; None when even that fails."""
+    res = solve_ik_pitched(pose[:3], pose[3], pose[4], relaxed(params, SNAP_TOL), seed=seed, branch=branch)
+    if not res.ok:
         return None
-    q = clamp_joints(loose.q, params, loose.q).q
+    q = clamp_joints(res.q, params, res.q).q
     return q if within_limits(q, params) else None
 
 
-def _probe_ik(pose: np.ndarray, params: ArmParams, seed: Any) -> tuple[float, ...] | None:
-    """A velocity probe's IK: strict, else snapped onto the limits (`_snap_ik`); None if neither."""
-    res = solve_ik_pitched(pose[:3], pose[3], pose[4], params, seed=seed, branch=on_branch(seed))
-    return res.q if res.ok else _snap_ik(pose, params, seed)
+def _probe_ik(pose: np.ndarray, params: ArmParams, seed: Any, branch: str) -> tuple[float, ...] | None:
+    """A velocity probe's IK on `branch`: strict, else snapped onto the limits (`_snap_ik`); or None."""
+    res = solve_ik_pitched(pose[:3], pose[3], pose[4], params, seed=seed, branch=branch)
+    return res.q if res.ok else _snap_ik(pose, params, seed, branch)
 
 
 class LinearMotion:
@@ -171,7 +170,7 @@ class LinearMotion:
         failure = res.status if not res.ok else jump_status(self.joints, res.q, pose, params, allowed)
         if failure is not IkStatus.OK:
             # A hair outside a limit (or a yaw exactly at +-pi flipping to the other end): snap back.
-            snapped = _snap_ik(pose, params, self.joints)
+            snapped = _snap_ik(pose, params, self.joints, branch)
             smooth = snapped is not None and jump_status(self.joints, snapped, pose, params, allowed)
             if smooth is IkStatus.OK:
                 res, failure = IkResult(IkStatus.OK, snapped, res.branch), IkStatus.OK
@@ -187,8 +186,8 @@ class LinearMotion:
             # A probe a hair outside a limit snaps back onto it, as the target does: on a path starting
             # at a stop the strict IK fails on both sides, and zero velocities under moving targets ask
             # the generator for jerks it refuses (docs/design/cartesian_plan.md, "Between the samples").
-            ahead = _probe_ik(pose + step, params, res.q)
-            behind = _probe_ik(pose - step, params, res.q)
+            ahead = _probe_ik(pose + step, params, res.q, branch)
+            behind = _probe_ik(pose - step, params, res.q, branch)
             # One-sided where the other probe leaves the workspace (a path starting on a limit).
             hi = res.q if ahead is None else ahead
             lo = res.q if behind is None else behind
