@@ -124,6 +124,7 @@ class Run(RosPeer):
         self.tree = ""
         self.lease: LeaseState | None = None
         self.goals: dict[bytes, int] = {}  # MoveCartesian goal id -> its last action_msgs/GoalStatus
+        self.accepted: dict[bytes, float] = {}  # ... -> when the server accepted it (its goal_info stamp)
         self.node.create_subscription(String, at(names.CELL_STATE), self._on_state, 10)
         self.node.create_subscription(String, at(names.BEHAVIOR_TREE), self._on_tree, LATCHED)
         self.node.create_subscription(LeaseState, at(names.LEASE_STATE), self._on_lease, LATCHED)
@@ -148,7 +149,10 @@ class Run(RosPeer):
 
     def _on_goals(self, msg: Any) -> None:
         for status in msg.status_list:
-            self.goals[bytes(status.goal_info.goal_id.uuid)] = status.status
+            goal = bytes(status.goal_info.goal_id.uuid)
+            self.goals[goal] = status.status
+            stamp = status.goal_info.stamp
+            self.accepted[goal] = stamp.sec + stamp.nanosec * 1e-9
 
     def _publish_jog(self) -> None:
         if self._jogs_left > 0:
@@ -306,19 +310,20 @@ def test_sigterm_cancels_the_running_goal_and_releases_the_lease(start):
     # seconds, so it is still executing when the signal lands, however loaded the machine is. (At full
     # speed a goal may end between the status seen here and the signal: the 0.4 s descent did, once, in
     # CI. The first goal, a joint move, does not slow down: joint goals run at the generator's limits.)
+    # The descent is the run's first line: once the Cartesian node says it accepted it, the newest goal
+    # on the status topic is that one (the tree's snapshot, or a status still showing the joint move as
+    # executing, ran ahead of or behind it: both picked the wrong goal in suite runs).
     run = start(1, approach_speed=0.1)
-    generator = run.arm.procs[1]
+    generator, cartesian = run.arm.procs[1], run.arm.procs[2]
+    run.wait_for_line(cartesian, "MoveCartesian linear goal to", since=len(cartesian.lines))
 
-    def descent() -> bytes | None:
-        """The goal executing while the tree runs the descent (goals of earlier tests all ended)."""
-        if "descend to can_0 [*]" not in run.tree:
-            return None
-        return next((g for g, s in run.goals.items() if s == GoalStatus.STATUS_EXECUTING), None)
+    def newest() -> bytes:
+        return max(run.accepted, key=run.accepted.__getitem__)
 
-    run.wait(lambda: descent() is not None, "the descent onto can_0 executing")
+    run.wait(lambda: run.goals[newest()] == GoalStatus.STATUS_EXECUTING, "the descent onto can_0 executing")
     run.wait(lambda: run.lease_holder() == "behavior_server", "the behaviour server holding the lease")
-    goal = descent()
-    assert goal is not None and run.goals[goal] == GoalStatus.STATUS_EXECUTING, run.describe()
+    goal = newest()
+    assert run.goals[goal] == GoalStatus.STATUS_EXECUTING, run.describe()
     mark = len(generator.lines)
     run.bt.send_signal(signal.SIGTERM)  # the runner's / systemd's stop
     # The exit code is run_node's business (its SIGTERM handler races the executor: 0 or an RCLError
