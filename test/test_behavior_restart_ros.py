@@ -153,9 +153,11 @@ def test_killing_each_respawning_node_mid_run_ends_completed_or_held_with_no_can
     placed = "can_0: placed" in line
     assert not _in_place_or_held(peer), peer.state
     if placed:
-        # The burst of restarts can starve the simulated arm past the joint states' 0.5 s bound; the tree
-        # then stops the run before can_1 (seen once in a suite run: "can_1: not started, run stopped:
-        # ... joint state stale: 0.54 s old"), a safe end this test accepts like any other.
+        # The burst of restarts can starve the simulated arm past the joint states' 0.5 s bound, or the
+        # behaviour server past its 1 s lease; the tree then stops the run before can_1 (seen in suite
+        # runs: "can_1: not started, run stopped: ... joint state stale: 0.54 s old"; the lease lapsed
+        # on can_1's transit, which skipped can_1 before it was a fault of the stack), a safe end this
+        # test accepts like any other.
         def stopped() -> bool:
             return any("run stopped: " in line for line in runner.lines[since:])
 

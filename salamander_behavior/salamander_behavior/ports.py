@@ -170,6 +170,8 @@ class MotionOutcome:
             fail: the arm did not move). Only then may the tree try an IK retry variant.
         contact: a guarded move that stopped at a contact (FAILED, status 0): where and how hard; None
             otherwise.
+        lease_lost: it FAILED because the arm lease it was sent under is gone (the generator stopped
+            following it): a fault of the stack, not of the goal.
     """
 
     phase: MotionPhase
@@ -179,6 +181,7 @@ class MotionOutcome:
     remaining: float = math.nan
     early: bool = False
     contact: Contact | None = None
+    lease_lost: bool = False
 
     @property
     def ik_early_fail(self) -> bool:

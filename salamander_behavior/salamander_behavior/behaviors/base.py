@@ -54,6 +54,18 @@ STAGE_LET_GO = "let_go"  # part-present dropped after the vacuum went off
 STAGE_REMOVED = "removed"  # the pad check saw it taken off the pad by hand (or gone when the run began)
 STAGE_LOST = "lost"  # part-present dropped while carried: it left the pad outside the box
 
+# A leaf's ``stack_fault``: why its last failure was a fault of the stack, not of the can ("" when it was
+# the can's). `flow.CanOutcome` stops the run on one instead of skipping a can never touched: the same
+# fault would skip every later can and end the run "complete" having done nothing.
+JOINT_STATE_FAULT = (
+    "the arm's measured state cannot be judged; check the joint state stream (the driver, the "
+    "trajectory generator)"
+)
+LEASE_FAULT = (
+    "the arm lease this run holds was lost (the generator stopped following its goals; the lease "
+    "lines above say how); check the trajectory generator and the machine's load"
+)
+
 
 def offset_key(can: str) -> str:
     """Blackboard key of a can's place offset."""

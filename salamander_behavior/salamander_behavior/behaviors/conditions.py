@@ -40,6 +40,7 @@ from typing import Any
 import py_trees
 from py_trees.common import Status
 
+from salamander_behavior.behaviors.base import JOINT_STATE_FAULT
 from salamander_behavior.limits.cache import JointStateCache, shared_joint_state_cache
 from salamander_behavior.limits.checks import (
     CheckResult,
@@ -162,9 +163,10 @@ class LimitCondition(JointStateBehaviour):
         self.hysteresis = Hysteresis(0.0, self.release)
         self.result: CheckResult | None = None
         """The last check result (None until one was judged)."""
-        self.cannot_judge = False
-        """The last update could not judge the arm (no, an invalid or a stale joint state): a fault of
-        the stack, not of a can (`flow.CanOutcome` stops the run on it instead of skipping the can)."""
+        self.stack_fault = ""
+        """Why the last update could not judge the arm (no, an invalid or a stale joint state), "" when
+        it could: a fault of the stack, not of a can (`flow.CanOutcome` stops the run on it instead of
+        skipping the can)."""
 
     def evaluate(self, sample: JointSample) -> CheckResult:
         """Run this condition's check on one joint state (subclasses).
@@ -177,7 +179,7 @@ class LimitCondition(JointStateBehaviour):
     def update(self) -> Status:
         """Judge the newest joint state; never blocks."""
         sample, why = self.newest()
-        self.cannot_judge = sample is None
+        self.stack_fault = JOINT_STATE_FAULT if sample is None else ""
         if sample is None:
             return self._unknown(why)
         try:

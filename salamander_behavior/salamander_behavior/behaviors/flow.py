@@ -4,9 +4,10 @@
 
 - unset (the vacuum never came on for it): the can was never touched. It is **skipped**, the reason
   (the failed leaf's name and feedback) is logged and recorded, and the run goes on with the next can.
-  Unless the failed leaf is a limit condition that could not judge the arm at all (no, an invalid or a
-  stale joint state): that is a fault of the stack, which would skip every later can the same way and
-  end the run "complete" having done nothing. The can is recorded skipped and the run **stops**.
+  Unless the failed leaf says its failure was a fault of the stack (``stack_fault``): a limit condition
+  that could not judge the arm at all (no, an invalid or a stale joint state), or a motion whose arm
+  lease was lost. That would skip every later can the same way and end the run "complete" having done
+  nothing. The can is recorded skipped and the run **stops**.
 - any other stage ("holding", "gripped", "released", "let_go", "lost"; behaviors/base.py): the can may
   be on the pad (or the arm stands in the box after letting go, or the can fell off on the way). The can
   is **aborted** and so is the run: the arm stays where it stopped, the vacuum stays as it is (on while
@@ -181,14 +182,14 @@ class CanOutcome(PortBehavior):
         """SUCCESS for a skip, FAILURE (the run stops) for an abort."""
         reason = failure_reason(self.attempt)
         stage = self._bb.get(self._key) if self._bb.exists(self._key) else None
-        if stage is None and getattr(failed_leaf(self.attempt), "cannot_judge", False):
-            # Not the can's fault: the arm's state cannot be judged (no, an invalid or a stale joint
-            # state). Skipping would skip every later can the same way and end "complete".
+        fault = getattr(failed_leaf(self.attempt), "stack_fault", "")
+        if stage is None and fault:
+            # Not the can's fault (base.JOINT_STATE_FAULT, base.LEASE_FAULT): skipping would skip every
+            # later can the same way and end "complete".
             ports.report.record(self.can, CanResult.SKIPPED, reason)
             ports.log.error(
-                f"{self.can}: not started, run stopped: {reason}; the arm's measured state cannot be judged "
-                "(a fault of the stack, not of the can): the arm holds where it is; check the joint "
-                "state stream (the driver, the trajectory generator), then start the run again"
+                f"{self.can}: not started, run stopped: {reason}; a fault of the stack, not of the can: "
+                f"{fault}; the arm holds where it is; start the run again once that is mended"
             )
             self.feedback_message = f"run stopped: {reason}"
             return Status.FAILURE

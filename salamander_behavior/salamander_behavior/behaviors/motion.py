@@ -22,6 +22,7 @@ from py_trees.common import Access, Status
 
 from salamander_behavior.behaviors.base import (
     BOX_ESTIMATE_KEY,
+    LEASE_FAULT,
     PortBehavior,
     Ports,
     blackboard_client,
@@ -45,6 +46,9 @@ from salamander_control.kinematics import IkStatus
 TargetSource = Callable[[BehaviorSettings], CartesianTarget]
 """Returns the goal's pose when the goal starts (given the parameters then); raises ValueError when there
 is no valid one."""
+
+NO_LEASE = "the arm lease is not held: the generator would not follow this goal"
+"""A motion leaf's failure when the run's lease is not held (a `base.LEASE_FAULT`)."""
 
 OFFSET_BOUND = AdjustLimits().max_offset + 1e-9
 """A place offset beyond the pinned 30 mm is refused here too (belt and braces: the arm never goes there)."""
@@ -177,6 +181,13 @@ class MotionLeaf(PortBehavior):
         self._handle: MotionHandle | None = None
         self._queued: MotionRequest | None = None  # to send once the handed-on goal has ended
         self._handed_on = False
+        self.stack_fault = ""
+        """Why the last failure was the stack's, not the can's ("" otherwise; behaviors/base.py)."""
+
+    def initialise(self) -> None:
+        """Forget the last run's fault, then start (`PortBehavior`)."""
+        self.stack_fault = ""
+        super().initialise()
 
     def _go(self, ports: Ports, request: MotionRequest) -> None:
         """Send `request` now, or queue it behind a handed-on goal when this leaf does not blend."""
@@ -210,8 +221,8 @@ class MotionLeaf(PortBehavior):
         ports.handoff.put(self._handle)
         self._handed_on = True
 
-    def _fail(self, ports: Ports, why: str) -> Status:
-        self.feedback_message = why
+    def _fail(self, ports: Ports, why: str, fault: str = "") -> Status:
+        self.feedback_message, self.stack_fault = why, fault
         ports.log.error(f"{self.name}: {why}")
         return Status.FAILURE
 
@@ -293,7 +304,7 @@ class MoveTo(MotionLeaf):
         if self.request is None:
             return self._fail(ports, self._problem or "no goal was sent")
         if not ports.motion.lease_held():
-            return self._fail(ports, "the arm lease is not held: the generator would not follow this goal")
+            return self._fail(ports, NO_LEASE, LEASE_FAULT)
         outcome = self._poll(ports)
         where = self.request.target.describe()
         if outcome.phase is MotionPhase.SUCCEEDED:
@@ -321,10 +332,11 @@ class MoveTo(MotionLeaf):
     def _on_failure(self, ports: Ports, outcome: MotionOutcome) -> Status:
         """Fail, or send the next IK retry variant (only ever after early fails: the arm has not moved)."""
         assert self.request is not None
+        fault = LEASE_FAULT if outcome.lease_lost else ""
         if self._first_failure is None:
             settings = ports.settings()
             if not (outcome.ik_early_fail and settings.ik_retry and self.retry is not IkRetry.NONE):
-                return self._fail(ports, describe_failure(outcome))
+                return self._fail(ports, describe_failure(outcome), fault)
             self._first_failure = outcome
             self._variants = variants(self.request, self.retry, settings.ik_retry_pitch_offsets)
             ports.log.warning(
@@ -333,7 +345,7 @@ class MoveTo(MotionLeaf):
             )
         elif not outcome.early:  # the variant moved the arm, then failed: never retried from part way
             return self._fail(
-                ports, f"IK retry variant {describe(self.request)} failed: {describe_failure(outcome)}"
+                ports, f"IK retry variant {describe(self.request)} failed: {describe_failure(outcome)}", fault
             )
         if not self._variants:
             return self._fail(

@@ -46,6 +46,7 @@ from enum import Enum
 from py_trees.common import Access, Status
 
 from salamander_behavior.behaviors.base import (
+    LEASE_FAULT,
     OFFSET_SEARCH,
     PortBehavior,
     Ports,
@@ -53,7 +54,13 @@ from salamander_behavior.behaviors.base import (
     offset_key,
     offset_source_key,
 )
-from salamander_behavior.behaviors.motion import OFFSET_BOUND, MotionLeaf, OffsetTarget, describe_failure
+from salamander_behavior.behaviors.motion import (
+    NO_LEASE,
+    OFFSET_BOUND,
+    MotionLeaf,
+    OffsetTarget,
+    describe_failure,
+)
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import CanJob
 from salamander_behavior.ports import (
@@ -418,7 +425,7 @@ class RimPass(MotionLeaf):
         if self._handle is None and self._queued is None:
             return self._fail(ports, self._problem or "no goal was sent")
         if not ports.motion.lease_held():
-            return self._fail(ports, "the arm lease is not held: the generator would not follow this goal")
+            return self._fail(ports, NO_LEASE, LEASE_FAULT)
         outcome = self._poll(ports)
         self._remaining = outcome.remaining
         if outcome.phase is MotionPhase.SUCCEEDED:
@@ -430,7 +437,8 @@ class RimPass(MotionLeaf):
         if outcome.phase is MotionPhase.FAILED:
             if self._leg is _Leg.THROUGH and outcome.contact is not None:
                 return self._contact(ports, outcome.contact)
-            return self._fail(ports, f"{self._leg.value}: {describe_failure(outcome)}")
+            fault = LEASE_FAULT if outcome.lease_lost else ""
+            return self._fail(ports, f"{self._leg.value}: {describe_failure(outcome)}", fault)
         timeout = ports.settings().motion_timeout_s
         if ports.clock() - self._leg_started > timeout:
             return self._fail(ports, f"{self._leg.value}: no result after {timeout:.1f} s (motion_timeout_s)")

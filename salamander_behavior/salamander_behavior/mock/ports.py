@@ -131,6 +131,7 @@ class Script:
 
     `early`: a failure is an early fail (nothing sent, the arm did not move; `MotionOutcome.early`),
     as the Cartesian node's IK refusals are; False scripts a failure after the arm moved part way.
+    `lease_lost`: a failure because the arm lease the goal was sent under is gone.
     """
 
     polls: int = 2
@@ -138,6 +139,7 @@ class Script:
     status: int = 0
     message: str = ""
     early: bool = True
+    lease_lost: bool = False
 
 
 class FakeHandle:
@@ -194,8 +196,10 @@ class FakeHandle:
                 self.motion.position = self.target
                 self.remaining = 0.0
             else:
+                script = self.script
                 self._final = MotionOutcome(
-                    MotionPhase.FAILED, self.script.status, self.script.message, early=self.script.early
+                    MotionPhase.FAILED, script.status, script.message, early=script.early,
+                    lease_lost=script.lease_lost,
                 )
         else:
             # An early fail never runs (the real node decides before its first cycle): PENDING until then.

@@ -207,7 +207,7 @@ class RosMotionHandle:
             gone = self._core.lease_gone(self._token)
             if gone is not None:  # the generator refuses the goal's stream: it would end stalled, later
                 self._goal_handle.cancel_goal_async()
-                self._final = MotionOutcome(MotionPhase.FAILED, 0, gone)
+                self._final = MotionOutcome(MotionPhase.FAILED, 0, gone, lease_lost=True)
                 return self._final
             silent = self._core.clock() - self._heard_at
             if silent <= FEEDBACK_LOSS_S:
@@ -327,7 +327,7 @@ class RosMotionHandle:
         why = result.message or f"goal ended with action status {wrapped.status}"
         # Early: the node's early-fail message and no feedback ever (it decides before the first cycle).
         early = not self._running_id and why.startswith(EARLY_FAIL)
-        contact = None
+        contact, gone = None, None
         if result.contact:
             tcp, force = result.contact_tcp, result.contact_force
             contact = Contact((tcp.x, tcp.y, tcp.z), (force.x, force.y, force.z))
@@ -335,7 +335,10 @@ class RosMotionHandle:
             gone = self._core.lease_gone(self._token)
             if gone is not None:  # it ended because the generator stopped following it
                 why = f"{gone}; the goal ended: {why}"
-        self._final = MotionOutcome(MotionPhase.FAILED, int(result.status), why, early=early, contact=contact)
+        self._final = MotionOutcome(
+            MotionPhase.FAILED, int(result.status), why,
+            early=early, contact=contact, lease_lost=gone is not None,
+        )  # fmt: skip
         return self._final
 
     def cancel(self) -> None:
