@@ -258,6 +258,14 @@ class TrajectoryGenerator(PolledNode):
 
     def _on_cycle(self) -> None:
         """The control timer: the cycle, then the joint states received meanwhile (for the next one)."""
+        with self._lock:
+            holder = self._gate.holder
+            stalled = self._gate.ran(time.monotonic(), self._timer.timer_period_ns * 1e-9)
+        if stalled:
+            self.get_logger().warning(
+                f"the generator did not run for {stalled:.2f} s more than its timer allows (a starved or "
+                f"stopped process): that time is not counted against the heartbeat of {holder!r}'s lease"
+            )
         if self._core is None:
             self._take_joint_states()  # the first valid one starts the core
         self._take_goals()

@@ -5,6 +5,10 @@ without ROS. It owns the `ArmLease` and routes every lease operation through one
 lease expiring inside any call (a goal, a heartbeat, a timer tick) is noticed exactly once by the
 control loop, which must then bring the arm to a stop.
 
+The lease's time is the owner's running time: a stall of the owner itself (its timer reports every run,
+`GoalGate.ran`) is not counted against the holder's heartbeat, as the measurement watch does not count
+it against the joint states (trajectory/measurement_watch.py).
+
 Rules, in order:
 1. Lease: while someone holds it, only the holder's goals count: `header.frame_id` must be the
    holder's lease token (ArmLease ACQUIRE's reply); the holder's client id, or any other string, is
@@ -25,12 +29,18 @@ Rules, in order:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from enum import Enum
 from typing import NamedTuple
 
 from salamander_control.joint_state import JointStateError, merge_goal
 from salamander_control.trajectory.lease import ArmLease, LeaseReply, fingerprint, same_token
+
+STALL_MIN_S = 0.1
+"""s; a gap between two runs of the owner longer than this (and than `STALL_PERIODS` of its timer's
+period) is a stall: the owner did not run (a starved or stopped process), see `GoalGate.ran`."""
+STALL_PERIODS = 3.0
 
 
 class Verdict(Enum):
@@ -64,6 +74,9 @@ class GoalGate:
         self._last_stamp_ns = 0
         self._locked_out = ""  # the token of the last lease that expired (its goals stay refused)
         self._unreported = ""  # an expiry the control loop has not yet been told about
+        self._last_run = -math.inf  # the newest time passed in, s
+        self._allowed_gap: float | None = None  # None until the owner's timer reports (`ran`)
+        self._credited = 0.0  # stall time given to the holder since the last `ran`, s
 
     @property
     def holder(self) -> str:
@@ -94,8 +107,34 @@ class GoalGate:
         self.expire(now)
         return self._lease.release(client, token, now)
 
+    def ran(self, now: float, period: float) -> float:
+        """The owner's timer ran at `now` and runs again within `period` s; returns the stall given.
+
+        The stall given is the time (s) added to the holder's deadline since the last call (0.0: none),
+        for the owner's log. From the first call on, a gap longer than the allowed one (`STALL_MIN_S`,
+        or `STALL_PERIODS` timer periods) between two calls that pass the clock is a stall of the owner:
+        its excess moves the holder's deadline on (`ArmLease.extend`). The holder's heartbeats could not
+        be taken while the owner did not run; they wait in its queue and may be taken just after the
+        timer's first cycle, which would otherwise expire the lease of a client that kept its heartbeat.
+        A client that stopped is still dropped `timeout` s of the owner's running time after its last
+        heartbeat.
+        """
+        self.expire(now)
+        self._allowed_gap = max(STALL_MIN_S, STALL_PERIODS * period)
+        credited, self._credited = self._credited, 0.0
+        return credited
+
+    def _account(self, now: float) -> None:
+        """Give the holder a stall that ended at `now` (see `ran`); times older than the newest pass."""
+        gap = now - self._last_run
+        if self._allowed_gap is not None and gap > self._allowed_gap and self._lease.holder:
+            self._lease.extend(gap - self._allowed_gap)
+            self._credited += gap - self._allowed_gap
+        self._last_run = max(self._last_run, now)
+
     def expire(self, now: float) -> str:
         """Drop a holder whose heartbeat is overdue; returns that holder or ""."""
+        self._account(now)
         token = self._lease.token
         gone = self._lease.expire(now)
         if gone:

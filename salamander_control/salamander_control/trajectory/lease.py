@@ -148,6 +148,15 @@ class ArmLease:
             )
         return None
 
+    def extend(self, seconds: float) -> None:
+        """Move the holder's heartbeat deadline `seconds` later (no-op when free).
+
+        For time that is not the holder's to account for: the lease's owner did not run, so it could not
+        take a heartbeat.
+        """
+        if self._holder:
+            self._deadline += seconds
+
     def expire(self, now: float) -> str:
         """Drop a holder whose heartbeat is overdue; returns the expired holder or ""."""
         if self._holder and now > self._deadline:

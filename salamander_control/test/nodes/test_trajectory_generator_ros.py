@@ -474,6 +474,41 @@ def test_only_the_lease_holder_moves_the_arm(arm) -> None:
 
 
 @pytest.mark.ros
+def test_a_generator_stopped_past_the_lease_timeout_keeps_the_lease_of_a_client_that_kept_its_heartbeat(
+    arm,
+) -> None:
+    """The generator's own stall (SIGSTOP, as a starved process) is not the holder's missed heartbeat.
+
+    Seen in a whole-suite run: the generator did not run for ~2.5 s; on waking, its timer ran before the
+    heartbeats waiting in its queue and expired the lease ("expired (missed heartbeat): stopping the
+    arm") of a client that had sent one every 0.2 s. The client that stops is still dropped.
+    """
+    home = (0.0, -0.5, 0.6, 0.0, 0.0)
+    arm.send(full(home))
+    arm.wait_settled(home)
+    bt = arm.client("bt")
+    token = arm.lease(ArmLease.Request.ACQUIRE, bt, timeout=1.0).token
+    arm.keep_lease(bt, 0.2)
+    arm.wait(lambda: arm.lease_state.holder == bt, "LeaseState to name the holder")
+    generator = arm.procs[1]
+    mark = len(generator.lines)
+    generator.send_signal(signal.SIGSTOP)
+    try:
+        arm.spin_until(lambda: False, 2.0)  # the stall itself, twice the lease's timeout
+    finally:
+        generator.send_signal(signal.SIGCONT)
+    stalled = generator.wait_for_text("did not run for", f"heartbeat of {bt!r}", since=mark)
+    assert stalled, generator.describe()
+    arm.send({"base_yaw": 0.3}, sender=token)  # the holder still moves the arm
+    arm.wait_settled((0.3, *home[1:]))
+    assert arm.lease_state.holder == bt
+    assert "expired" not in "\n".join(generator.lines[mark:]), generator.describe()
+    arm.stop_heartbeat()  # a holder that stops is dropped after its timeout
+    dropped = generator.wait_for_text(f"lease of {bt!r} expired (missed heartbeat)", since=mark)
+    assert dropped, generator.describe()
+
+
+@pytest.mark.ros
 def test_the_holders_client_id_without_its_token_neither_releases_nor_keeps_the_lease(arm) -> None:
     """Issue 13.5: `RELEASE client_id='behavior_server'` from outside freed the tree's lease."""
     bt = arm.client("behavior_server")

@@ -154,6 +154,61 @@ def test_heartbeats_keep_the_lease_and_release_frees_it() -> None:
     assert gate.poll_expired(5.0) == ""  # a release is not an expiry: the arm is not stopped
 
 
+def _running(gate: GoalGate, start: float, end: float, period: float = 0.002) -> None:
+    """The owner's control timer runs every `period` s from `start` to `end` (without a stall)."""
+    for i in range(round((end - start) / period) + 1):
+        gate.ran(start + i * period, period)
+
+
+def test_the_owners_own_stall_is_not_counted_against_the_holders_heartbeat() -> None:
+    # Seen in a whole-suite run: the generator itself starved for ~2.5 s; on waking, its timer ran before
+    # the heartbeats waiting in its queue and expired the lease of a client that had kept it.
+    gate = GoalGate()
+    token = gate.acquire("bt", 1.0, now=0.0).token
+    _running(gate, 0.0, 0.5)
+    assert gate.ran(3.0, 0.002) == pytest.approx(2.5 - 0.1)  # stalled 2.5 s: all but the 0.1 s allowed
+    assert gate.poll_expired(3.0) == "" and gate.holder == "bt"
+    assert gate.heartbeat("bt", token, now=3.001).success  # the queued heartbeat, taken after the timer
+    assert gate.ran(3.002, 0.002) == 0.0
+
+
+def test_a_heartbeat_taken_first_after_the_owners_stall_is_kept_too() -> None:
+    gate = GoalGate()
+    token = gate.acquire("bt", 1.0, now=0.0).token
+    _running(gate, 0.0, 0.5)
+    assert gate.heartbeat("bt", token, now=3.0).success  # before the timer's first run after the stall
+    assert gate.ran(3.001, 0.002) == pytest.approx(2.4)  # given to the holder: reported once, for the log
+    assert gate.ran(3.003, 0.002) == 0.0
+
+
+def test_a_holder_that_stopped_is_still_dropped_after_its_timeout_of_the_owners_running_time() -> None:
+    gate = GoalGate()
+    gate.acquire("bt", 1.0, now=0.0)
+    _running(gate, 0.0, 0.5)
+    gate.ran(3.0, 0.002)  # the owner stalled 2.5 s: 2.4 s given; the deadline is now 3.4 s
+    _running(gate, 3.0, 3.398)
+    assert gate.holder == "bt"
+    _running(gate, 3.398, 3.41)
+    assert gate.poll_expired(3.41) == "bt"
+    # A timer that keeps running never gives anything: the plain timeout.
+    gate = GoalGate()
+    gate.acquire("bt", 1.0, now=0.0)
+    _running(gate, 0.0, 0.998)
+    assert gate.holder == "bt"
+    _running(gate, 0.998, 1.01)
+    assert gate.poll_expired(1.01) == "bt"
+
+
+def test_a_gap_within_the_timers_own_period_is_no_stall_and_nothing_counts_before_the_timer_reports() -> None:
+    gate = GoalGate()
+    gate.acquire("bt", 1.0, now=0.0)
+    gate.ran(0.0, 0.5)  # at rest, a slow keep-alive timer: 1.5 s between two runs is allowed
+    assert gate.ran(1.5, 0.5) == 0.0 and gate.poll_expired(1.5) == "bt"
+    gate = GoalGate()  # a gate whose owner never reports its timer (the unit tests above): wall time
+    gate.acquire("bt", 1.0, now=0.0)
+    assert gate.poll_expired(3.0) == "bt"
+
+
 def test_velocities_are_merged_by_name_and_absent_means_none() -> None:
     gate = GoalGate()
     plain = gate.check(["base_yaw"], [0.3], 0, "", CURRENT, 10.0, 10 * S)
