@@ -310,20 +310,28 @@ def test_sigterm_cancels_the_running_goal_and_releases_the_lease(start):
     # seconds, so it is still executing when the signal lands, however loaded the machine is. (At full
     # speed a goal may end between the status seen here and the signal: the 0.4 s descent did, once, in
     # CI. The first goal, a joint move, does not slow down: joint goals run at the generator's limits.)
-    # The descent is the run's first line: once the Cartesian node says it accepted it, the newest goal
-    # on the status topic is that one (the tree's snapshot, or a status still showing the joint move as
-    # executing, ran ahead of or behind it: both picked the wrong goal in suite runs).
+    # The descent is the run's first line: the goal the Cartesian node accepted when it logged so (the
+    # tree's snapshot, a status still showing the joint move as executing, and a status topic that had
+    # not yet brought any goal each misled an earlier form of this wait in suite runs).
     run = start(1, approach_speed=0.1)
     generator, cartesian = run.arm.procs[1], run.arm.procs[2]
-    run.wait_for_line(cartesian, "MoveCartesian linear goal to", since=len(cartesian.lines))
+    line = run.wait_for_line(cartesian, "MoveCartesian linear goal to", since=len(cartesian.lines))
+    accepted_at = float(re.search(r"\[(\d+\.\d+)\]", line).group(1))  # the log line's stamp: its acceptance
 
-    def newest() -> bytes:
-        return max(run.accepted, key=run.accepted.__getitem__)
+    def descent() -> bytes | None:
+        """The first goal the server accepted at the line's stamp or later (the joint move before it was
+        accepted over a second earlier); None until the status topic has brought it."""
+        late = [goal for goal, at in run.accepted.items() if at >= accepted_at - 0.2]
+        return min(late, key=run.accepted.__getitem__) if late else None
 
-    run.wait(lambda: run.goals[newest()] == GoalStatus.STATUS_EXECUTING, "the descent onto can_0 executing")
+    def executing() -> bool:
+        goal = descent()
+        return goal is not None and run.goals[goal] == GoalStatus.STATUS_EXECUTING
+
+    run.wait(executing, "the descent onto can_0 executing")
     run.wait(lambda: run.lease_holder() == "behavior_server", "the behaviour server holding the lease")
-    goal = newest()
-    assert run.goals[goal] == GoalStatus.STATUS_EXECUTING, run.describe()
+    goal = descent()
+    assert goal is not None and run.goals[goal] == GoalStatus.STATUS_EXECUTING, run.describe()
     mark = len(generator.lines)
     run.bt.send_signal(signal.SIGTERM)  # the runner's / systemd's stop
     # The exit code is run_node's business (its SIGTERM handler races the executor: 0 or an RCLError
