@@ -172,6 +172,8 @@ class MotionOutcome:
             otherwise.
         lease_lost: it FAILED because the arm lease it was sent under is gone (the generator stopped
             following it): a fault of the stack, not of the goal.
+        server_lost: it FAILED because the Cartesian node was lost to it (no action server, no answer,
+            no feedback while it ran, no result): a fault of the stack, not of the goal.
     """
 
     phase: MotionPhase
@@ -182,6 +184,7 @@ class MotionOutcome:
     early: bool = False
     contact: Contact | None = None
     lease_lost: bool = False
+    server_lost: bool = False
 
     @property
     def ik_early_fail(self) -> bool:

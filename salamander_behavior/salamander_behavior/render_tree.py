@@ -82,8 +82,9 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
 - The fallback `skip or stop can_i` skips a can that was never touched (the vacuum never came on for it,
   e.g. an IK early fail on the approach) and stops the run otherwise, with the can on the pad. A failure
   that is the stack's, not the can's, stops the run even for a can never touched: a joint state that is
-  missing, invalid or stale, or an arm lease that was lost (the server starved past the lease timeout,
-  or another client holds it). Skipped, the same fault would skip every later can and end "complete".
+  missing, invalid or stale, an arm lease that was lost (the server starved past the lease timeout, or
+  another client holds it), or a Cartesian motion node that was lost (no answer, no feedback). Skipped,
+  the same fault would skip every later can and end "complete".
 - `offset can_i` (before the carry) sets the can's offset to the box estimate's (zero without one); the
   carry ends over it. `manual? place_can_i` is read when the can reaches place_above: `manual_place
   off?` succeeds (the offset stands) or, with `manual_place` true, fails and `ManualAdjust[place_can_i]`

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from py_trees.common import Status
 
-from salamander_behavior.behaviors.base import LEASE_FAULT, offset_key, stage_key
+from salamander_behavior.behaviors.base import LEASE_FAULT, SERVER_FAULT, offset_key, stage_key
 from salamander_behavior.behaviors.flow import failure_reason
 from salamander_behavior.behaviors.guard import GuardSettings, guard_conditions, guarded
 from salamander_behavior.behaviors.motion import MoveTo
@@ -482,14 +482,14 @@ def test_a_stale_joint_state_before_a_can_is_touched_stops_the_run_instead_of_sk
     assert rig.gripper.commands == []  # the vacuum never came on
 
 
-def _stopped_at_can_1_for_the_lease(rig: Rig) -> None:
-    """can_0 placed, can_1 recorded skipped with the run stopped on a lease fault, can_2 never tried."""
+def _stopped_at_can_1(rig: Rig, detail: str, fault: str) -> None:
+    """can_0 placed, can_1 recorded skipped with the run stopped on `fault`, can_2 never tried."""
     records = rig.report.records()
     assert [(r.can, r.result) for r in records] == [("can_0", CanResult.PLACED), ("can_1", CanResult.SKIPPED)]
-    assert "lease" in records[1].detail
+    assert detail in records[1].detail
     assert not any(label.endswith("can_2") for label in rig.motion.labels)
     errors = [m for level, m in rig.log.lines if level == "error"]
-    assert any(m.startswith("can_1: not started, run stopped:") and LEASE_FAULT in m for m in errors), errors
+    assert any(m.startswith("can_1: not started, run stopped:") and fault in m for m in errors), errors
 
 
 def test_a_lease_not_held_before_a_can_is_touched_stops_the_run_instead_of_skipping_every_can() -> None:
@@ -500,15 +500,23 @@ def test_a_lease_not_held_before_a_can_is_touched_stops_the_run_instead_of_skipp
     rig.run(until=lambda: "above can_1" in rig.motion.labels)
     rig.motion.has_lease = False
     assert rig.run(max_ticks=200) == "FAILURE"
-    _stopped_at_can_1_for_the_lease(rig)
+    _stopped_at_can_1(rig, "lease", LEASE_FAULT)
 
 
-def test_a_goal_ended_by_a_lost_lease_before_a_can_is_touched_stops_the_run() -> None:
-    lost = Script(polls=3, succeed=False, early=False, lease_lost=True,
-                  message="the arm lease it was sent under is gone (it lapsed)")  # fmt: skip
+@pytest.mark.parametrize(
+    ("lost", "fault"),
+    [
+        (Script(polls=3, succeed=False, early=False, lease_lost=True,
+                message="the arm lease it was sent under is gone (it lapsed)"), LEASE_FAULT),
+        (Script(polls=3, succeed=False, early=False, server_lost=True,
+                message="lost arm_cartesian_motion_node: no feedback for 1.6 s"), SERVER_FAULT),
+    ],
+    ids=["lease", "server"],
+)  # fmt: skip
+def test_a_goal_ended_by_a_fault_of_the_stack_before_a_can_is_touched_stops_the_run(lost, fault) -> None:
     rig = Rig(JOBS, default=Script(polls=3), scripts={"above can_1": lost})
     assert rig.run(max_ticks=400) == "FAILURE"
-    _stopped_at_can_1_for_the_lease(rig)
+    _stopped_at_can_1(rig, lost.message, fault)
 
 
 def test_a_goal_that_fails_for_its_own_reason_still_skips_only_its_can() -> None:

@@ -55,8 +55,9 @@ STAGE_REMOVED = "removed"  # the pad check saw it taken off the pad by hand (or 
 STAGE_LOST = "lost"  # part-present dropped while carried: it left the pad outside the box
 
 # A leaf's ``stack_fault``: why its last failure was a fault of the stack, not of the can ("" when it was
-# the can's). `flow.CanOutcome` stops the run on one instead of skipping a can never touched: the same
-# fault would skip every later can and end the run "complete" having done nothing.
+# the can's): the joint states, the lease, the Cartesian motion node. `flow.CanOutcome` stops the run on
+# one instead of skipping a can never touched: the same fault would skip every later can and end the run
+# "complete" having done nothing.
 JOINT_STATE_FAULT = (
     "the arm's measured state cannot be judged; check the joint state stream (the driver, the "
     "trajectory generator)"
@@ -64,6 +65,10 @@ JOINT_STATE_FAULT = (
 LEASE_FAULT = (
     "the arm lease this run holds was lost (the generator stopped following its goals; the lease "
     "lines above say how); check the trajectory generator and the machine's load"
+)
+SERVER_FAULT = (
+    "the Cartesian motion node was lost to the tree (gone, hung or not answering: the line above says "
+    "which); check that node (the runner restarts it) and the machine's load"
 )
 
 

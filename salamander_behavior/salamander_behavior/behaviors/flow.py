@@ -6,8 +6,8 @@
   (the failed leaf's name and feedback) is logged and recorded, and the run goes on with the next can.
   Unless the failed leaf says its failure was a fault of the stack (``stack_fault``): a limit condition
   that could not judge the arm at all (no, an invalid or a stale joint state), or a motion whose arm
-  lease was lost. That would skip every later can the same way and end the run "complete" having done
-  nothing. The can is recorded skipped and the run **stops**.
+  lease or whose Cartesian motion node was lost. That would skip every later can the same way and end
+  the run "complete" having done nothing. The can is recorded skipped and the run **stops**.
 - any other stage ("holding", "gripped", "released", "let_go", "lost"; behaviors/base.py): the can may
   be on the pad (or the arm stands in the box after letting go, or the can fell off on the way). The can
   is **aborted** and so is the run: the arm stays where it stopped, the vacuum stays as it is (on while

@@ -23,6 +23,7 @@ from py_trees.common import Access, Status
 from salamander_behavior.behaviors.base import (
     BOX_ESTIMATE_KEY,
     LEASE_FAULT,
+    SERVER_FAULT,
     PortBehavior,
     Ports,
     blackboard_client,
@@ -148,6 +149,13 @@ class CarryTarget(OffsetTarget):
             return above
         operator, _ = operator_places(read_estimate(self._box), settings, self.job.planned_xy)
         return above.shifted(0.0, 0.0, carry_end(self.job, self.low, settings, operator).z - self.base.z)
+
+
+def outcome_fault(outcome: MotionOutcome) -> str:
+    """The stack's fault a failed goal names (`base.LEASE_FAULT`, `base.SERVER_FAULT`), "" for its own."""
+    if outcome.lease_lost:
+        return LEASE_FAULT
+    return SERVER_FAULT if outcome.server_lost else ""
 
 
 def describe_failure(outcome: MotionOutcome) -> str:
@@ -332,7 +340,7 @@ class MoveTo(MotionLeaf):
     def _on_failure(self, ports: Ports, outcome: MotionOutcome) -> Status:
         """Fail, or send the next IK retry variant (only ever after early fails: the arm has not moved)."""
         assert self.request is not None
-        fault = LEASE_FAULT if outcome.lease_lost else ""
+        fault = outcome_fault(outcome)
         if self._first_failure is None:
             settings = ports.settings()
             if not (outcome.ik_early_fail and settings.ik_retry and self.retry is not IkRetry.NONE):

@@ -60,6 +60,7 @@ from salamander_behavior.behaviors.motion import (
     MotionLeaf,
     OffsetTarget,
     describe_failure,
+    outcome_fault,
 )
 from salamander_behavior.params import BehaviorSettings
 from salamander_behavior.plan import CanJob
@@ -437,8 +438,8 @@ class RimPass(MotionLeaf):
         if outcome.phase is MotionPhase.FAILED:
             if self._leg is _Leg.THROUGH and outcome.contact is not None:
                 return self._contact(ports, outcome.contact)
-            fault = LEASE_FAULT if outcome.lease_lost else ""
-            return self._fail(ports, f"{self._leg.value}: {describe_failure(outcome)}", fault)
+            why = f"{self._leg.value}: {describe_failure(outcome)}"
+            return self._fail(ports, why, outcome_fault(outcome))
         timeout = ports.settings().motion_timeout_s
         if ports.clock() - self._leg_started > timeout:
             return self._fail(ports, f"{self._leg.value}: no result after {timeout:.1f} s (motion_timeout_s)")

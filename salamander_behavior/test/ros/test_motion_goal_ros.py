@@ -170,6 +170,7 @@ def test_a_running_goal_whose_server_falls_silent_fails_within_the_feedback_boun
     clock.now += FEEDBACK_LOSS_S * 0.2  # silent for longer than the bound
     outcome = handle.poll()
     assert outcome.phase is MotionPhase.FAILED and "no feedback for" in outcome.message
+    assert outcome.server_lost and not outcome.lease_lost  # a fault of the stack: the tree stops the run
     server.release.set_result(True)
 
 
