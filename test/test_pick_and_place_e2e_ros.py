@@ -315,13 +315,15 @@ def test_sigterm_cancels_the_running_goal_and_releases_the_lease(start):
     # not yet brought any goal each misled an earlier form of this wait in suite runs).
     run = start(1, approach_speed=0.1)
     generator, cartesian = run.arm.procs[1], run.arm.procs[2]
-    line = run.wait_for_line(cartesian, "MoveCartesian linear goal to", since=len(cartesian.lines))
-    accepted_at = float(re.search(r"\[(\d+\.\d+)\]", line).group(1))  # the log line's stamp: its acceptance
+    mark = len(cartesian.lines)
+    joint_move = run.wait_for_line(cartesian, "MoveCartesian goal succeeded", since=mark)  # above can_0
+    ended_at = float(re.search(r"\[(\d+\.\d+)\]", joint_move).group(1))  # the log line's stamp
+    run.wait_for_line(cartesian, "MoveCartesian linear goal to", since=mark)
 
     def descent() -> bytes | None:
-        """The first goal the server accepted at the line's stamp or later (the joint move before it was
-        accepted over a second earlier); None until the status topic has brought it."""
-        late = [goal for goal, at in run.accepted.items() if at >= accepted_at - 0.2]
+        """The first goal the server accepted after the joint move ended (the tree sends the descent once
+        it has that result); None until the status topic has brought it."""
+        late = [goal for goal, at in run.accepted.items() if at >= ended_at - 0.05]
         return min(late, key=run.accepted.__getitem__) if late else None
 
     def executing() -> bool:

@@ -49,7 +49,8 @@ it)::
     |               |                            by approach_dz (rise_handoff)
     |               |-- can_i placed
     |               `-- box evidence from can_i  a ManualAdjust/search offset updates the box estimate
-    `-- skip or stop can_i                      skip (never touched) / abort the run (holding)
+    `-- skip or stop can_i                      skip (never touched) / stop the run (holding, or a
+                                                fault of the stack: stale joints, lease, motion node)
 
 The tree decides from the gripper's hardware contract only (the valve it commands, the part-present
 switch it hears, each reading's age; behaviors/vacuum.py); can and box positions come from the cell

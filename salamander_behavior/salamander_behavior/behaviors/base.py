@@ -19,16 +19,17 @@ Blackboard keys shared between leaves of one can (both absolute, one per can):
   run): `tree.build_tree` puts the one the server keeps; `box.PlaceOffset` applies it and ManualAdjust
   starts from it; `behaviors.box.BoxEvidence` replaces it after a can placed with a "manual" or "search"
   offset; the server reads it back after every tick and keeps it with the run's progress.
-- ``/can_stage/<can>``: what the tree knows of the can, from its own commands and the part-present
-  switch: "holding" once the vacuum was commanded on for it, "gripped" once part-present held for
-  `grip_confirm_s` (from then on the switch must stay true and fresh: `behaviors.vacuum.StillHeld`),
-  "released" once the vacuum was commanded off over its compartment, "let_go" once part-present dropped
-  after that. The outcome leaf skips a can whose stage is unset (never touched) and stops the run
-  otherwise: a can on the pad is never put down anywhere but over the box. "removed" is written by the
-  pad check (`behaviors.pad.ClearPad`) for the can recorded as carried when it was taken off the pad by
-  hand instead of placed (or was not on the pad when the run began), and by `behaviors.lost.CellCleared`
-  for a lost can once the operator confirmed the cell is clear. "lost" is written by `StillHeld` when
-  part-present dropped while the can was carried (lost in transit: it may lie anywhere in the cell).
+- ``/can_stage/<can>``: what the tree knows of the can, from its own commands and the part-present switch:
+  "holding" once the vacuum was commanded on for it, "gripped" once part-present held for `grip_confirm_s`
+  (from then on the switch must stay true and fresh: `behaviors.vacuum.StillHeld`), "released" once the
+  vacuum was commanded off over its compartment, "let_go" once part-present dropped after that. The
+  outcome leaf skips a can whose stage is unset (never touched), unless its failure was a fault of the
+  stack (``stack_fault``, below), and stops the run otherwise: a can on the pad is never put down anywhere
+  but over the box. "removed" is written by the pad check (`behaviors.pad.ClearPad`) for the can recorded
+  as carried when it was taken off the pad by hand instead of placed (or was not on the pad when the run
+  began), and by `behaviors.lost.CellCleared` for a lost can once the operator confirmed the cell is
+  clear. "lost" is written by `StillHeld` when part-present dropped while the can was carried (lost in
+  transit: it may lie anywhere in the cell).
 - ``/rim_search/<can>``: how the can's rim search ended, "passed" or "exhausted" (no probe passed:
   `behaviors.search.AfterSearch` decides whether the operator places it); unset before.
 - ``/pad_decision/<label>``: what a pad check decided ("clear", "removed" or "place"; behaviors/pad.py).

@@ -360,6 +360,7 @@ class MoveTo(MotionLeaf):
                 ports,
                 f"{describe_failure(self._first_failure)}; no IK retry variant solved it "
                 f"({self._tried} tried)",
+                fault,
             )
         self.request = self._variants.pop(0)
         self._tried += 1

@@ -260,11 +260,12 @@ class TrajectoryGenerator(PolledNode):
         """The control timer: the cycle, then the joint states received meanwhile (for the next one)."""
         with self._lock:
             holder = self._gate.holder
-            stalled = self._gate.ran(time.monotonic(), self._timer.timer_period_ns * 1e-9)
+            stalled = self._gate.ran(time.monotonic(), self._clock_period())
         if stalled:
             self.get_logger().warning(
-                f"the generator did not run for {stalled:.2f} s more than its timer allows (a starved or "
-                f"stopped process): that time is not counted against the heartbeat of {holder!r}'s lease"
+                f"the generator did not run for {stalled:.2f} s more than its timers allow (a starved or "
+                f"stopped process): that time is not counted against the heartbeat of {holder!r}'s lease",
+                throttle_duration_sec=1.0,
             )
         if self._core is None:
             self._take_joint_states()  # the first valid one starts the core
@@ -370,6 +371,14 @@ class TrajectoryGenerator(PolledNode):
         self._pace.set_resting(resting)
         self._timer.timer_period_ns = round(1e9 * cycles / config.control_rate_hz)
         self._timer.reset()
+        self._gate.expect(self._clock_period())
+
+    def _clock_period(self) -> float:
+        """The longest the generator goes without reading the clock while it runs, s.
+
+        The control timer's period, or the lease state's (both pass the clock to the gate).
+        """
+        return min(self._timer.timer_period_ns * 1e-9, LEASE_STATE_PERIOD)
 
     def _wake(self) -> None:
         """Back to the full control rate now: the next cycle comes within one control period."""

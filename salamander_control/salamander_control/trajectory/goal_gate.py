@@ -124,6 +124,15 @@ class GoalGate:
         credited, self._credited = self._credited, 0.0
         return credited
 
+    def expect(self, period: float) -> None:
+        """The owner's timer now runs every `period` s.
+
+        Until the next `ran`, a gap as long as the older or the newer period allows is no stall (a timer
+        slowed down between two runs is not one).
+        """
+        if self._allowed_gap is not None:
+            self._allowed_gap = max(self._allowed_gap, STALL_PERIODS * period)
+
     def _account(self, now: float) -> None:
         """Give the holder a stall that ended at `now` (see `ran`); times older than the newest pass."""
         gap = now - self._last_run

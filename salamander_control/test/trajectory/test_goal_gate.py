@@ -204,6 +204,12 @@ def test_a_gap_within_the_timers_own_period_is_no_stall_and_nothing_counts_befor
     gate.acquire("bt", 1.0, now=0.0)
     gate.ran(0.0, 0.5)  # at rest, a slow keep-alive timer: 1.5 s between two runs is allowed
     assert gate.ran(1.5, 0.5) == 0.0 and gate.poll_expired(1.5) == "bt"
+    gate = GoalGate()
+    gate.acquire("bt", 1.0, now=0.0)
+    gate.ran(0.0, 0.002)  # at full rate ...
+    gate.expect(0.2)  # ... the timer slowed to a 0.2 s keep-alive: its next run 0.5 s on is no stall
+    assert gate.ran(0.5, 0.2) == 0.0
+    assert gate.ran(1.2, 0.2) == pytest.approx(0.1)  # 0.7 s: 0.1 s past its three periods
     gate = GoalGate()  # a gate whose owner never reports its timer (the unit tests above): wall time
     gate.acquire("bt", 1.0, now=0.0)
     assert gate.poll_expired(3.0) == "bt"
