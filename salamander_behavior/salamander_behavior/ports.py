@@ -172,8 +172,9 @@ class MotionOutcome:
             otherwise.
         lease_lost: it FAILED because the arm lease it was sent under is gone (the generator stopped
             following it): a fault of the stack, not of the goal.
-        server_lost: it FAILED because the Cartesian node was lost to it (no action server, no answer,
-            no feedback while it ran, no result): a fault of the stack, not of the goal.
+        server_fault: it FAILED because the Cartesian node did not take or follow it (no action server,
+            rejected for `REJECT_RETRY_S`, no answer, no feedback while it ran, no result): a fault of
+            the stack, not of the goal (the tree sends only well-formed goals).
     """
 
     phase: MotionPhase
@@ -184,7 +185,7 @@ class MotionOutcome:
     early: bool = False
     contact: Contact | None = None
     lease_lost: bool = False
-    server_lost: bool = False
+    server_fault: bool = False
 
     @property
     def ik_early_fail(self) -> bool:

@@ -83,7 +83,7 @@ one can; the root runs one such selector per can of `config/cell.yaml`, in order
   e.g. an IK early fail on the approach) and stops the run otherwise, with the can on the pad. A failure
   that is the stack's, not the can's, stops the run even for a can never touched: a joint state that is
   missing, invalid or stale, an arm lease that was lost (the server starved past the lease timeout, or
-  another client holds it), or a Cartesian motion node that was lost (no answer, no feedback). Skipped,
+  another client holds it), or a Cartesian motion node that was lost or refused its goal. Skipped,
   the same fault would skip every later can and end "complete".
 - `offset can_i` (before the carry) sets the can's offset to the box estimate's (zero without one); the
   carry ends over it. `manual? place_can_i` is read when the can reaches place_above: `manual_place

@@ -508,7 +508,7 @@ def test_a_lease_not_held_before_a_can_is_touched_stops_the_run_instead_of_skipp
     [
         (Script(polls=3, succeed=False, early=False, lease_lost=True,
                 message="the arm lease it was sent under is gone (it lapsed)"), LEASE_FAULT),
-        (Script(polls=3, succeed=False, early=False, server_lost=True,
+        (Script(polls=3, succeed=False, early=False, server_fault=True,
                 message="lost arm_cartesian_motion_node: no feedback for 1.6 s"), SERVER_FAULT),
     ],
     ids=["lease", "server"],

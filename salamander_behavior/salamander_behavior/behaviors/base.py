@@ -68,8 +68,9 @@ LEASE_FAULT = (
     "lines above say how); check the trajectory generator and the machine's load"
 )
 SERVER_FAULT = (
-    "the Cartesian motion node was lost to the tree (gone, hung or not answering: the line above says "
-    "which); check that node (the runner restarts it) and the machine's load"
+    "the Cartesian motion node did not take or follow the tree's goal (gone, hung, not answering or "
+    "refusing it: the line above and that node's log say which); check that node (the runner restarts "
+    "it) and the machine's load"
 )
 
 

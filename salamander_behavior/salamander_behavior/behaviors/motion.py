@@ -155,7 +155,7 @@ def outcome_fault(outcome: MotionOutcome) -> str:
     """The stack's fault a failed goal names (`base.LEASE_FAULT`, `base.SERVER_FAULT`), "" for its own."""
     if outcome.lease_lost:
         return LEASE_FAULT
-    return SERVER_FAULT if outcome.server_lost else ""
+    return SERVER_FAULT if outcome.server_fault else ""
 
 
 def describe_failure(outcome: MotionOutcome) -> str:

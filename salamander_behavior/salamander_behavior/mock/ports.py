@@ -131,8 +131,8 @@ class Script:
 
     `early`: a failure is an early fail (nothing sent, the arm did not move; `MotionOutcome.early`),
     as the Cartesian node's IK refusals are; False scripts a failure after the arm moved part way.
-    `lease_lost`, `server_lost`: a failure because the arm lease the goal was sent under is gone, or
-    because the Cartesian node was lost to it (`MotionOutcome`).
+    `lease_lost`, `server_fault`: a failure because the arm lease the goal was sent under is gone, or
+    because the Cartesian node did not take or follow it (`MotionOutcome`).
     """
 
     polls: int = 2
@@ -141,7 +141,7 @@ class Script:
     message: str = ""
     early: bool = True
     lease_lost: bool = False
-    server_lost: bool = False
+    server_fault: bool = False
 
 
 class FakeHandle:
@@ -201,7 +201,7 @@ class FakeHandle:
                 script = self.script
                 self._final = MotionOutcome(
                     MotionPhase.FAILED, script.status, script.message, early=script.early,
-                    lease_lost=script.lease_lost, server_lost=script.server_lost,
+                    lease_lost=script.lease_lost, server_fault=script.server_fault,
                 )
         else:
             # An early fail never runs (the real node decides before its first cycle): PENDING until then.

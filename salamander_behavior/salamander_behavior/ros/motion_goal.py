@@ -11,8 +11,8 @@
   run twice: a guarded descent that met the rim would press on it.
 - An accepted goal whose server falls silent (`FEEDBACK_LOSS_S`), or whose lease is gone, fails the leaf;
   a failed result without a contact under a lease that is gone names the lease first. A failure for the
-  lease or for a lost server says so (`MotionOutcome.lease_lost`, `server_lost`): the tree stops the run
-  on it rather than skip a can (behaviors/flow.py).
+  lease, or for a server lost or refusing, says so (`MotionOutcome.lease_lost`, `server_fault`): the tree
+  stops the run on it rather than skip a can (behaviors/flow.py).
 
 `ArmMotionCore` (arm_motion_client.py) makes these handles and holds what they share: the action client,
 the lease, the clock. Design history: docs/design/behavior_server.md, "A goal's answer lost in the
@@ -133,7 +133,7 @@ class RosMotionHandle:
         self._followed = False  # the latest send is followed by its feedback's goal id, its answer not in
         if not core.action.server_is_ready():
             self._final = MotionOutcome(
-                MotionPhase.FAILED, 0, f"no {core.move_name} action server", server_lost=True
+                MotionPhase.FAILED, 0, f"no {core.move_name} action server", server_fault=True
             )
             return
         self._send()
@@ -220,7 +220,7 @@ class RosMotionHandle:
             self._final = MotionOutcome(
                 MotionPhase.FAILED, 0,
                 f"lost {names.CARTESIAN_MOTION_NODE}: no feedback for {silent:.1f} s on the running goal",
-                server_lost=True,
+                server_fault=True,
             )
             return self._final
         return self._poll_result()
@@ -240,7 +240,11 @@ class RosMotionHandle:
                     )
                     self._resend_at = now + REJECT_RETRY_PERIOD
                     return MotionOutcome(MotionPhase.PENDING)
-                self._final = MotionOutcome(MotionPhase.FAILED, 0, f"{why}, for {REJECT_RETRY_S:.0f} s")
+                # The tree sends only well-formed goals: what the node refuses for that long is the stack's
+                # (no joint state, nothing following its targets, a lease token it cannot confirm).
+                self._final = MotionOutcome(
+                    MotionPhase.FAILED, 0, f"{why}, for {REJECT_RETRY_S:.0f} s", server_fault=not self._cancel
+                )
                 return self._final
             self._accept(handle)
             return None
@@ -299,7 +303,7 @@ class RosMotionHandle:
         """The leaf's failure once the goal was cancelled or `ANSWER_WAIT_S` passed without an answer."""
         if self._cancel or self._core.clock() - self._first_send >= ANSWER_WAIT_S:
             self._final = MotionOutcome(
-                MotionPhase.FAILED, 0, f"{why}, for {ANSWER_WAIT_S:.0f} s", server_lost=not self._cancel
+                MotionPhase.FAILED, 0, f"{why}, for {ANSWER_WAIT_S:.0f} s", server_fault=not self._cancel
             )
         return self._final
 
@@ -316,7 +320,7 @@ class RosMotionHandle:
         assert self._result_future is not None
         if self._result_future.exception() is not None:
             self._final = MotionOutcome(
-                MotionPhase.FAILED, 0, f"no result: {self._result_future.exception()}", server_lost=True
+                MotionPhase.FAILED, 0, f"no result: {self._result_future.exception()}", server_fault=True
             )
             return self._final
         wrapped = self._result_future.result()

@@ -106,6 +106,7 @@ def test_a_goal_rejected_for_the_whole_retry_window_fails_with_the_reason(make_n
     assert spin_until(ros_executor, failed)
     outcome = handle.poll()
     assert "goal rejected by" in outcome.message and f"for {REJECT_RETRY_S:.0f} s" in outcome.message
+    assert outcome.server_fault  # a fault of the stack: the tree stops the run on it
     assert clock.now - start >= REJECT_RETRY_S
     assert 2 <= len(server.received) <= REJECT_RETRY_S / REJECT_RETRY_PERIOD + 1
 
@@ -170,7 +171,7 @@ def test_a_running_goal_whose_server_falls_silent_fails_within_the_feedback_boun
     clock.now += FEEDBACK_LOSS_S * 0.2  # silent for longer than the bound
     outcome = handle.poll()
     assert outcome.phase is MotionPhase.FAILED and "no feedback for" in outcome.message
-    assert outcome.server_lost and not outcome.lease_lost  # a fault of the stack: the tree stops the run
+    assert outcome.server_fault and not outcome.lease_lost  # a fault of the stack: the tree stops the run
     server.release.set_result(True)
 
 
