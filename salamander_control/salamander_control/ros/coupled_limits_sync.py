@@ -14,7 +14,10 @@ measurements: docs/design/coupled_limits.md. A node adds one line after its `Par
     pair but has not discovered its service yet, just after its start, waits up to `FORWARD_WAIT_S`
     for it first). If the owner refuses it, the node returns to the owner's pair with a warning.
   - it subscribes the latched pair and adopts it by setting its own parameters (so `ros2 param get`
-    shows it), inside the follower's loop guard so that an adoption is never forwarded back. A node
+    shows it), inside the follower's loop guard so that an adoption is never forwarded back. A pair whose
+    `source` is not the owner's name as this node resolves it (a pair published by hand, another
+    stack's owner on a shared topic) is ignored with a warning: this guards against mistakes, not against
+    a publisher that names the owner. A node
     that starts later adopts the latched pair instead of its file's.
   - a publication that is due and does not arrive within `HEAR_WAIT_S` (the owner is in the graph and
     its latched pair never came, or the owner accepted this node's forward and nothing came back) means
@@ -110,7 +113,7 @@ class CoupledLimitsFollower:
         self._node = node
         self._follower = LimitsFollower()
         self._client = node.create_client(SetParametersAtomically, names.COUPLED_LIMITS_SET)
-        self._owner_name = self._client.service_name.rsplit("/", 1)[0]  # resolved and remapped, for the logs
+        self._owner_name = self._client.service_name.rsplit("/", 1)[0]  # resolved and remapped
         self._pending: dict[str, float] = {}  # a set waiting for the owner's service (see _on_set)
         self._retry: Timer | None = None
         self._retry_until = 0.0
@@ -247,6 +250,14 @@ class CoupledLimitsFollower:
             self._node.get_logger().warning(
                 f"coupled limits: ignored a pair that is not finite on {names.COUPLED_LIMITS} "
                 f"(alpha_max={msg.alpha_max}, beta_max={msg.beta_max}, from {msg.source!r})",
+                throttle_duration_sec=LOG_THROTTLE_S,
+            )
+            return
+        if msg.source != self._owner_name:  # not the owner's (a pair published by hand, another stack's)
+            self._node.get_logger().warning(
+                f"coupled limits: ignored a pair on {self._topic} from {msg.source!r}, not from the owner "
+                f"{self._owner_name!r} (alpha_max={msg.alpha_max}, beta_max={msg.beta_max}): set "
+                f"alpha_max/beta_max as parameters instead (any node carrying them)",
                 throttle_duration_sec=LOG_THROTTLE_S,
             )
             return

@@ -116,6 +116,23 @@ def test_a_pair_that_is_not_finite_is_ignored_and_the_owners_last_pair_stays(mak
     assert follower.owner is not None and follower.owner.revision == 3  # the owner's pair is still known
 
 
+def test_a_pair_not_from_the_owner_is_ignored(make_node, ros_executor) -> None:
+    """A pair published by hand (`ros2 topic pub` leaves `source` empty) or by another stack's owner."""
+    from salamander_control.ros.coupled_limits_sync import follow_coupled_limits
+
+    _, pub = _owner_publisher(make_node)
+    node = _carrier(make_node)
+    follower = follow_coupled_limits(node)
+    pub.publish(_pair(1.40, 3))
+    assert spin_until(ros_executor, lambda: node.get_parameter("alpha_max").value == 1.40, 10.0)
+    for source in ("", "/cell2/arm/trajectory_generator", "rogue"):
+        follower._on_limits(_pair(1.20, 9, source))
+    assert node.get_parameter("alpha_max").value == 1.40
+    assert follower.owner is not None and follower.owner.revision == 3
+    pub.publish(_pair(1.30, 4))  # the owner's next pair is still adopted
+    assert spin_until(ros_executor, lambda: node.get_parameter("alpha_max").value == 1.30, 10.0)
+
+
 def _log_until(capfd, ros_executor, text: str, timeout: float) -> str:
     """Spin until `text` is in this process's log output (stderr); all of it so far."""
     err: list[str] = []
