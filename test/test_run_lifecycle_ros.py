@@ -220,7 +220,10 @@ def test_run_start_says_so_when_a_restarted_server_no_longer_knows_its_run(stack
     does not know the run. Before, `salamanderctl run start` waited for its result for ever."""
     peer, bt = stack()
     domain = peer.context.get_domain_id()
-    ctl = [sys.executable, "-m", "salamander_bringup.cli.ctl", "--timeout", "2", "run", "start", "can_0"]
+    peer.wait(peer.action.server_is_ready, "the RunPickPlace action server")
+    # --timeout bounds the CLI's own discovery of the server as well as its re-asks: 2 s was too short for
+    # the discovery on a loaded machine once (a suite run: "no ... action server within 2 s").
+    ctl = [sys.executable, "-m", "salamander_bringup.cli.ctl", "--timeout", "5", "run", "start", "can_0"]
     with ChildProcess(ctl, ros_env(domain), tmp_path / "start.log") as start:
         assert start.wait_for_text("Goal accepted with ID: ", timeout=STEP_TIMEOUT), start.describe()
         bt.send_signal(signal.SIGKILL)
