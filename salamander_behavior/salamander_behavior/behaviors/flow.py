@@ -184,8 +184,8 @@ class CanOutcome(PortBehavior):
         stage = self._bb.get(self._key) if self._bb.exists(self._key) else None
         fault = getattr(failed_leaf(self.attempt), "stack_fault", "")
         if stage is None and fault:
-            # Not the can's fault (base.JOINT_STATE_FAULT, base.LEASE_FAULT): skipping would skip every
-            # later can the same way and end "complete".
+            # Not the can's fault (base.JOINT_STATE_FAULT, LEASE_FAULT, SERVER_FAULT): skipping would
+            # skip every later can the same way and end "complete".
             ports.report.record(self.can, CanResult.SKIPPED, reason)
             ports.log.error(
                 f"{self.can}: not started, run stopped: {reason}; a fault of the stack, not of the can: "

@@ -258,15 +258,6 @@ class TrajectoryGenerator(PolledNode):
 
     def _on_cycle(self) -> None:
         """The control timer: the cycle, then the joint states received meanwhile (for the next one)."""
-        with self._lock:
-            holder = self._gate.holder
-            stalled = self._gate.ran(time.monotonic(), self._clock_period())
-        if stalled:
-            self.get_logger().warning(
-                f"the generator did not run for {stalled:.2f} s more than its timers allow (a starved or "
-                f"stopped process): that time is not counted against the heartbeat of {holder!r}'s lease",
-                throttle_duration_sec=1.0,
-            )
         if self._core is None:
             self._take_joint_states()  # the first valid one starts the core
         self._take_goals()
@@ -284,6 +275,14 @@ class TrajectoryGenerator(PolledNode):
     def _cycle(self) -> None:
         now = time.monotonic()
         with self._lock:
+            holder = self._gate.holder
+            stalled = self._gate.ran(now, self._clock_period())  # every cycle, started or not
+            if stalled:  # only after a stall: logged under the lock
+                self.get_logger().warning(
+                    f"the generator did not run for {stalled:.2f} s more than its timers allow (a starved or "
+                    f"stopped process): that time is not counted against the heartbeat of {holder!r}'s lease",
+                    throttle_duration_sec=1.0,
+                )
             if self._core is None and not self._start(now):
                 return
             assert self._watch is not None

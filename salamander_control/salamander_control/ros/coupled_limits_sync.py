@@ -14,11 +14,11 @@ measurements: docs/design/coupled_limits.md. A node adds one line after its `Par
     pair but has not discovered its service yet, just after its start, waits up to `FORWARD_WAIT_S`
     for it first). If the owner refuses it, the node returns to the owner's pair with a warning.
   - it subscribes the latched pair and adopts it by setting its own parameters (so `ros2 param get`
-    shows it), inside the follower's loop guard so that an adoption is never forwarded back. A pair whose
-    `source` is not the owner's name as this node resolves it (a pair published by hand, another
-    stack's owner on a shared topic) is ignored with a warning: this guards against mistakes, not against
-    a publisher that names the owner. A node
-    that starts later adopts the latched pair instead of its file's.
+    shows it), inside the follower's loop guard so that an adoption is never forwarded back. A node
+    that starts later adopts the latched pair instead of its file's. A pair whose `source` is not the
+    owner's name as this node resolves it (a pair published by hand, another stack's owner on a shared
+    topic) is ignored with a warning: this guards against mistakes, not against a publisher that names
+    the owner.
   - a publication that is due and does not arrive within `HEAR_WAIT_S` (the owner is in the graph and
     its latched pair never came, or the owner accepted this node's forward and nothing came back) means
     the subscription hears nothing: the node says so with what DDS reports (matched publishers here,
