@@ -310,15 +310,14 @@ def test_sigterm_cancels_the_running_goal_and_releases_the_lease(start):
     # seconds, so it is still executing when the signal lands, however loaded the machine is. (At full
     # speed a goal may end between the status seen here and the signal: the 0.4 s descent did, once, in
     # CI. The first goal, a joint move, does not slow down: joint goals run at the generator's limits.)
-    # The descent is the run's first line: the goal the Cartesian node accepted when it logged so (the
-    # tree's snapshot, a status still showing the joint move as executing, and a status topic that had
-    # not yet brought any goal each misled an earlier form of this wait in suite runs).
+    # The descent is the first goal the server accepted after the joint move's success line (the tree's
+    # snapshot, a status still showing the joint move as executing, and a status topic that had not yet
+    # brought any goal each misled an earlier form of this wait in suite runs).
     run = start(1, approach_speed=0.1)
     generator, cartesian = run.arm.procs[1], run.arm.procs[2]
     mark = len(cartesian.lines)
     joint_move = run.wait_for_line(cartesian, "MoveCartesian goal succeeded", since=mark)  # above can_0
     ended_at = float(re.search(r"\[(\d+\.\d+)\]", joint_move).group(1))  # the log line's stamp
-    run.wait_for_line(cartesian, "MoveCartesian linear goal to", since=mark)
 
     def descent() -> bytes | None:
         """The first goal the server accepted after the joint move ended (the tree sends the descent once
